@@ -1,0 +1,207 @@
+// Module init and the functions lib/native.ts declares. State is per
+// environment (worker threads each get their own), except the one-run-per-
+// process guard below.
+#include <napi.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "bindings/convert.h"
+#include "bindings/js_host.h"
+#include "native/clock.h"
+
+namespace loadgen_addon {
+namespace {
+
+// One run per process: a run owns an issue thread that may be pinned and spin,
+// and two runs would measure each other. This is the only process-wide state.
+std::atomic<bool> g_run_active{false};
+
+struct AddonState {
+  std::unique_ptr<JsHost> host;  // the active run of this environment, if any
+  // Stops the active run if the environment is torn down mid-run (worker
+  // terminated, process exiting). Registered after the run's threadsafe
+  // function, so it runs before that function's own teardown (hooks run
+  // last-in first-out).
+  Napi::Env::CleanupHook<std::function<void()>> teardown;
+  bool teardown_registered = false;
+  double completions_outside_run = 0;
+};
+
+void end_run(AddonState& s) {
+  if (s.host) {
+    s.host->shutdown();
+    s.host.reset();
+    g_run_active.store(false);
+  }
+}
+
+AddonState& state(const Napi::Env& env) { return *env.GetInstanceData<AddonState>(); }
+
+loadgen::Session* active_session(const Napi::Env& env) {
+  AddonState& s = state(env);
+  return s.host ? &s.host->session() : nullptr;
+}
+
+Napi::Value Start(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction())
+    throw Napi::TypeError::New(env, "start(config, dispatcher) expects an object and a function");
+  AddonState& s = state(env);
+  if (s.host) throw_coded(env, "ERR_LOADGEN_BUSY", "a loadgen test is already running in this thread");
+  loadgen::SessionConfig config = session_config_from_js(info[0].As<Napi::Object>());
+  bool expected = false;
+  if (!g_run_active.compare_exchange_strong(expected, true))
+    throw_coded(env, "ERR_LOADGEN_BUSY",
+                "a loadgen test is already running in this process (possibly in another worker thread); "
+                "only one test can run at a time");
+  try {
+    s.host = std::make_unique<JsHost>(env, info[1].As<Napi::Function>(), std::move(config));
+    AddonState* state_ptr = &s;
+    s.teardown = env.AddCleanupHook(std::function<void()>([state_ptr] { end_run(*state_ptr); }));
+    s.teardown_registered = true;
+    s.host->start();
+  } catch (...) {
+    s.host.reset();
+    g_run_active.store(false);
+    throw;
+  }
+  return env.Undefined();
+}
+
+Napi::Value SeriesInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  loadgen::Session* session = active_session(env);
+  if (!session) throw_coded(env, "ERR_LOADGEN_NOT_RUNNING", "no loadgen test is running");
+  const loadgen::QueryTrace& trace = session->trace();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("firstId", static_cast<double>(session->first_id()));
+  o.Set("samplesPerQuery", static_cast<double>(trace.samples_per_query));
+  o.Set("queryCount", static_cast<double>(trace.query_count()));
+  // A copy, not a view: the JS side may keep it after the run frees the trace.
+  auto indices = Napi::Uint32Array::New(env, trace.sample_index.size());
+  std::copy(trace.sample_index.begin(), trace.sample_index.end(), indices.Data());
+  o.Set("sampleIndex", indices);
+  return o;
+}
+
+void MarkDispatched(const Napi::CallbackInfo& info) {
+  loadgen::Session* session = active_session(info.Env());
+  if (!session || info.Length() < 1 || !info[0].IsNumber()) return;
+  const double q = info[0].As<Napi::Number>().DoubleValue();
+  if (q >= 0 && q < 9007199254740992.0) session->mark_dispatched(static_cast<uint64_t>(q));
+}
+
+// Hot path: one sample id as a number. No allocation, no exceptions for bad ids.
+void CompleteOne(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  loadgen::Session* session = active_session(env);
+  if (!session) {
+    state(env).completions_outside_run += 1;
+    return;
+  }
+  const double id = (info.Length() >= 1 && info[0].IsNumber()) ? info[0].As<Napi::Number>().DoubleValue() : -1.0;
+  session->complete(&id, 1);
+}
+
+// Hot path: many ids in one Float64Array or Uint32Array; `count` (optional)
+// limits how many of its elements are read.
+void CompleteBatch(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray())
+    throw Napi::TypeError::New(env, "querySamplesCompleteIds expects a Float64Array or Uint32Array of ids");
+  Napi::TypedArray array = info[0].As<Napi::TypedArray>();
+  size_t count = array.ElementLength();
+  if (info.Length() >= 2 && !info[1].IsUndefined()) {
+    if (!info[1].IsNumber()) throw Napi::TypeError::New(env, "count must be a number");
+    const double c = info[1].As<Napi::Number>().DoubleValue();
+    if (!(c >= 0) || c > static_cast<double>(count) || c != static_cast<double>(static_cast<size_t>(c)))
+      throw Napi::RangeError::New(env, "count must be an integer between 0 and the array's length");
+    count = static_cast<size_t>(c);
+  }
+  const napi_typedarray_type type = array.TypedArrayType();
+  if (type != napi_float64_array && type != napi_uint32_array)
+    throw Napi::TypeError::New(env, "ids must be a Float64Array or a Uint32Array");
+  loadgen::Session* session = active_session(env);
+  if (!session) {
+    state(env).completions_outside_run += static_cast<double>(count);
+    return;
+  }
+  if (type == napi_float64_array) {
+    session->complete(array.As<Napi::Float64Array>().Data(), count);
+  } else {
+    session->complete(array.As<Napi::Uint32Array>().Data(), count);
+  }
+}
+
+Napi::Value Acknowledge(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  AddonState& s = state(env);
+  if (!s.host || info.Length() < 1 || !info[0].IsNumber()) return Napi::Boolean::New(env, false);
+  const double token = info[0].As<Napi::Number>().DoubleValue();
+  std::string error;
+  if (info.Length() >= 2 && info[1].IsString()) error = info[1].As<Napi::String>().Utf8Value();
+  if (!(token >= 1) || token > 9007199254740991.0) return Napi::Boolean::New(env, false);
+  return Napi::Boolean::New(env, s.host->acknowledge(static_cast<uint64_t>(token), error));
+}
+
+void Abort(const Napi::CallbackInfo& info) {
+  loadgen::Session* session = active_session(info.Env());
+  if (!session) return;
+  std::string reason = "aborted";
+  if (info.Length() >= 1 && info[0].IsString()) reason = info[0].As<Napi::String>().Utf8Value();
+  session->abort(reason);
+}
+
+// Called by the dispatcher on the Finished event: joins the run and returns its outcome.
+Napi::Value Finish(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  AddonState& s = state(env);
+  if (!s.host) throw_coded(env, "ERR_LOADGEN_NOT_RUNNING", "no loadgen test is running");
+  s.host->finish();
+  Napi::Object outcome = outcome_to_js(env, s.host->session().outcome());
+  if (s.teardown_registered) {
+    s.teardown.Remove(env);
+    s.teardown_registered = false;
+  }
+  s.host.reset();
+  g_run_active.store(false);
+  return outcome;
+}
+
+Napi::Value IsRunning(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), static_cast<bool>(state(info.Env()).host));
+}
+
+Napi::Value CompletionsOutsideRun(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), state(info.Env()).completions_outside_run);
+}
+
+Napi::Value ClockNs(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(loadgen::now_ns()));
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  env.SetInstanceData<AddonState>(new AddonState());
+  exports.Set("start", Napi::Function::New(env, Start, "start"));
+  exports.Set("seriesInfo", Napi::Function::New(env, SeriesInfo, "seriesInfo"));
+  exports.Set("markDispatched", Napi::Function::New(env, MarkDispatched, "markDispatched"));
+  exports.Set("completeOne", Napi::Function::New(env, CompleteOne, "completeOne"));
+  exports.Set("completeBatch", Napi::Function::New(env, CompleteBatch, "completeBatch"));
+  exports.Set("acknowledge", Napi::Function::New(env, Acknowledge, "acknowledge"));
+  exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
+  exports.Set("finish", Napi::Function::New(env, Finish, "finish"));
+  exports.Set("isRunning", Napi::Function::New(env, IsRunning, "isRunning"));
+  exports.Set("completionsOutsideRun", Napi::Function::New(env, CompletionsOutsideRun, "completionsOutsideRun"));
+  exports.Set("clockNs", Napi::Function::New(env, ClockNs, "clockNs"));
+  exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
+  return exports;
+}
+
+}  // namespace
+}  // namespace loadgen_addon
+
+static Napi::Object InitLoadgen(Napi::Env env, Napi::Object exports) { return loadgen_addon::Init(env, exports); }
+
+NODE_API_MODULE(loadgen, InitLoadgen)

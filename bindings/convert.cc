@@ -1,0 +1,274 @@
+#include "convert.h"
+
+#include <cmath>
+
+#include "native/format.h"
+
+namespace loadgen_addon {
+
+namespace {
+
+Napi::Value required(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) throw Napi::TypeError::New(o.Env(), std::string("native config: missing field ") + key);
+  return v;
+}
+
+double get_double(const Napi::Object& o, const char* key) {
+  Napi::Value v = required(o, key);
+  if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string("native config: ") + key + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d)) throw Napi::RangeError::New(o.Env(), std::string("native config: ") + key + " must be finite");
+  return d;
+}
+
+uint64_t get_u64(const Napi::Object& o, const char* key) {
+  Napi::Value v = required(o, key);
+  if (v.IsBigInt()) {
+    bool lossless = false;
+    const uint64_t value = v.As<Napi::BigInt>().Uint64Value(&lossless);
+    if (!lossless) throw Napi::RangeError::New(o.Env(), std::string("native config: ") + key + " must fit in 64 bits");
+    return value;
+  }
+  const double d = get_double(o, key);
+  if (d < 0 || std::floor(d) != d || d > 9007199254740991.0)
+    throw Napi::RangeError::New(o.Env(), std::string("native config: ") + key + " must be a non-negative integer");
+  return static_cast<uint64_t>(d);
+}
+
+int64_t get_i64(const Napi::Object& o, const char* key) {
+  const double d = get_double(o, key);
+  if (std::floor(d) != d || std::fabs(d) > 9007199254740991.0)
+    throw Napi::RangeError::New(o.Env(), std::string("native config: ") + key + " must be an integer");
+  return static_cast<int64_t>(d);
+}
+
+bool get_bool(const Napi::Object& o, const char* key) {
+  Napi::Value v = required(o, key);
+  if (!v.IsBoolean()) throw Napi::TypeError::New(o.Env(), std::string("native config: ") + key + " must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+std::string get_string(const Napi::Object& o, const char* key) {
+  Napi::Value v = required(o, key);
+  if (!v.IsString()) throw Napi::TypeError::New(o.Env(), std::string("native config: ") + key + " must be a string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+int get_enum(const Napi::Object& o, const char* key, int max) {
+  const int64_t v = get_i64(o, key);
+  if (v < 0 || v > max) throw Napi::RangeError::New(o.Env(), std::string("native config: ") + key + " out of range");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
+  loadgen::SessionConfig c;
+  loadgen::TestSettings& s = c.settings;
+  s.scenario = static_cast<loadgen::Scenario>(get_enum(o, "scenario", 3));
+  s.mode = static_cast<loadgen::Mode>(get_enum(o, "mode", 3));
+  s.single_stream_expected_latency_ns = get_double(o, "single_stream_expected_latency_ns");
+  s.single_stream_target_latency_percentile = get_double(o, "single_stream_target_latency_percentile");
+  s.multi_stream_expected_latency_ns = get_double(o, "multi_stream_expected_latency_ns");
+  s.multi_stream_target_latency_percentile = get_double(o, "multi_stream_target_latency_percentile");
+  s.multi_stream_samples_per_query = get_u64(o, "multi_stream_samples_per_query");
+  s.server_target_qps = get_double(o, "server_target_qps");
+  s.server_target_latency_ns = get_u64(o, "server_target_latency_ns");
+  s.server_target_latency_percentile = get_double(o, "server_target_latency_percentile");
+  s.server_coalesce_queries = get_bool(o, "server_coalesce_queries");
+  s.server_find_peak_qps_decimals_of_precision = static_cast<int>(get_i64(o, "server_find_peak_qps_decimals_of_precision"));
+  s.server_find_peak_qps_boundary_step_size = get_double(o, "server_find_peak_qps_boundary_step_size");
+  s.server_max_async_queries = get_u64(o, "server_max_async_queries");
+  s.server_num_issue_query_threads = get_u64(o, "server_num_issue_query_threads");
+  s.offline_expected_qps = get_double(o, "offline_expected_qps");
+  s.sample_concatenate_permutation = get_bool(o, "sample_concatenate_permutation");
+  s.min_duration_ms = get_u64(o, "min_duration_ms");
+  s.max_duration_ms = get_u64(o, "max_duration_ms");
+  s.min_query_count = get_u64(o, "min_query_count");
+  s.max_query_count = get_u64(o, "max_query_count");
+  s.qsl_rng_seed = get_u64(o, "qsl_rng_seed");
+  s.sample_index_rng_seed = get_u64(o, "sample_index_rng_seed");
+  s.schedule_rng_seed = get_u64(o, "schedule_rng_seed");
+  s.accuracy_log_rng_seed = get_u64(o, "accuracy_log_rng_seed");
+  s.accuracy_log_probability = get_double(o, "accuracy_log_probability");
+  s.accuracy_log_sampling_target = get_u64(o, "accuracy_log_sampling_target");
+  s.test05 = get_bool(o, "test05");
+  s.test05_qsl_rng_seed = get_u64(o, "test05_qsl_rng_seed");
+  s.test05_sample_index_rng_seed = get_u64(o, "test05_sample_index_rng_seed");
+  s.test05_schedule_rng_seed = get_u64(o, "test05_schedule_rng_seed");
+  s.print_timestamps = get_bool(o, "print_timestamps");
+  s.performance_issue_unique = get_bool(o, "performance_issue_unique");
+  s.performance_issue_same = get_bool(o, "performance_issue_same");
+  s.performance_issue_same_index = get_u64(o, "performance_issue_same_index");
+  s.performance_sample_count_override = get_u64(o, "performance_sample_count_override");
+  s.accuracy_sample_count_override = get_u64(o, "accuracy_sample_count_override");
+  s.use_token_latencies = get_bool(o, "use_token_latencies");
+  s.server_ttft_latency = get_u64(o, "server_ttft_latency");
+  s.server_tpot_latency = get_u64(o, "server_tpot_latency");
+  s.infer_token_latencies = get_bool(o, "infer_token_latencies");
+  s.token_latency_scaling_factor = get_u64(o, "token_latency_scaling_factor");
+
+  const int64_t cpu = get_i64(o, "issue_thread_cpu");
+  if (cpu < -1 || cpu > 65535) throw Napi::RangeError::New(o.Env(), "native config: issue_thread_cpu out of range");
+  c.issue_thread_cpu = static_cast<int>(cpu);
+  c.completion_timeout_ms = get_u64(o, "completion_timeout_ms");
+
+  c.qsl_total_count = get_u64(o, "qsl_total_sample_count");
+  c.qsl_performance_count = get_u64(o, "qsl_performance_sample_count");
+  if (c.qsl_total_count == 0 || c.qsl_total_count > 0xFFFFFFFFull)
+    throw Napi::RangeError::New(o.Env(), "native config: qsl_total_sample_count must be in [1, 2^32-1]");
+  c.sut_name = get_string(o, "sut_name");
+  c.qsl_name = get_string(o, "qsl_name");
+  c.complete_on_issue_thread = get_bool(o, "complete_on_issue_thread");
+  c.host_loads_samples = get_bool(o, "host_loads_samples");
+  c.log.outdir = get_string(o, "log_outdir");
+  c.log.prefix = get_string(o, "log_prefix");
+  c.log.suffix = get_string(o, "log_suffix");
+  c.log.prefix_with_datetime = get_bool(o, "log_prefix_with_datetime");
+  c.log.copy_summary_to_stdout = get_bool(o, "log_copy_summary_to_stdout");
+  return c;
+}
+
+namespace {
+
+Napi::Value number_or_bigint(Napi::Env env, uint64_t v) {
+  if (v <= 9007199254740991ull) return Napi::Number::New(env, static_cast<double>(v));
+  return Napi::BigInt::New(env, v);
+}
+
+Napi::Value i64(Napi::Env env, int64_t v) { return Napi::Number::New(env, static_cast<double>(v)); }
+
+Napi::Object percentiles(Napi::Env env, const loadgen::PercentileLatency (&values)[6], bool query) {
+  Napi::Object o = Napi::Object::New(env);
+  for (const auto& p : values) {
+    // Keys as the percent number: 50, 90, 95, 97, 99, 99.9.
+    const double percent = std::round(p.percentile * 1000.0) / 10.0;
+    o.Set(loadgen::format_double(percent), i64(env, query ? p.query_latency : p.sample_latency));
+  }
+  return o;
+}
+
+Napi::Object effective_to_js(Napi::Env env, const loadgen::EffectiveSettings& e) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("scenario", loadgen::to_string(e.scenario));
+  o.Set("mode", loadgen::to_string(e.mode));
+  o.Set("samplesPerQuery", number_or_bigint(env, e.samples_per_query));
+  o.Set("targetQps", e.target_qps);
+  o.Set("targetLatencyNs", i64(env, e.target_latency_ns));
+  o.Set("targetLatencyPercentile", e.target_latency_percentile);
+  o.Set("maxAsyncQueries", number_or_bigint(env, e.max_async_queries));
+  o.Set("targetDurationMs", number_or_bigint(env, e.target_duration_ms));
+  o.Set("minDurationMs", number_or_bigint(env, e.min_duration_ms));
+  o.Set("maxDurationMs", number_or_bigint(env, e.max_duration_ms));
+  o.Set("minQueryCount", number_or_bigint(env, e.min_query_count));
+  o.Set("maxQueryCount", number_or_bigint(env, e.max_query_count));
+  o.Set("minSampleCount", number_or_bigint(env, e.min_sample_count));
+  o.Set("qslRngSeed", Napi::BigInt::New(env, e.qsl_rng_seed));
+  o.Set("sampleIndexRngSeed", Napi::BigInt::New(env, e.sample_index_rng_seed));
+  o.Set("scheduleRngSeed", Napi::BigInt::New(env, e.schedule_rng_seed));
+  o.Set("accuracyLogRngSeed", Napi::BigInt::New(env, e.accuracy_log_rng_seed));
+  o.Set("accuracyLogProbability", e.accuracy_log_probability);
+  o.Set("accuracyLogSamplingTarget", number_or_bigint(env, e.accuracy_log_sampling_target));
+  o.Set("performanceIssueUnique", e.performance_issue_unique);
+  o.Set("performanceIssueSame", e.performance_issue_same);
+  o.Set("performanceIssueSameIndex", number_or_bigint(env, e.performance_issue_same_index));
+  o.Set("performanceSampleCount", number_or_bigint(env, e.performance_sample_count));
+  o.Set("accuracySampleCount", number_or_bigint(env, e.accuracy_sample_count));
+  o.Set("sampleConcatenatePermutation", e.sample_concatenate_permutation);
+  return o;
+}
+
+}  // namespace
+
+Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
+  Napi::Object o = Napi::Object::New(env);
+  const loadgen::PerformanceSummary& s = r.summary;
+  o.Set("hasSummary", r.has_summary);
+  o.Set("testDatetime", r.test_datetime);
+  o.Set("summaryPath", r.summary_path);
+  o.Set("summaryText", r.summary_text);
+  o.Set("effective", effective_to_js(env, r.effective));
+  o.Set("aborted", r.aborted);
+  o.Set("abortReason", r.abort_reason);
+  o.Set("errorCount", number_or_bigint(env, r.error_count));
+  o.Set("warningCount", number_or_bigint(env, r.warning_count));
+
+  Napi::Array messages = Napi::Array::New(env, r.messages.size());
+  for (size_t i = 0; i < r.messages.size(); ++i) {
+    Napi::Object m = Napi::Object::New(env);
+    m.Set("key", r.messages[i].key);
+    m.Set("text", r.messages[i].text);
+    m.Set("isError", r.messages[i].is_error);
+    m.Set("isWarning", r.messages[i].is_warning);
+    messages.Set(static_cast<uint32_t>(i), m);
+  }
+  o.Set("messages", messages);
+  Napi::Array extra = Napi::Array::New(env, r.extra_invalid_reasons.size());
+  for (size_t i = 0; i < r.extra_invalid_reasons.size(); ++i) extra.Set(static_cast<uint32_t>(i), r.extra_invalid_reasons[i]);
+  o.Set("extraInvalidReasons", extra);
+
+  Napi::Object counts = Napi::Object::New(env);
+  counts.Set("generatedQueries", number_or_bigint(env, r.generated_query_count));
+  counts.Set("generatedSamples", number_or_bigint(env, r.generated_sample_count));
+  counts.Set("issuedQueries", number_or_bigint(env, r.issued_query_count));
+  counts.Set("issuedSamples", number_or_bigint(env, r.issued_sample_count));
+  counts.Set("completedSamples", number_or_bigint(env, r.completed_sample_count));
+  counts.Set("incompleteSamples", number_or_bigint(env, r.incomplete_sample_count));
+  o.Set("counts", counts);
+
+  Napi::Object ce = Napi::Object::New(env);
+  ce.Set("invalidIds", number_or_bigint(env, r.completion_errors.invalid_ids));
+  ce.Set("unissuedIds", number_or_bigint(env, r.completion_errors.unissued_ids));
+  ce.Set("duplicateIds", number_or_bigint(env, r.completion_errors.duplicate_ids));
+  ce.Set("firstInvalidId", r.completion_errors.first_invalid_id);
+  ce.Set("firstDuplicateId", r.completion_errors.first_duplicate_id);
+  o.Set("completionErrors", ce);
+
+  if (r.has_summary) {
+    Napi::Object sum = Napi::Object::New(env);
+    sum.Set("sampleCount", number_or_bigint(env, s.sample_count));
+    sum.Set("queryCount", number_or_bigint(env, s.query_count));
+    sum.Set("overlatencyQueryCount", number_or_bigint(env, s.overlatency_query_count));
+    sum.Set("minLatencyNs", i64(env, s.sample_latency_min));
+    sum.Set("maxLatencyNs", i64(env, s.sample_latency_max));
+    sum.Set("meanLatencyNs", i64(env, s.sample_latency_mean));
+    sum.Set("targetPercentile", s.target_latency_percentile.percentile);
+    sum.Set("targetPercentileLatencyNs", i64(env, s.target_latency_percentile.sample_latency));
+    sum.Set("targetPercentileQueryLatencyNs", i64(env, s.target_latency_percentile.query_latency));
+    sum.Set("percentilesNs", percentiles(env, s.latency_percentiles, false));
+    sum.Set("queryMinLatencyNs", i64(env, s.query_latency_min));
+    sum.Set("queryMaxLatencyNs", i64(env, s.query_latency_max));
+    sum.Set("queryMeanLatencyNs", i64(env, s.query_latency_mean));
+    sum.Set("queryPercentilesNs", percentiles(env, s.latency_percentiles, true));
+    sum.Set("earlyStoppingLatencySsNs", i64(env, s.early_stopping_latency_ss));
+    sum.Set("earlyStoppingLatencyMsNs", i64(env, s.early_stopping_latency_ms));
+    sum.Set("minDurationMet", s.min_duration_met);
+    sum.Set("minQueriesMet", s.min_queries_met && s.min_samples_met);
+    sum.Set("perfConstraintsMet", s.perf_constraints_met);
+    sum.Set("earlyStoppingMet", s.early_stopping_met);
+    sum.Set("resultValid", s.result_valid);
+    sum.Set("earlyStoppingMessage", s.early_stopping_recommendation);
+    sum.Set("minDurationRecommendation", s.min_duration_recommendation);
+    sum.Set("perfConstraintsRecommendation", s.perf_constraints_recommendation);
+    sum.Set("qpsWithLoadgenOverhead", s.qps_with_loadgen_overhead);
+    sum.Set("qpsWithoutLoadgenOverhead", s.qps_without_loadgen_overhead);
+    sum.Set("scheduledSamplesPerSecond", s.scheduled_samples_per_sec);
+    sum.Set("completedSamplesPerSecond", s.completed_samples_per_sec);
+    sum.Set("samplesPerSecond", s.samples_per_second);
+    sum.Set("maxLatencySeconds", s.raw.max_latency_s);
+    sum.Set("finalQueryScheduledTimeSeconds", s.raw.final_query_scheduled_time_s);
+    sum.Set("finalQueryIssuedTimeSeconds", s.raw.final_query_issued_time_s);
+    sum.Set("finalQueryAllSamplesDoneTimeSeconds", s.raw.final_query_all_samples_done_time_s);
+    o.Set("summary", sum);
+  }
+  return o;
+}
+
+void throw_coded(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Set("code", Napi::String::New(env, code));
+  throw error;
+}
+
+}  // namespace loadgen_addon

@@ -1,0 +1,23 @@
+// JS values <-> core structs. Everything from JS is checked again here, even
+// though lib/settings.ts validated it: a value that crosses the boundary is
+// never trusted.
+#pragma once
+
+#include <napi.h>
+
+#include "native/session.h"
+
+namespace loadgen_addon {
+
+// Reads the flat snake_case object produced by lib/settings.ts toNativeSettings
+// plus the run fields (sut_name, qsl_*, log_*). Throws a TypeError/RangeError
+// naming the field on anything unexpected.
+loadgen::SessionConfig session_config_from_js(const Napi::Object& object);
+
+// The plain-data outcome handed to lib/index.ts.
+Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& outcome);
+
+// Throws a JS Error carrying `code` (one of lib/errors.ts's codes).
+[[noreturn]] void throw_coded(Napi::Env env, const char* code, const std::string& message);
+
+}  // namespace loadgen_addon

@@ -1,0 +1,131 @@
+#include "js_host.h"
+
+namespace loadgen_addon {
+
+JsHost::JsHost(Napi::Env env, Napi::Function dispatcher, loadgen::SessionConfig config)
+    : session_(std::make_unique<loadgen::Session>(std::move(config), this)) {
+  // Unbounded queue (0): BlockingCall never blocks, and wakes are coalesced by
+  // the session, so the queue stays short.
+  tsfn_ = Tsfn::New(env, dispatcher, "loadgen", 0, 1, this);
+}
+
+JsHost::~JsHost() { shutdown(); }
+
+void JsHost::post(HostEvent* event) {
+  if (tsfn_.BlockingCall(event) != napi_ok && event->kind != HostEventKind::Drain) delete event;
+}
+
+void JsHost::CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, HostEvent* event) {
+  // Drain events are the host's one reusable object; every other event is
+  // heap-allocated and owned here. Decided by kind, without touching `host`,
+  // which may be gone when the TSFN is torn down (env == nullptr).
+  std::unique_ptr<HostEvent> owned(event->kind == HostEventKind::Drain ? nullptr : event);
+  if (env == nullptr || dispatcher.IsEmpty()) return;
+  try {
+    switch (event->kind) {
+      case HostEventKind::Drain: {
+        loadgen::Session& s = host->session();
+        s.begin_drain();
+        const double published = static_cast<double>(s.published_queries());
+        dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)), Napi::Number::New(env, published)});
+        break;
+      }
+      case HostEventKind::Load:
+      case HostEventKind::Unload: {
+        auto array = Napi::Uint32Array::New(env, event->indices.size());
+        std::copy(event->indices.begin(), event->indices.end(), array.Data());
+        dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)), array,
+                         Napi::Number::New(env, static_cast<double>(event->token))});
+        break;
+      }
+      default:
+        dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind))});
+        break;
+    }
+  } catch (const Napi::Error& e) {
+    // The dispatcher catches everything itself; reaching here means loadgen's
+    // own JS failed. End the run rather than leave it hanging.
+    host->session().abort(std::string("internal dispatcher error: ") + e.Message());
+    if (event->kind == HostEventKind::Load || event->kind == HostEventKind::Unload) {
+      host->acknowledge(event->token, e.Message());
+    }
+  }
+}
+
+bool JsHost::call_qsl(HostEventKind kind, const std::vector<loadgen::SampleIndex>& indices, std::string* error) {
+  auto* event = new HostEvent{kind, indices, 0};
+  {
+    std::lock_guard<std::mutex> lock(ack_mutex_);
+    if (closing_) {
+      delete event;
+      *error = "the JavaScript environment is shutting down";
+      return false;
+    }
+    event->token = ++next_token_;
+    awaited_token_ = event->token;
+    ack_received_ = false;
+    ack_error_.clear();
+  }
+  if (tsfn_.BlockingCall(event) != napi_ok) {
+    delete event;
+    *error = "the JavaScript environment is shutting down";
+    return false;
+  }
+  std::unique_lock<std::mutex> lock(ack_mutex_);
+  ack_cv_.wait(lock, [&] { return ack_received_ || closing_; });
+  if (!ack_received_) {
+    *error = "the JavaScript environment is shutting down";
+    return false;
+  }
+  if (!ack_error_.empty()) {
+    *error = ack_error_;
+    return false;
+  }
+  return true;
+}
+
+bool JsHost::acknowledge(uint64_t token, const std::string& error) {
+  std::lock_guard<std::mutex> lock(ack_mutex_);
+  if (token == 0 || token != awaited_token_ || ack_received_) return false;
+  ack_received_ = true;
+  ack_error_ = error;
+  ack_cv_.notify_all();
+  return true;
+}
+
+bool JsHost::load_samples(const std::vector<loadgen::SampleIndex>& indices, std::string* error) {
+  return call_qsl(HostEventKind::Load, indices, error);
+}
+
+bool JsHost::unload_samples(const std::vector<loadgen::SampleIndex>& indices, std::string* error) {
+  return call_qsl(HostEventKind::Unload, indices, error);
+}
+
+void JsHost::series_started() { post(new HostEvent{HostEventKind::SeriesStarted, {}, 0}); }
+void JsHost::wake() { post(&drain_event_); }
+void JsHost::flush_queries() { post(new HostEvent{HostEventKind::Flush, {}, 0}); }
+void JsHost::finished() { post(new HostEvent{HostEventKind::Finished, {}, 0}); }
+
+void JsHost::finish() {
+  session_->join();
+  if (!tsfn_released_) {
+    tsfn_released_ = true;
+    tsfn_.Release();
+  }
+}
+
+void JsHost::shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(ack_mutex_);
+    closing_ = true;
+    ack_cv_.notify_all();
+  }
+  session_->abort("the JavaScript environment is shutting down");
+  if (!tsfn_released_) {
+    tsfn_released_ = true;
+    tsfn_.Abort();
+  }
+  session_->join();
+}
+
+}  // namespace loadgen_addon

@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+/**
+ * The `loadgen` command.
+ *
+ * Exit codes: 0 the run completed and is VALID; 1 it completed INVALID;
+ * 2 bad input (settings, options, SUT module); 3 the run failed (the SUT or
+ * QSL threw, or loadgen itself failed).
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+
+import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.js';
+import { packageRoot } from './native.js';
+import { startTest } from './run.js';
+import { SCENARIOS, settingsFromAssignments, TEST_MODES, type TestSettingsInput } from './settings.js';
+import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts.js';
+import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
+
+const EXIT_VALID = 0;
+const EXIT_INVALID = 1;
+const EXIT_BAD_INPUT = 2;
+const EXIT_RUN_FAILED = 3;
+
+interface RunOptions {
+  sut?: string;
+  scenario?: string;
+  mode?: string;
+  set: string[];
+  outdir: string;
+  logPrefix?: string;
+  logSuffix?: string;
+  prefixWithDatetime?: boolean;
+  qslTotal: number;
+  qslPerformance?: number;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(resolve(packageRoot, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function positiveInteger(name: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+      throw new InvalidArgumentError(`${name} must be a positive integer, got '${value}'.`);
+    }
+    return Number(value);
+  };
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Loads a user module exporting createSut() and createQsl() (both may be async). */
+async function loadModuleSut(path: string): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
+  const url = pathToFileURL(resolve(process.cwd(), path)).href;
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(url)) as Record<string, unknown>;
+  } catch (cause) {
+    throw new InterfaceError(`--sut ${path}: cannot import the module: ${(cause as Error).message}`);
+  }
+  for (const name of ['createSut', 'createQsl']) {
+    if (typeof mod[name] !== 'function') {
+      throw new InterfaceError(
+        `--sut ${path}: the module must export a function ${name}() (found ${typeof mod[name]}); ` +
+          'it may return the object or a promise of it.',
+      );
+    }
+  }
+  const sut = (await (mod.createSut as () => unknown)()) as SystemUnderTest;
+  const qsl = (await (mod.createQsl as () => unknown)()) as QuerySampleLibrary;
+  return { sut, qsl };
+}
+
+function jsonReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+async function runCommand(options: RunOptions): Promise<number> {
+  if (options.sut === undefined) {
+    throw new InterfaceError(
+      "--sut is required: 'null' (a JS SUT completing every sample at once), 'null-native' " +
+        "(completed inside the native core) or a path to a module exporting createSut() and createQsl().",
+    );
+  }
+  const settings: TestSettingsInput = settingsFromAssignments(options.set);
+  if (options.scenario !== undefined) settings.scenario = options.scenario as TestSettingsInput['scenario'];
+  if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
+
+  let sut: SystemUnderTest;
+  let qsl: QuerySampleLibrary;
+  if (options.sut === 'null' || options.sut === 'null-native') {
+    sut = options.sut === 'null' ? createNullSut() : createNullNativeSut();
+    qsl = createSyntheticQsl(options.qslTotal, options.qslPerformance ?? options.qslTotal);
+  } else {
+    ({ sut, qsl } = await loadModuleSut(options.sut));
+  }
+
+  const result: TestResult = await startTest(sut, qsl, settings, {
+    outdir: options.outdir,
+    ...(options.logPrefix !== undefined ? { prefix: options.logPrefix } : {}),
+    ...(options.logSuffix !== undefined ? { suffix: options.logSuffix } : {}),
+    ...(options.prefixWithDatetime ? { prefixWithDatetime: true } : {}),
+  });
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(result, jsonReplacer, 2)}\n`);
+  } else if (!options.quiet) {
+    process.stdout.write(result.summaryText);
+    if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
+  }
+  return result.valid ? EXIT_VALID : EXIT_INVALID;
+}
+
+function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('loadgen')
+    .description('MLPerf Inference LoadGen for Node.js')
+    .version(packageVersion())
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+
+  program
+    .command('run')
+    .description('run a benchmark against a SUT and write the MLPerf logs')
+    .option('--sut <sut>', "'null', 'null-native', or a path to a module exporting createSut() and createQsl()")
+    .addOption(new Option('--scenario <name>', 'test scenario').choices([...SCENARIOS]))
+    .addOption(new Option('--mode <name>', 'test mode').choices([...TEST_MODES]))
+    .option('--set <key=value>', 'any TestSettings field by its reference name, e.g. server_target_qps=1000 (repeatable)', collect, [])
+    .option('--outdir <dir>', 'directory for the log files (created if missing)', '.')
+    .option('--log-prefix <prefix>', "log file name prefix (default 'mlperf_log_')")
+    .option('--log-suffix <suffix>', 'inserted before each log file extension')
+    .option('--prefix-with-datetime', 'insert the test date and time after the prefix')
+    .option('--qsl-total <n>', 'total samples of the synthetic QSL used by the null SUTs', positiveInteger('--qsl-total'), 1024)
+    .option('--qsl-performance <n>', 'performance sample count of the synthetic QSL (default: --qsl-total)', positiveInteger('--qsl-performance'))
+    .option('--json', 'print the result as JSON instead of the summary')
+    .option('--quiet', 'print nothing but errors')
+    .addHelpText(
+      'after',
+      '\nExit status: 0 VALID, 1 INVALID, 2 bad input, 3 the run failed.\n' +
+        'Example:\n  loadgen run --sut null --scenario Server --set server_target_qps=1000 \\\n' +
+        '    --set min_duration_ms=2000 --set min_query_count=100 --outdir out/server',
+    )
+    .action(async (options: RunOptions) => {
+      process.exitCode = await runCommand(options);
+    });
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander printed the message already; --help and --version exit 0.
+      return error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
+    }
+    if (error instanceof SettingsError || error instanceof InterfaceError) {
+      process.stderr.write(`loadgen: ${error.message}\n`);
+      return EXIT_BAD_INPUT;
+    }
+    if (error instanceof SutError) {
+      process.stderr.write(`loadgen: ${error.message}\n`);
+      const result = error.result as TestResult | undefined;
+      if (result?.files.summary) process.stderr.write(`Logs were written: ${result.files.summary}\n`);
+      return EXIT_RUN_FAILED;
+    }
+    if (error instanceof LoadgenError) {
+      process.stderr.write(`loadgen: ${error.message}\n`);
+      return EXIT_RUN_FAILED;
+    }
+    process.stderr.write(`loadgen: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+    return EXIT_RUN_FAILED;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,349 @@
+/**
+ * startTest: validates everything, hands the run to the native core and
+ * serves its requests (issue queries, load/unload samples) on this thread.
+ */
+import { mkdir } from 'node:fs/promises';
+
+import { BusyError, InterfaceError, LogOutputError, LoadgenError, SutError } from './errors.js';
+import { HostEventKind, loadNative, type NativeAddon, type NativeOutcome } from './native.js';
+import {
+  assertRunnableMode,
+  resolveLogSettings,
+  resolveQslDependentChecks,
+  resolveTestSettings,
+  toNativeSettings,
+  type LogSettingsInput,
+  type ResolvedLogSettings,
+  type ResolvedTestSettings,
+  type TestSettingsInput,
+} from './settings.js';
+import { isNullNativeSut } from './suts.js';
+import type {
+  LatencyPercentilesNs,
+  QuerySample,
+  QuerySampleLibrary,
+  SystemUnderTest,
+  TestResult,
+} from './types.js';
+
+let runActiveHere = false;
+
+/**
+ * Runs one test and resolves with its result once the logs are written.
+ * Rejects with a SettingsError / InterfaceError before anything starts when an
+ * input is invalid, and with a SutError (cause: what was thrown, result: the
+ * partial result) when the SUT or QSL fails during the run.
+ */
+export async function startTest(
+  sut: SystemUnderTest,
+  qsl: QuerySampleLibrary,
+  settings: TestSettingsInput = {},
+  logSettings: LogSettingsInput = {},
+): Promise<TestResult> {
+  checkSut(sut);
+  checkQsl(qsl);
+  const resolved = resolveTestSettings(settings);
+  assertRunnableMode(resolved);
+  resolveQslDependentChecks(resolved, qsl);
+  const log = resolveLogSettings(logSettings);
+  const native = loadNative();
+  if (runActiveHere || native.isRunning()) throw new BusyError('a loadgen test is already running in this thread');
+
+  runActiveHere = true;
+  try {
+    try {
+      await mkdir(log.outdir, { recursive: true });
+    } catch (cause) {
+      throw new LogOutputError(`cannot create the log directory outdir='${log.outdir}': ${(cause as Error).message}`, cause);
+    }
+    return await new ActiveRun(native, sut, qsl, resolved, log).run();
+  } finally {
+    runActiveHere = false;
+  }
+}
+
+function checkSut(sut: SystemUnderTest): void {
+  if (typeof sut !== 'object' || sut === null) throw new InterfaceError(`sut must be an object, got ${describe(sut)}`);
+  if (typeof sut.name !== 'string') throw new InterfaceError(`sut.name must be a string, got ${describe(sut.name)}`);
+  if (typeof sut.issueQuery !== 'function')
+    throw new InterfaceError(`sut.issueQuery must be a function, got ${describe(sut.issueQuery)}`);
+  if (sut.flushQueries !== undefined && typeof sut.flushQueries !== 'function')
+    throw new InterfaceError(`sut.flushQueries must be a function when present, got ${describe(sut.flushQueries)}`);
+}
+
+function checkQsl(qsl: QuerySampleLibrary): void {
+  if (typeof qsl !== 'object' || qsl === null) throw new InterfaceError(`qsl must be an object, got ${describe(qsl)}`);
+  if (typeof qsl.name !== 'string') throw new InterfaceError(`qsl.name must be a string, got ${describe(qsl.name)}`);
+  for (const key of ['loadSamplesToRam', 'unloadSamplesFromRam'] as const) {
+    if (typeof qsl[key] !== 'function') throw new InterfaceError(`qsl.${key} must be a function, got ${describe(qsl[key])}`);
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  if (typeof value === 'string') return `'${value}'`;
+  return `${typeof value} ${String(value)}`;
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** One run: serves the native side's events on the JS thread. */
+class ActiveRun {
+  private cursor = 0;
+  private firstId = 1;
+  private samplesPerQuery = 1;
+  private sampleIndex: Uint32Array = new Uint32Array(0);
+  private failure: { error: unknown; where: string } | undefined;
+  private resolve!: (result: TestResult) => void;
+  private reject!: (error: unknown) => void;
+
+  constructor(
+    private readonly native: NativeAddon,
+    private readonly sut: SystemUnderTest,
+    private readonly qsl: QuerySampleLibrary,
+    private readonly settings: ResolvedTestSettings,
+    private readonly log: ResolvedLogSettings,
+  ) {}
+
+  run(): Promise<TestResult> {
+    const promise = new Promise<TestResult>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    const config = {
+      ...toNativeSettings(this.settings),
+      qsl_total_sample_count: this.qsl.totalSampleCount,
+      qsl_performance_sample_count: this.qsl.performanceSampleCount,
+      sut_name: this.sut.name,
+      qsl_name: this.qsl.name,
+      complete_on_issue_thread: isNullNativeSut(this.sut),
+      host_loads_samples: true,
+      log_outdir: this.log.outdir,
+      log_prefix: this.log.prefix,
+      log_suffix: this.log.suffix,
+      log_prefix_with_datetime: this.log.prefixWithDatetime,
+      log_copy_summary_to_stdout: this.log.copySummaryToStdout,
+    };
+    try {
+      this.native.start(config, this.dispatch);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_LOADGEN_BUSY') throw new BusyError(messageOf(error));
+      throw error;
+    }
+    return promise;
+  }
+
+  // Must never throw: it runs inside the native threadsafe-function callback.
+  private readonly dispatch = (kind: number, arg?: unknown, token?: number): void => {
+    try {
+      switch (kind) {
+        case HostEventKind.Drain:
+          this.drain(arg as number);
+          break;
+        case HostEventKind.SeriesStarted: {
+          const info = this.native.seriesInfo();
+          this.cursor = 0;
+          this.firstId = info.firstId;
+          this.samplesPerQuery = info.samplesPerQuery;
+          this.sampleIndex = info.sampleIndex;
+          break;
+        }
+        case HostEventKind.Load:
+          this.callQsl('loadSamplesToRam', arg as Uint32Array, token!);
+          break;
+        case HostEventKind.Unload:
+          this.callQsl('unloadSamplesFromRam', arg as Uint32Array, token!);
+          break;
+        case HostEventKind.Flush:
+          this.sut.flushQueries?.();
+          break;
+        case HostEventKind.Finished:
+          this.finished();
+          break;
+      }
+    } catch (error) {
+      this.fail(error, kind === HostEventKind.Flush ? 'sut.flushQueries' : 'loadgen');
+    }
+  };
+
+  private drain(published: number): void {
+    const { native, sut, sampleIndex, samplesPerQuery: spq, firstId } = this;
+    while (this.cursor < published && this.failure === undefined) {
+      const q = this.cursor++;
+      const base = q * spq;
+      const samples: QuerySample[] = new Array(spq);
+      for (let i = 0; i < spq; i++) samples[i] = { id: firstId + base + i, index: sampleIndex[base + i]! };
+      native.markDispatched(q);
+      let returned: unknown;
+      try {
+        returned = sut.issueQuery(samples);
+      } catch (error) {
+        this.fail(error, 'sut.issueQuery');
+        return;
+      }
+      if (returned !== undefined && typeof (returned as Promise<void>).then === 'function') {
+        (returned as Promise<void>).then(undefined, (error: unknown) => this.fail(error, 'sut.issueQuery'));
+      }
+    }
+  }
+
+  private callQsl(method: 'loadSamplesToRam' | 'unloadSamplesFromRam', indices: Uint32Array, token: number): void {
+    const list = Array.from(indices);
+    let pending: Promise<void>;
+    try {
+      pending = Promise.resolve(this.qsl[method](list));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      () => {
+        this.native.acknowledge(token);
+      },
+      (error: unknown) => {
+        this.recordFailure(error, `qsl.${method}`);
+        this.native.acknowledge(token, `qsl.${method} failed: ${messageOf(error)}`);
+      },
+    );
+  }
+
+  private recordFailure(error: unknown, where: string): void {
+    this.failure ??= { error, where };
+  }
+
+  private fail(error: unknown, where: string): void {
+    if (this.failure !== undefined) return;
+    this.recordFailure(error, where);
+    this.native.abort(`${where} threw: ${messageOf(error)}`);
+  }
+
+  private finished(): void {
+    let outcome: NativeOutcome;
+    try {
+      outcome = this.native.finish();
+    } catch (error) {
+      this.reject(error);
+      return;
+    }
+    const result = toTestResult(outcome, this.settings, this.sut.name, this.qsl.name);
+    if (this.failure !== undefined) {
+      const { error, where } = this.failure;
+      this.reject(new SutError(`the run was aborted because ${where} failed: ${messageOf(error)}`, error, result));
+    } else if (outcome.aborted && !outcome.hasSummary) {
+      this.reject(new LoadgenError('ERR_LOADGEN_RUN_FAILED', `the run failed: ${outcome.abortReason}`));
+    } else {
+      this.resolve(result);
+    }
+  }
+}
+
+function percentiles(values: Record<string, number> | undefined): LatencyPercentilesNs {
+  const v = values ?? {};
+  return { 50: v['50'] ?? 0, 90: v['90'] ?? 0, 95: v['95'] ?? 0, 97: v['97'] ?? 0, 99: v['99'] ?? 0, 99.9: v['99.9'] ?? 0 };
+}
+
+function percentLabel(fraction: number): string {
+  return (Math.round(fraction * 1000) / 10).toFixed(1);
+}
+
+/** Turns the native outcome into the public, plain-data result. */
+export function toTestResult(
+  outcome: NativeOutcome,
+  settings: ResolvedTestSettings,
+  sutName: string,
+  qslName: string,
+): TestResult {
+  const s = outcome.summary;
+  const scenario = settings.scenario;
+  const valid = s !== undefined && s.resultValid;
+  const invalidReasons: string[] = [];
+  if (s === undefined) {
+    invalidReasons.push(outcome.aborted ? `The run was aborted: ${outcome.abortReason}` : 'The run produced no results.');
+  } else if (!valid) {
+    if (!s.perfConstraintsMet) invalidReasons.push(s.perfConstraintsRecommendation);
+    if (!s.minDurationMet) invalidReasons.push(s.minDurationRecommendation);
+    if (!s.minQueriesMet) invalidReasons.push('The test exited early, before enough queries were issued.');
+    if (!s.earlyStoppingMet) invalidReasons.push(`Early stopping not satisfied:\n${s.earlyStoppingMessage}`);
+    invalidReasons.push(...outcome.extraInvalidReasons);
+  }
+  const percentile = s?.targetPercentile ?? 0;
+  let metric: TestResult['metric'];
+  switch (scenario) {
+    case 'SingleStream':
+      metric = { name: `${percentLabel(percentile)}th percentile latency`, value: s?.targetPercentileLatencyNs ?? 0, unit: 'ns' };
+      break;
+    case 'MultiStream':
+      metric = { name: `${percentLabel(percentile)}th percentile query latency`, value: s?.targetPercentileQueryLatencyNs ?? 0, unit: 'ns' };
+      break;
+    case 'Server':
+      metric = { name: 'completed samples per second', value: s?.completedSamplesPerSecond ?? 0, unit: 'samples/s' };
+      break;
+    default:
+      metric = { name: 'samples per second', value: s?.samplesPerSecond ?? 0, unit: 'samples/s' };
+  }
+  const result: TestResult = {
+    scenario,
+    mode: settings.mode,
+    sutName,
+    qslName,
+    validity: valid ? 'VALID' : 'INVALID',
+    valid,
+    invalidReasons,
+    metric,
+    checks: {
+      minDurationMet: s?.minDurationMet ?? false,
+      minQueriesMet: s?.minQueriesMet ?? false,
+      earlyStoppingMet: s?.earlyStoppingMet ?? false,
+      perfConstraintsMet: s?.perfConstraintsMet ?? false,
+    },
+    earlyStopping: {
+      met: s?.earlyStoppingMet ?? false,
+      message: s?.earlyStoppingMessage ?? '',
+      latencySsNs: s?.earlyStoppingLatencySsNs ?? 0,
+      latencyMsNs: s?.earlyStoppingLatencyMsNs ?? 0,
+    },
+    targetLatencyPercentile: percentile,
+    targetPercentileLatencyNs:
+      scenario === 'MultiStream' ? (s?.targetPercentileQueryLatencyNs ?? 0) : (s?.targetPercentileLatencyNs ?? 0),
+    latencyNs: { min: s?.minLatencyNs ?? 0, max: s?.maxLatencyNs ?? 0, mean: s?.meanLatencyNs ?? 0 },
+    percentilesNs: percentiles(s?.percentilesNs),
+    counts: { ...outcome.counts },
+    timing: {
+      maxLatencySeconds: s?.maxLatencySeconds ?? 0,
+      finalQueryScheduledSeconds: s?.finalQueryScheduledTimeSeconds ?? 0,
+      finalQueryIssuedSeconds: s?.finalQueryIssuedTimeSeconds ?? 0,
+      finalQueryAllSamplesDoneSeconds: s?.finalQueryAllSamplesDoneTimeSeconds ?? 0,
+    },
+    errors: {
+      count: outcome.errorCount,
+      warnings: outcome.warningCount,
+      invalidIds: outcome.completionErrors.invalidIds,
+      unissuedIds: outcome.completionErrors.unissuedIds,
+      duplicateIds: outcome.completionErrors.duplicateIds,
+      messages: outcome.messages.filter((m) => m.isError || m.isWarning),
+    },
+    effectiveSettings: { ...outcome.effective },
+    testDatetime: outcome.testDatetime,
+    files: outcome.summaryPath ? { summary: outcome.summaryPath } : {},
+    summaryText: outcome.summaryText,
+  };
+  if (scenario === 'MultiStream' && s !== undefined) {
+    result.queryLatencyNs = { min: s.queryMinLatencyNs, max: s.queryMaxLatencyNs, mean: s.queryMeanLatencyNs };
+    result.queryPercentilesNs = percentiles(s.queryPercentilesNs);
+  }
+  if (scenario === 'SingleStream' && s !== undefined) {
+    result.qpsWithLoadgenOverhead = s.qpsWithLoadgenOverhead;
+    result.qpsWithoutLoadgenOverhead = s.qpsWithoutLoadgenOverhead;
+  }
+  if (scenario === 'Server' && s !== undefined) {
+    result.overLatencyCount = s.overlatencyQueryCount;
+    result.scheduledSamplesPerSecond = s.scheduledSamplesPerSecond;
+    result.completedSamplesPerSecond = s.completedSamplesPerSecond;
+  }
+  if (scenario === 'Offline' && s !== undefined) result.samplesPerSecond = s.samplesPerSecond;
+  return result;
+}

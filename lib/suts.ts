@@ -1,0 +1,62 @@
+/**
+ * Ready-made SUTs and QSLs for measuring loadgen itself.
+ */
+import { querySamplesCompleteIds } from './completion.js';
+import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from './types.js';
+
+/** Marks the SUT that completes every query inside the native issue thread. */
+export const NATIVE_NULL_SUT: unique symbol = Symbol.for('loadgen.nullNativeSut');
+
+export interface NullNativeSut extends SystemUnderTest {
+  readonly [NATIVE_NULL_SUT]: true;
+}
+
+/**
+ * A JS SUT that completes every sample inside issueQuery, with the batch
+ * completion API: what loadgen costs when the SUT costs nothing.
+ */
+export function createNullSut(name = 'null'): SystemUnderTest {
+  let ids = new Float64Array(1);
+  return {
+    name,
+    issueQuery(samples: QuerySample[]): void {
+      const n = samples.length;
+      if (n > ids.length) ids = new Float64Array(n);
+      for (let i = 0; i < n; i++) ids[i] = samples[i]!.id;
+      querySamplesCompleteIds(ids, n);
+    },
+  };
+}
+
+/**
+ * The baseline with no JS at all on the path: the core completes each query
+ * on its issue thread right after issuing it.
+ */
+export function createNullNativeSut(name = 'null-native'): NullNativeSut {
+  return {
+    name,
+    [NATIVE_NULL_SUT]: true,
+    issueQuery(): void {
+      throw new Error('the null-native SUT is completed inside the native core; issueQuery is never called');
+    },
+  };
+}
+
+export function isNullNativeSut(sut: SystemUnderTest): sut is NullNativeSut {
+  return (sut as Partial<NullNativeSut>)[NATIVE_NULL_SUT] === true;
+}
+
+/** A QSL with no data: loading and unloading are no-ops. */
+export function createSyntheticQsl(
+  totalSampleCount = 1024,
+  performanceSampleCount = totalSampleCount,
+  name = 'synthetic',
+): QuerySampleLibrary {
+  return {
+    name,
+    totalSampleCount,
+    performanceSampleCount,
+    loadSamplesToRam(): void {},
+    unloadSamplesFromRam(): void {},
+  };
+}

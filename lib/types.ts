@@ -1,0 +1,149 @@
+/**
+ * The interfaces a user implements (SUT, QSL) and the plain-data result of a run.
+ */
+import type { Scenario, TestMode } from './settings.js';
+
+/** One sample of a query, as handed to the SUT. */
+export interface QuerySample {
+  /** Opaque, non-zero id; pass it back unchanged when the sample completes. */
+  readonly id: number;
+  /** Index into the QSL (0 .. totalSampleCount - 1). */
+  readonly index: number;
+}
+
+/** A completed sample. `data` is the response (logged in accuracy mode). */
+export interface QuerySampleResponse {
+  readonly id: number;
+  readonly data?: ArrayBufferView | ArrayBuffer;
+  /** Output tokens of an LLM response (token latencies). */
+  readonly nTokens?: number;
+}
+
+/** The system under test. `issueQuery` is called on the JS thread that called startTest. */
+export interface SystemUnderTest {
+  readonly name: string;
+  /**
+   * Receives one query (1 sample in SingleStream/Server, samplesPerQuery in
+   * MultiStream, all samples in Offline). Complete each sample, now or later,
+   * with querySamplesComplete / querySampleComplete / querySamplesCompleteIds.
+   * Throwing (or returning a rejected promise) ends the run.
+   */
+  issueQuery(samples: QuerySample[]): void | Promise<void>;
+  /** Called once after the last query of a series was issued. */
+  flushQueries?(): void;
+}
+
+/** The query sample library: the data set the SUT draws samples from. */
+export interface QuerySampleLibrary {
+  readonly name: string;
+  /** Number of samples in the data set (1 .. 2^32 - 1). */
+  readonly totalSampleCount: number;
+  /** How many samples fit in memory at once; the performance run uses this many. */
+  readonly performanceSampleCount: number;
+  /** Load these QSL indices before they are issued; may be async. */
+  loadSamplesToRam(indices: number[]): void | Promise<void>;
+  /** The samples of a finished series may be released; may be async. */
+  unloadSamplesFromRam(indices: number[]): void | Promise<void>;
+}
+
+/** Latency percentiles in ns, keyed by percent. */
+export interface LatencyPercentilesNs {
+  50: number;
+  90: number;
+  95: number;
+  97: number;
+  99: number;
+  99.9: number;
+}
+
+/** A message logged during the run (reference keys: error_runtime, warning_generic_message, …). */
+export interface RunMessage {
+  key: string;
+  text: string;
+  isError: boolean;
+  isWarning: boolean;
+}
+
+/** Everything a run measured, as plain data. */
+export interface TestResult {
+  scenario: Scenario;
+  mode: TestMode;
+  sutName: string;
+  qslName: string;
+  /** 'VALID' when every check of the reference passed and the run was complete. */
+  validity: 'VALID' | 'INVALID';
+  valid: boolean;
+  /** Why the result is INVALID (empty when VALID). */
+  invalidReasons: string[];
+  /** The scenario's headline metric, as in the summary's first result line. */
+  metric: { name: string; value: number; unit: 'ns' | 'samples/s' };
+  checks: {
+    minDurationMet: boolean;
+    minQueriesMet: boolean;
+    earlyStoppingMet: boolean;
+    /** Server only (always true elsewhere). */
+    perfConstraintsMet: boolean;
+  };
+  earlyStopping: {
+    met: boolean;
+    /** The summary's early-stopping text (lines joined with \n). */
+    message: string;
+    /** SingleStream: the early-stopping estimate at the target percentile (0 if not computed). */
+    latencySsNs: number;
+    /** SingleStream: the 99th-percentile estimate; MultiStream: the query estimate (0 if not computed). */
+    latencyMsNs: number;
+  };
+  /** The target latency percentile as a fraction (e.g. 0.9). */
+  targetLatencyPercentile: number;
+  /** Sample latency at the target percentile (MultiStream: query latency). */
+  targetPercentileLatencyNs: number;
+  latencyNs: { min: number; max: number; mean: number };
+  percentilesNs: LatencyPercentilesNs;
+  /** MultiStream only: per-query latencies. */
+  queryLatencyNs?: { min: number; max: number; mean: number };
+  queryPercentilesNs?: LatencyPercentilesNs;
+  /** Server: over-latency sample count against the target latency. */
+  overLatencyCount?: number;
+  /** SingleStream: queries per second with and without loadgen overhead. */
+  qpsWithLoadgenOverhead?: number;
+  qpsWithoutLoadgenOverhead?: number;
+  /** Server. */
+  scheduledSamplesPerSecond?: number;
+  completedSamplesPerSecond?: number;
+  /** Offline. */
+  samplesPerSecond?: number;
+  counts: {
+    generatedQueries: number;
+    generatedSamples: number;
+    issuedQueries: number;
+    issuedSamples: number;
+    completedSamples: number;
+    incompleteSamples: number;
+  };
+  /** Seconds from the start of issuing. */
+  timing: {
+    maxLatencySeconds: number;
+    finalQueryScheduledSeconds: number;
+    finalQueryIssuedSeconds: number;
+    finalQueryAllSamplesDoneSeconds: number;
+  };
+  errors: {
+    /** Errors logged (as the summary footer counts them). */
+    count: number;
+    warnings: number;
+    /** Completion calls with ids that were never issued by this run (not integers, out of range). */
+    invalidIds: number;
+    /** Completion calls for samples of this run not issued yet. */
+    unissuedIds: number;
+    /** Completion calls for samples already completed. */
+    duplicateIds: number;
+    messages: RunMessage[];
+  };
+  /** The settings the run used after derivation (reference "effective" values). */
+  effectiveSettings: Record<string, number | string | boolean | bigint>;
+  testDatetime: string;
+  /** Paths of the files written. */
+  files: { summary?: string };
+  /** The summary file's text. */
+  summaryText: string;
+}

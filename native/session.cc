@@ -1,0 +1,493 @@
+#include "session.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "clock.h"
+#include "format.h"
+
+namespace loadgen {
+
+namespace {
+
+// Server: sleep until this long before a scheduled time, then spin (design.md:
+// ~120 us covers the wake-up latency of an idle vCPU).
+constexpr int64_t kServerSpinWindowNs = 120000;
+// Longest single sleep of the issue thread, so an abort is noticed promptly.
+constexpr int64_t kMaxSleepSliceNs = 50000000;
+// Spin this long for a completion before blocking (SingleStream/MultiStream).
+constexpr int64_t kCompletionSpinNs = 50000;
+
+std::string local_datetime_iso8601() {
+  // The reference prints local time with a literal 'Z' (spec/00 §6 step 2).
+  std::time_t t = std::time(nullptr);
+  std::tm tm_local{};
+#if defined(_WIN32)
+  localtime_s(&tm_local, &t);
+#else
+  localtime_r(&t, &tm_local);
+#endif
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm_local);
+  return buf;
+}
+
+}  // namespace
+
+Session::Session(SessionConfig config, SessionHost* host) : config_(std::move(config)), host_(host) {}
+
+Session::~Session() {
+  abort("session destroyed");
+  join();
+}
+
+void Session::start() { thread_ = std::thread([this] { run(); }); }
+
+void Session::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Session::log(const std::string& key, const std::string& text, bool is_error, bool is_warning) {
+  std::lock_guard<std::mutex> lock(messages_mutex_);
+  outcome_.messages.push_back(LogMessage{key, text, is_error, is_warning});
+}
+
+void Session::abort(const std::string& reason) {
+  bool expected = false;
+  if (aborted_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+    std::lock_guard<std::mutex> lock(messages_mutex_);
+    outcome_.abort_reason = reason;
+  }
+  signal_.notify();
+}
+
+void Session::run() {
+  outcome_.test_datetime = local_datetime_iso8601();
+  std::vector<LogMessage> settings_messages;
+  const TestSettings requested = apply_test05(config_.settings, &settings_messages);
+  effective_ = derive_effective(requested, config_.qsl_total_count, config_.qsl_performance_count,
+                                &settings_messages);
+  for (const auto& m : settings_messages) log(m.key, m.text, m.is_error, m.is_warning);
+  outcome_.effective = effective_;
+
+  bool loaded = false;
+  try {
+    log("generic_message", "Starting performance mode", false, false);
+    const auto sets =
+        generate_loadable_sets(effective_, effective_.performance_sample_count, config_.qsl_total_count);
+    if (sets.empty()) throw std::invalid_argument("the QSL reported no samples to load");
+    loaded_set_ = sets.front();
+    if (config_.host_loads_samples && !aborted()) {
+      std::string error;
+      if (!host_->load_samples(loaded_set_.indices, &error)) {
+        abort(error.empty() ? "loadSamplesToRam failed" : error);
+      } else {
+        loaded = true;
+      }
+    }
+    if (!aborted() && prepare_series(sets)) {
+      issue_queries();
+      finish_results();
+    }
+  } catch (const std::exception& e) {
+    log("error_runtime", std::string("loadgen internal error: ") + e.what(), true, false);
+    abort(e.what());
+  }
+
+  if (loaded) {
+    std::string error;
+    if (!host_->unload_samples(loaded_set_.indices, &error) && !error.empty()) {
+      log("error_runtime", "unloadSamplesFromRam failed: " + error, true, false);
+    }
+  }
+  outcome_.aborted = aborted();
+  {
+    std::lock_guard<std::mutex> lock(messages_mutex_);
+    if (outcome_.aborted && !outcome_.abort_reason.empty()) {
+      outcome_.messages.push_back(LogMessage{"error_runtime", "Run aborted: " + outcome_.abort_reason, true, false});
+    }
+    for (const auto& m : outcome_.messages) {
+      if (m.is_error) ++outcome_.error_count;
+      if (m.is_warning) ++outcome_.warning_count;
+    }
+  }
+  // Every rejected completion id is an error, as a duplicate is in the reference.
+  outcome_.error_count += outcome_.completion_errors.invalid_ids + outcome_.completion_errors.unissued_ids +
+                          outcome_.completion_errors.duplicate_ids;
+  write_summary();
+  host_->finished();
+}
+
+bool Session::prepare_series(const std::vector<LoadableSet>& sets) {
+  (void)sets;
+  trace_ = generate_queries(effective_, SeriesKind::Performance, loaded_set_, sequence_);
+  samples_per_query_ = trace_.samples_per_query == 0 ? 1 : trace_.samples_per_query;
+  const uint64_t queries = trace_.query_count();
+  sample_count_ = trace_.sample_count();
+  outcome_.generated_query_count = queries;
+  outcome_.generated_sample_count = sample_count_;
+  if (queries == 0) {
+    log("error_runtime", "No queries were generated; check min_query_count and min_duration_ms.", true, false);
+    return false;
+  }
+
+  issued_ns_.reset(new int64_t[queries]);
+  dispatched_ns_.reset(new int64_t[queries]);
+  std::fill_n(issued_ns_.get(), queries, kNotCompleted);
+  std::fill_n(dispatched_ns_.get(), queries, kNotCompleted);
+  completed_ns_.reset(new std::atomic<int64_t>[sample_count_]);
+  for (uint64_t k = 0; k < sample_count_; ++k) completed_ns_[k].store(kNotCompleted, std::memory_order_relaxed);
+  if (samples_per_query_ > 1) {
+    outstanding_.reset(new std::atomic<uint32_t>[queries]);
+    query_done_ns_.reset(new std::atomic<int64_t>[queries]);
+    for (uint64_t q = 0; q < queries; ++q) {
+      outstanding_[q].store(static_cast<uint32_t>(samples_per_query_), std::memory_order_relaxed);
+      query_done_ns_[q].store(kNotCompleted, std::memory_order_relaxed);
+    }
+  }
+  if (!config_.complete_on_issue_thread) host_->series_started();
+  return true;
+}
+
+bool Session::query_done(uint64_t q) const { return query_done_ns(q) != kNotCompleted; }
+
+int64_t Session::query_done_ns(uint64_t q) const {
+  if (samples_per_query_ == 1) return completed_ns_[q].load(std::memory_order_acquire);
+  return query_done_ns_[q].load(std::memory_order_acquire);
+}
+
+int64_t Session::scheduled_ns(uint64_t q) const {
+  switch (effective_.scenario) {
+    case Scenario::Server:
+      return trace_.scheduled_delta_ns[q];
+    case Scenario::Offline:
+      return 0;
+    default:
+      return issued_ns_[q];  // SingleStream/MultiStream: scheduled when issued
+  }
+}
+
+template <typename Ready>
+bool Session::wait_with_stall_limit(Ready ready) {
+  int64_t stall_limit_ns = static_cast<int64_t>(config_.completion_timeout_ms) * 1000000;
+  if (effective_.max_duration_ms != 0) {
+    const int64_t max_duration_ns = static_cast<int64_t>(effective_.max_duration_ms) * 1000000;
+    if (stall_limit_ns == 0 || max_duration_ns < stall_limit_ns) stall_limit_ns = max_duration_ns;
+  }
+  const int64_t poll_ns = stall_limit_ns > 0 ? std::min<int64_t>(50000000, std::max<int64_t>(stall_limit_ns / 8, 1000000))
+                                             : 50000000;
+  uint64_t seen_completions = completed_samples_.load(std::memory_order_acquire);
+  int64_t last_progress = now_ns();
+  for (;;) {
+    if (signal_.wait(ready, 0, kCompletionSpinNs, poll_ns)) return true;
+    if (aborted()) return false;
+    const uint64_t completions = completed_samples_.load(std::memory_order_acquire);
+    const int64_t now = now_ns();
+    if (completions != seen_completions) {
+      seen_completions = completions;
+      last_progress = now;
+    } else if (stall_limit_ns > 0 && now - last_progress >= stall_limit_ns) {
+      return ready();
+    }
+  }
+}
+
+void Session::issue_queries() {
+  const std::string pin_warning = prepare_issue_thread(config_.issue_thread_cpu);
+  if (!pin_warning.empty()) log("warning_generic_message", pin_warning, false, true);
+
+  const EffectiveSettings& s = effective_;
+  const uint64_t queries = trace_.query_count();
+  const bool server = s.scenario == Scenario::Server;
+  const bool waits_for_previous = s.scenario == Scenario::SingleStream || s.scenario == Scenario::MultiStream;
+  const int64_t target_duration_ns = static_cast<int64_t>(s.target_duration_ms) * 1000000;
+  const int64_t max_duration_ns = static_cast<int64_t>(s.max_duration_ms) * 1000000;
+  bool ran_out = !server;
+  bool stalled = false;
+  uint64_t issued = 0;
+
+  start_ns_ = now_ns();
+  for (uint64_t q = 0; q < queries; ++q) {
+    if (aborted()) {
+      ran_out = false;
+      break;
+    }
+    int64_t now;
+    if (server) {
+      const int64_t target = start_ns_ + trace_.scheduled_delta_ns[q];
+      now = now_ns();
+      while (target - now > kMaxSleepSliceNs + kServerSpinWindowNs && !aborted()) {
+        now = wait_until_ns(now + kMaxSleepSliceNs, 0);
+      }
+      if (aborted()) {
+        ran_out = false;
+        break;
+      }
+      now = wait_until_ns(target, kServerSpinWindowNs);
+    } else if (waits_for_previous && q > 0) {
+      if (!wait_with_stall_limit([&] { return query_done(q - 1); })) {
+        if (!aborted()) stalled = true;
+        ran_out = false;
+        break;
+      }
+      now = now_ns();
+    } else {
+      now = now_ns();
+    }
+    issued_ns_[q] = now - start_ns_;
+    published_.store(q + 1, std::memory_order_release);
+    ++issued;
+    if (config_.complete_on_issue_thread) {
+      complete_on_issue_thread(q, now_ns() - start_ns_);
+    } else if (!drain_pending_.exchange(true, std::memory_order_seq_cst)) {
+      host_->wake();
+    }
+
+    const int64_t elapsed = now - start_ns_;
+    if (server) {
+      if (s.max_async_queries != 0) {
+        const uint64_t outstanding = issued - done_queries_.load(std::memory_order_acquire);
+        if (outstanding > s.max_async_queries) {
+          log("error_runtime",
+              "IssueQueryThread 0 Ending early: Too many outstanding queries. issued " + std::to_string(issued) +
+                  " outstanding " + std::to_string(outstanding),
+              true, false);
+          break;
+        }
+      }
+    } else if (issued >= s.min_query_count && elapsed >= target_duration_ns) {
+      log("generic_message", "Ending naturally: Minimum query count and test duration met.", false, false);
+      ran_out = false;
+      break;
+    }
+    if (s.max_query_count != 0 && issued >= s.max_query_count) {
+      log("error_runtime", "IssueQueryThread 0 Ending early: Max query count reached. query_count " +
+                               std::to_string(issued), true, false);
+      ran_out = false;
+      break;
+    }
+    if (s.max_duration_ms != 0 && elapsed > max_duration_ns) {
+      log("error_runtime", "IssueQueryThread 0 Ending early: Max test duration reached. duration_ns " +
+                               std::to_string(elapsed), true, false);
+      ran_out = false;
+      break;
+    }
+  }
+
+  if (!config_.complete_on_issue_thread && !aborted()) host_->flush_queries();
+  if (ran_out && !aborted()) {
+    log("error_runtime",
+        "Ending early: Ran out of generated queries to issue before the minimum query count and test duration "
+        "were reached. Please update the relevant expected latency or target qps in the TestSettings so they "
+        "are more accurate.",
+        true, false);
+  }
+  outcome_.issued_query_count = issued;
+  outcome_.issued_sample_count = issued * samples_per_query_;
+
+  if (stalled) {
+    outcome_.extra_invalid_reasons.push_back(
+        "The SUT stopped completing samples: no completion arrived for " +
+        std::to_string(config_.completion_timeout_ms != 0 && (s.max_duration_ms == 0 ||
+                                                              config_.completion_timeout_ms < s.max_duration_ms)
+                           ? config_.completion_timeout_ms
+                           : s.max_duration_ms) +
+        " ms while query " + std::to_string(issued - 1) + " was outstanding.");
+  } else if (!aborted()) {
+    const bool all_done =
+        wait_with_stall_limit([&] { return done_queries_.load(std::memory_order_acquire) >= issued; });
+    if (!all_done && !aborted()) {
+      const uint64_t missing = outcome_.issued_sample_count - completed_samples_.load(std::memory_order_acquire);
+      outcome_.extra_invalid_reasons.push_back(
+          std::to_string(missing) + " issued samples never completed (no completion arrived within the "
+                                    "completion timeout after issuing ended).");
+    }
+  }
+}
+
+void Session::complete_on_issue_thread(uint64_t q, int64_t t) {
+  const uint64_t first = q * samples_per_query_;
+  bool done = false;
+  for (uint64_t k = first; k < first + samples_per_query_; ++k) complete_sample(k, t, &done);
+  completed_samples_.fetch_add(samples_per_query_, std::memory_order_release);
+}
+
+void Session::complete_sample(uint64_t k, int64_t t, bool* query_done_now) {
+  completed_ns_[k].store(t, std::memory_order_release);
+  const uint64_t q = k / samples_per_query_;
+  if (samples_per_query_ == 1 || outstanding_[q].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (samples_per_query_ > 1) query_done_ns_[q].store(t, std::memory_order_release);
+    done_queries_.fetch_add(1, std::memory_order_acq_rel);
+    *query_done_now = true;
+  }
+}
+
+void Session::mark_dispatched(uint64_t q) {
+  if (q >= published_.load(std::memory_order_acquire)) return;
+  dispatched_ns_[q] = now_ns() - start_ns_;
+}
+
+namespace {
+inline bool id_to_u64(double id, uint64_t* out) {
+  // Rejects NaN, fractions, negatives and values beyond 2^53 before any use.
+  if (!(id >= 1.0 && id <= 9007199254740992.0) || std::floor(id) != id) return false;
+  *out = static_cast<uint64_t>(id);
+  return true;
+}
+inline bool id_to_u64(uint32_t id, uint64_t* out) {
+  *out = id;
+  return id != 0;
+}
+inline double id_as_double(double id) { return id; }
+inline double id_as_double(uint32_t id) { return static_cast<double>(id); }
+}  // namespace
+
+template <typename Id>
+void Session::complete_ids(const Id* ids, size_t count) {
+  // One clock reading for the whole batch, taken before anything else.
+  const int64_t stamp = now_ns();
+  const uint64_t published = published_.load(std::memory_order_acquire);
+  if (published == 0) {
+    invalid_ids_.fetch_add(count, std::memory_order_relaxed);
+    return;
+  }
+  const int64_t t = stamp - start_ns_;
+  const uint64_t first_id = trace_.first_sample_id + 1;
+  const uint64_t issued_samples = published * samples_per_query_;
+  uint64_t newly_completed = 0;
+  bool any_query_done = false;
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t id;
+    if (!id_to_u64(ids[i], &id) || id < first_id || id - first_id >= sample_count_) {
+      double expected = 0;
+      first_invalid_id_.compare_exchange_strong(expected, id_as_double(ids[i]));
+      invalid_ids_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    const uint64_t k = id - first_id;
+    if (k >= issued_samples) {
+      unissued_ids_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    int64_t not_completed = kNotCompleted;
+    if (!completed_ns_[k].compare_exchange_strong(not_completed, t, std::memory_order_acq_rel)) {
+      double expected = 0;
+      first_duplicate_id_.compare_exchange_strong(expected, id_as_double(ids[i]));
+      duplicate_ids_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    ++newly_completed;
+    const uint64_t q = k / samples_per_query_;
+    if (samples_per_query_ == 1) {
+      done_queries_.fetch_add(1, std::memory_order_acq_rel);
+      any_query_done = true;
+    } else if (outstanding_[q].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      query_done_ns_[q].store(t, std::memory_order_release);
+      done_queries_.fetch_add(1, std::memory_order_acq_rel);
+      any_query_done = true;
+    }
+  }
+  if (newly_completed != 0) completed_samples_.fetch_add(newly_completed, std::memory_order_acq_rel);
+  if (any_query_done) signal_.notify();
+}
+
+void Session::complete(const double* ids, size_t count) { complete_ids(ids, count); }
+void Session::complete(const uint32_t* ids, size_t count) { complete_ids(ids, count); }
+
+void Session::finish_results() {
+  const uint64_t issued = outcome_.issued_query_count;
+  outcome_.completion_errors.invalid_ids = invalid_ids_.load();
+  outcome_.completion_errors.unissued_ids = unissued_ids_.load();
+  outcome_.completion_errors.duplicate_ids = duplicate_ids_.load();
+  outcome_.completion_errors.first_invalid_id = first_invalid_id_.load();
+  outcome_.completion_errors.first_duplicate_id = first_duplicate_id_.load();
+  if (issued == 0) return;
+
+  SeriesResult raw;
+  raw.queries_issued = issued;
+  const uint64_t issued_samples = issued * samples_per_query_;
+  raw.sample_latencies_ns.reserve(issued_samples);
+  int64_t max_latency = 0;
+  int64_t last_completion = 0;
+  uint64_t incomplete = 0;
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    const int64_t done = completed_ns_[k].load(std::memory_order_acquire);
+    if (done == kNotCompleted) {
+      ++incomplete;
+      continue;
+    }
+    const int64_t latency = done - scheduled_ns(k / samples_per_query_);
+    raw.sample_latencies_ns.push_back(latency);
+    max_latency = std::max(max_latency, latency);
+    last_completion = std::max(last_completion, done);
+  }
+  if (effective_.scenario == Scenario::MultiStream) {
+    raw.query_latencies_ns.reserve(issued);
+    for (uint64_t q = 0; q < issued; ++q) {
+      const int64_t done = query_done_ns(q);
+      if (done != kNotCompleted) raw.query_latencies_ns.push_back(done - scheduled_ns(q));
+    }
+  }
+  const uint64_t last = issued - 1;
+  raw.max_latency_s = static_cast<double>(max_latency) / 1e9;
+  raw.final_query_scheduled_time_s = static_cast<double>(trace_.scheduled_delta_ns[last]) / 1e9;
+  raw.final_query_issued_time_s = static_cast<double>(issued_ns_[last]) / 1e9;
+  const int64_t last_done = query_done_ns(last);
+  raw.final_query_all_samples_done_time_s =
+      static_cast<double>(last_done == kNotCompleted ? last_completion : last_done) / 1e9;
+
+  outcome_.completed_sample_count = issued_samples - incomplete;
+  outcome_.incomplete_sample_count = incomplete;
+  outcome_.issue_duration_ns = last_completion;
+  if (incomplete != 0) {
+    log("error_runtime",
+        "Encountered incomplete samples at the end of a series of queries. count: " + std::to_string(incomplete),
+        true, false);
+  }
+
+  outcome_.summary = summarize(effective_, config_.sut_name, std::move(raw));
+  if (aborted()) {
+    std::lock_guard<std::mutex> lock(messages_mutex_);
+    outcome_.extra_invalid_reasons.push_back("The run was aborted: " + outcome_.abort_reason);
+  }
+  if (!outcome_.extra_invalid_reasons.empty()) outcome_.summary.result_valid = false;
+  outcome_.has_summary = true;
+}
+
+void Session::write_summary() {
+  std::string text;
+  if (outcome_.has_summary) {
+    text = format_summary_results(outcome_.summary, config_.settings.mode);
+    if (!outcome_.extra_invalid_reasons.empty()) {
+      // Our reasons go under the reference's "Recommendations:" heading.
+      std::string lines;
+      for (const auto& reason : outcome_.extra_invalid_reasons) lines += " * " + reason + "\n";
+      const std::string heading = "Recommendations:\n";
+      const size_t at = text.find(heading);
+      if (at != std::string::npos) text.insert(at + heading.size(), lines);
+    }
+  }
+  text += format_summary_footer(outcome_.warning_count, outcome_.error_count);
+  outcome_.summary_text = text;
+
+  std::string base = config_.log.outdir + "/" + config_.log.prefix;
+  if (config_.log.prefix_with_datetime) base += outcome_.test_datetime + "_";
+  outcome_.summary_path = base + "summary" + config_.log.suffix + ".txt";
+  std::ofstream out(outcome_.summary_path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    std::lock_guard<std::mutex> lock(messages_mutex_);
+    outcome_.messages.push_back(
+        LogMessage{"error_runtime", "Failed to open summary file " + outcome_.summary_path, true, false});
+    outcome_.summary_path.clear();
+  } else {
+    out << text;
+  }
+  if (config_.log.copy_summary_to_stdout) std::cout << text << std::flush;
+}
+
+}  // namespace loadgen

@@ -1,0 +1,187 @@
+// One test run from start to end: settings -> loadable set -> trace -> issue
+// loop on a dedicated thread -> wait for completions -> results and summary.
+// Host-neutral: the N-API binding (or a C++ test) implements SessionHost.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "results.h"
+#include "settings.h"
+#include "trace.h"
+#include "wait.h"
+
+namespace loadgen {
+
+// What the session needs from its host. All calls come from the session's
+// own thread, never concurrently.
+class SessionHost {
+ public:
+  virtual ~SessionHost() = default;
+  // QSL calls; block until done. Return false with `error` set to abort the run.
+  virtual bool load_samples(const std::vector<SampleIndex>& indices, std::string* error) = 0;
+  virtual bool unload_samples(const std::vector<SampleIndex>& indices, std::string* error) = 0;
+  // The series' trace is final; queries are published after this returns.
+  virtual void series_started() = 0;
+  // Queries were published while no drain was pending: the host must call
+  // Session::begin_drain() and then take every query below published_queries().
+  virtual void wake() = 0;
+  // After the last query of the series was published (the SUT's FlushQueries).
+  virtual void flush_queries() = 0;
+  // The run is over and outcome() is final. Last call of the session thread.
+  virtual void finished() = 0;
+};
+
+struct LogOutputSettings {
+  std::string outdir = ".";
+  std::string prefix = "mlperf_log_";
+  std::string suffix;
+  bool prefix_with_datetime = false;
+  bool copy_summary_to_stdout = false;
+};
+
+struct SessionConfig {
+  TestSettings settings;
+  uint64_t qsl_total_count = 0;
+  uint64_t qsl_performance_count = 0;
+  std::string sut_name;
+  std::string qsl_name;
+  // The "null-native" SUT: every query is completed on the issue thread right
+  // after it is issued; the host's wake()/flush_queries() are never called.
+  bool complete_on_issue_thread = false;
+  // false: the QSL lives in the core (nothing to load), load_samples is not called.
+  bool host_loads_samples = true;
+  int issue_thread_cpu = -1;
+  // Longest wait with samples outstanding and no completion arriving (0 = forever).
+  uint64_t completion_timeout_ms = 60000;
+  LogOutputSettings log;
+};
+
+// Ids that completion calls rejected, by reason. Never written to records.
+struct CompletionErrorCounts {
+  uint64_t invalid_ids = 0;    // not an integer id of this run
+  uint64_t unissued_ids = 0;   // a sample of this run not issued yet
+  uint64_t duplicate_ids = 0;  // completed before
+  double first_invalid_id = 0;
+  double first_duplicate_id = 0;
+};
+
+struct RunOutcome {
+  bool has_summary = false;
+  PerformanceSummary summary;
+  EffectiveSettings effective;
+  std::string test_datetime;
+  std::string summary_path;
+  std::string summary_text;
+  std::vector<LogMessage> messages;  // errors, warnings and notable events, in order
+  uint64_t error_count = 0;
+  uint64_t warning_count = 0;
+  bool aborted = false;
+  std::string abort_reason;
+  // Why the result is INVALID beyond the reference's four checks.
+  std::vector<std::string> extra_invalid_reasons;
+  uint64_t generated_query_count = 0;
+  uint64_t generated_sample_count = 0;
+  uint64_t issued_query_count = 0;
+  uint64_t issued_sample_count = 0;
+  uint64_t completed_sample_count = 0;
+  uint64_t incomplete_sample_count = 0;
+  CompletionErrorCounts completion_errors;
+  int64_t issue_duration_ns = 0;  // start of issuing to the last completion
+};
+
+class Session {
+ public:
+  Session(SessionConfig config, SessionHost* host);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void start();  // spawns the session thread
+  void join();
+
+  // ---- Called from the host's thread(s) while the run is active ----
+
+  // Number of queries issued so far (acquire). Queries [0, n) may be handed
+  // to the SUT; their samples are described by trace().
+  uint64_t published_queries() const { return published_.load(std::memory_order_acquire); }
+  // Clears the pending-drain flag; call before reading published_queries() in a drain.
+  void begin_drain() { drain_pending_.store(false, std::memory_order_seq_cst); }
+  // The trace of the current series (immutable once series_started() was called).
+  const QueryTrace& trace() const { return trace_; }
+  // Timestamps the moment query `q` is handed to the SUT. Ignores q >= published.
+  void mark_dispatched(uint64_t q);
+  // Records completion of samples by id (one clock reading for the batch).
+  // Ids are validated; bad ones are only counted.
+  void complete(const double* ids, size_t count);
+  void complete(const uint32_t* ids, size_t count);
+  // Ends the run early (the SUT or QSL failed). Safe from any thread.
+  void abort(const std::string& reason);
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  // Id of the first sample of the current series: sample k has id first_id() + k.
+  uint64_t first_id() const { return trace_.first_sample_id + 1; }
+
+  // ---- After finished() ----
+  const RunOutcome& outcome() const { return outcome_; }
+
+ private:
+  static constexpr int64_t kNotCompleted = INT64_MIN;
+
+  void run();
+  bool prepare_series(const std::vector<LoadableSet>& sets);
+  void issue_queries();
+  template <typename Ready>
+  bool wait_with_stall_limit(Ready ready);
+  void complete_on_issue_thread(uint64_t q, int64_t t);
+  void complete_sample(uint64_t k, int64_t t, bool* query_done);
+  bool query_done(uint64_t q) const;
+  int64_t query_done_ns(uint64_t q) const;
+  int64_t scheduled_ns(uint64_t q) const;
+  void finish_results();
+  void write_summary();
+  void log(const std::string& key, const std::string& text, bool is_error, bool is_warning);
+  template <typename Id>
+  void complete_ids(const Id* ids, size_t count);
+
+  SessionConfig config_;
+  SessionHost* host_;
+  std::thread thread_;
+  EffectiveSettings effective_;
+  LoadableSet loaded_set_;
+  QueryTrace trace_;
+  SequenceState sequence_;
+
+  // Per query, relative to start_ns_.
+  std::unique_ptr<int64_t[]> issued_ns_;
+  std::unique_ptr<int64_t[]> dispatched_ns_;
+  // Per query, only when a query has more than one sample.
+  std::unique_ptr<std::atomic<uint32_t>[]> outstanding_;
+  std::unique_ptr<std::atomic<int64_t>[]> query_done_ns_;
+  // Per sample: completion time relative to start_ns_, or kNotCompleted.
+  std::unique_ptr<std::atomic<int64_t>[]> completed_ns_;
+
+  int64_t start_ns_ = 0;
+  uint64_t samples_per_query_ = 1;
+  uint64_t sample_count_ = 0;
+  std::atomic<uint64_t> published_{0};
+  std::atomic<bool> drain_pending_{false};
+  std::atomic<uint64_t> done_queries_{0};
+  std::atomic<uint64_t> completed_samples_{0};
+  std::atomic<bool> aborted_{false};
+  std::atomic<uint64_t> invalid_ids_{0};
+  std::atomic<uint64_t> unissued_ids_{0};
+  std::atomic<uint64_t> duplicate_ids_{0};
+  std::atomic<double> first_invalid_id_{0};
+  std::atomic<double> first_duplicate_id_{0};
+  Signal signal_;
+
+  std::mutex messages_mutex_;  // messages come from the session thread and abort()
+  RunOutcome outcome_;
+};
+
+}  // namespace loadgen

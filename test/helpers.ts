@@ -1,0 +1,66 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { querySamplesComplete, type QuerySample, type QuerySampleLibrary, type SystemUnderTest } from '../lib/index.js';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const goldenDir = resolve(repoRoot, '..', 'shared', 'golden');
+export const hasGolden = existsSync(join(goldenDir, 'README.md'));
+
+export function tempDir(prefix = 'loadgen-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A QSL that records its calls. */
+export function recordingQsl(total = 1024, performance = total): QuerySampleLibrary & { calls: string[]; loaded: number[][] } {
+  const calls: string[] = [];
+  const loaded: number[][] = [];
+  return {
+    name: 'recording-qsl',
+    totalSampleCount: total,
+    performanceSampleCount: performance,
+    calls,
+    loaded,
+    async loadSamplesToRam(indices: number[]) {
+      calls.push('load');
+      loaded.push(indices);
+      await new Promise((r) => setTimeout(r, 1));
+    },
+    unloadSamplesFromRam() {
+      calls.push('unload');
+    },
+  };
+}
+
+/** A SUT completing every sample `delayMs` after it was issued (setTimeout). */
+export function delayedSut(delayMs: number): SystemUnderTest & { received: QuerySample[][] } {
+  const received: QuerySample[][] = [];
+  return {
+    name: `delayed-${delayMs}ms`,
+    received,
+    issueQuery(samples: QuerySample[]) {
+      received.push(samples);
+      setTimeout(() => querySamplesComplete(samples), delayMs);
+    },
+  };
+}
+
+/**
+ * Reduces a summary file to its layout: every "label : value" line keeps its
+ * label, values become <v>, and numbers inside free text become <n>.
+ */
+export function summaryLayout(text: string): string[] {
+  return text.split('\n').map((line) => {
+    // The reference's warning count depends on its logger's timing (spec/60 §3.31).
+    if (/^(No warnings|\d+ warnings?) encountered/.test(line)) return '<warnings footer>';
+    const m = /^(.*?)(\s*:\s)(.*)$/.exec(line);
+    if (m && !line.startsWith(' * ')) return `${m[1]}${m[2]}<v>`;
+    return line.replace(/\d+(\.\d+)?/g, '<n>');
+  });
+}
+
+export function readText(path: string): string {
+  return readFileSync(path, 'utf8');
+}
