@@ -90,7 +90,7 @@ void Session::run() {
         loaded = true;
       }
     }
-    if (!aborted() && prepare_series(sets)) {
+    if (!aborted() && prepare_series()) {
       issue_queries();
       finish_results();
     }
@@ -123,8 +123,7 @@ void Session::run() {
   host_->finished();
 }
 
-bool Session::prepare_series(const std::vector<LoadableSet>& sets) {
-  (void)sets;
+bool Session::prepare_series() {
   trace_ = generate_queries(effective_, SeriesKind::Performance, loaded_set_, sequence_);
   samples_per_query_ = trace_.samples_per_query == 0 ? 1 : trace_.samples_per_query;
   const uint64_t queries = trace_.query_count();
@@ -150,6 +149,11 @@ bool Session::prepare_series(const std::vector<LoadableSet>& sets) {
       query_done_ns_[q].store(kNotCompleted, std::memory_order_relaxed);
     }
   }
+  stall_limit_ns_ = static_cast<int64_t>(config_.completion_timeout_ms) * 1000000;
+  if (effective_.max_duration_ms != 0) {
+    const int64_t max_duration_ns = static_cast<int64_t>(effective_.max_duration_ms) * 1000000;
+    if (stall_limit_ns_ == 0 || max_duration_ns < stall_limit_ns_) stall_limit_ns_ = max_duration_ns;
+  }
   if (!config_.complete_on_issue_thread) host_->series_started();
   return true;
 }
@@ -174,13 +178,8 @@ int64_t Session::scheduled_ns(uint64_t q) const {
 
 template <typename Ready>
 bool Session::wait_with_stall_limit(Ready ready) {
-  int64_t stall_limit_ns = static_cast<int64_t>(config_.completion_timeout_ms) * 1000000;
-  if (effective_.max_duration_ms != 0) {
-    const int64_t max_duration_ns = static_cast<int64_t>(effective_.max_duration_ms) * 1000000;
-    if (stall_limit_ns == 0 || max_duration_ns < stall_limit_ns) stall_limit_ns = max_duration_ns;
-  }
-  const int64_t poll_ns = stall_limit_ns > 0 ? std::min<int64_t>(50000000, std::max<int64_t>(stall_limit_ns / 8, 1000000))
-                                             : 50000000;
+  const int64_t poll_ns =
+      stall_limit_ns_ > 0 ? std::min<int64_t>(50000000, std::max<int64_t>(stall_limit_ns_ / 8, 1000000)) : 50000000;
   uint64_t seen_completions = completed_samples_.load(std::memory_order_acquire);
   int64_t last_progress = now_ns();
   for (;;) {
@@ -191,7 +190,7 @@ bool Session::wait_with_stall_limit(Ready ready) {
     if (completions != seen_completions) {
       seen_completions = completions;
       last_progress = now;
-    } else if (stall_limit_ns > 0 && now - last_progress >= stall_limit_ns) {
+    } else if (stall_limit_ns_ > 0 && now - last_progress >= stall_limit_ns_) {
       return ready();
     }
   }
@@ -291,13 +290,9 @@ void Session::issue_queries() {
   outcome_.issued_sample_count = issued * samples_per_query_;
 
   if (stalled) {
-    outcome_.extra_invalid_reasons.push_back(
-        "The SUT stopped completing samples: no completion arrived for " +
-        std::to_string(config_.completion_timeout_ms != 0 && (s.max_duration_ms == 0 ||
-                                                              config_.completion_timeout_ms < s.max_duration_ms)
-                           ? config_.completion_timeout_ms
-                           : s.max_duration_ms) +
-        " ms while query " + std::to_string(issued - 1) + " was outstanding.");
+    outcome_.extra_invalid_reasons.push_back("The SUT stopped completing samples: no completion arrived for " +
+                                             std::to_string(stall_limit_ns_ / 1000000) + " ms while query " +
+                                             std::to_string(issued - 1) + " was outstanding.");
   } else if (!aborted()) {
     const bool all_done =
         wait_with_stall_limit([&] { return done_queries_.load(std::memory_order_acquire) >= issued; });

@@ -133,7 +133,7 @@ class Session {
   static constexpr int64_t kNotCompleted = INT64_MIN;
 
   void run();
-  bool prepare_series(const std::vector<LoadableSet>& sets);
+  bool prepare_series();
   void issue_queries();
   template <typename Ready>
   bool wait_with_stall_limit(Ready ready);
@@ -166,6 +166,8 @@ class Session {
   std::unique_ptr<std::atomic<int64_t>[]> completed_ns_;
 
   int64_t start_ns_ = 0;
+  // completion_timeout_ms, capped by max_duration_ms when that is set; 0 = none.
+  int64_t stall_limit_ns_ = 0;
   uint64_t samples_per_query_ = 1;
   uint64_t sample_count_ = 0;
   std::atomic<uint64_t> published_{0};

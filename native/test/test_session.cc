@@ -1,0 +1,297 @@
+// Whole runs of the core with C++ hosts standing in for the JS side.
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "check.h"
+#include "session.h"
+
+using namespace loadgen;
+
+namespace {
+
+std::string temp_outdir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("loadgen_core_test_" + name);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+enum class Behaviour { CompleteInline, CompleteOnThread, Silent, ThrowAtQuery };
+
+// Completes queries the way a JS SUT would: inside the drain (inline), or
+// later from another thread after a delay.
+class TestHost : public SessionHost {
+ public:
+  TestHost(Behaviour behaviour, int64_t delay_ns = 0, uint64_t fail_at = 0)
+      : behaviour_(behaviour), delay_ns_(delay_ns), fail_at_(fail_at) {}
+  ~TestHost() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+  void attach(Session* session) {
+    session_ = session;
+    if (behaviour_ == Behaviour::CompleteOnThread) worker_ = std::thread([this] { work(); });
+  }
+  bool load_samples(const std::vector<SampleIndex>& indices, std::string*) override {
+    loads.push_back(indices.size());
+    return true;
+  }
+  bool unload_samples(const std::vector<SampleIndex>&, std::string*) override {
+    ++unloads;
+    return true;
+  }
+  void series_started() override { ++series; }
+  void wake() override {
+    session_->begin_drain();
+    const uint64_t published = session_->published_queries();
+    if (behaviour_ == Behaviour::Silent) return;
+    for (; cursor_ < published; ++cursor_) {
+      session_->mark_dispatched(cursor_);
+      if (behaviour_ == Behaviour::ThrowAtQuery && cursor_ == fail_at_) {
+        session_->abort("issueQuery threw: test failure");
+        return;
+      }
+      if (behaviour_ == Behaviour::CompleteOnThread) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pending_.push_back({cursor_, std::chrono::steady_clock::now() + std::chrono::nanoseconds(delay_ns_)});
+        cv_.notify_all();
+      } else {
+        complete_query(cursor_);
+      }
+    }
+  }
+  void flush_queries() override { ++flushes; }
+  void finished() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done = true;
+    cv_.notify_all();
+  }
+  void wait_finished() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return done; });
+  }
+  void complete_query(uint64_t q) {
+    const uint64_t spq = session_->trace().samples_per_query;
+    std::vector<double> ids;
+    for (uint64_t i = 0; i < spq; ++i) ids.push_back(static_cast<double>(session_->first_id() + q * spq + i));
+    session_->complete(ids.data(), ids.size());
+  }
+
+  std::vector<size_t> loads;
+  int unloads = 0, series = 0, flushes = 0;
+  bool done = false;
+
+ private:
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+      if (stop_) return;
+      auto item = pending_.front();
+      pending_.pop_front();
+      lock.unlock();
+      std::this_thread::sleep_until(item.second);
+      complete_query(item.first);
+      lock.lock();
+    }
+  }
+
+  Behaviour behaviour_;
+  int64_t delay_ns_;
+  uint64_t fail_at_;
+  Session* session_ = nullptr;
+  uint64_t cursor_ = 0;
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::pair<uint64_t, std::chrono::steady_clock::time_point>> pending_;
+  bool stop_ = false;
+};
+
+SessionConfig base_config(Scenario scenario, const std::string& name) {
+  SessionConfig c;
+  c.settings.scenario = scenario;
+  c.settings.min_duration_ms = 100;
+  c.settings.min_query_count = 100;
+  c.qsl_total_count = 64;
+  c.qsl_performance_count = 64;
+  c.sut_name = "test-sut";
+  c.qsl_name = "test-qsl";
+  c.log.outdir = temp_outdir(name);
+  return c;
+}
+
+const RunOutcome& run(Session& session, TestHost& host) {
+  host.attach(&session);
+  session.start();
+  host.wait_finished();
+  session.join();
+  return session.outcome();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST(session_single_stream_inline_completion_is_valid) {
+  SessionConfig c = base_config(Scenario::SingleStream, "ss");
+  // Inline completion is far faster than 1 us a query: generate plenty.
+  c.settings.single_stream_expected_latency_ns = 50;
+  c.settings.min_duration_ms = 10;
+  TestHost host(Behaviour::CompleteInline);
+  Session session(c, &host);
+  const RunOutcome& o = run(session, host);
+  CHECK(o.has_summary);
+  CHECK(o.summary.result_valid);
+  CHECK_EQ(o.issued_sample_count, o.completed_sample_count);
+  CHECK(o.issued_query_count >= 100);
+  CHECK_EQ(host.loads.size(), size_t{1});
+  CHECK_EQ(host.unloads, 1);
+  CHECK_EQ(host.flushes, 1);
+  CHECK(o.summary.raw.final_query_issued_time_s >= 0.01);
+  CHECK(o.summary_text.find("Result is : VALID\n") != std::string::npos);
+  CHECK_EQ(read_file(o.summary_path), o.summary_text);
+}
+
+TEST(session_server_latency_includes_sut_delay) {
+  SessionConfig c = base_config(Scenario::Server, "server");
+  c.settings.server_target_qps = 1000;
+  c.settings.min_duration_ms = 200;
+  TestHost host(Behaviour::CompleteOnThread, 2000000);
+  Session session(c, &host);
+  const RunOutcome& o = run(session, host);
+  CHECK(o.has_summary);
+  CHECK_EQ(o.incomplete_sample_count, uint64_t{0});
+  CHECK(o.summary.sample_latency_min >= 2000000);
+  CHECK(o.summary.sample_latency_max < 2000000 + 500000000);
+  CHECK(o.summary.raw.final_query_scheduled_time_s >= 0.2);
+  // Issued exactly the generated schedule (Server never stops on its own).
+  CHECK_EQ(o.issued_query_count, o.generated_query_count);
+}
+
+TEST(session_multistream_query_completes_with_its_last_sample) {
+  SessionConfig c = base_config(Scenario::MultiStream, "ms");
+  c.settings.multi_stream_samples_per_query = 4;
+  c.settings.multi_stream_expected_latency_ns = 1000000;
+  c.settings.min_query_count = 20;
+  TestHost host(Behaviour::CompleteOnThread, 1000000);
+  Session session(c, &host);
+  const RunOutcome& o = run(session, host);
+  CHECK(o.has_summary);
+  CHECK_EQ(o.issued_sample_count, 4 * o.issued_query_count);
+  CHECK_EQ(o.summary.raw.query_latencies_ns.size(), o.issued_query_count);
+  CHECK(o.summary.query_latency_min >= 1000000);
+}
+
+TEST(session_offline_null_native_completes_on_issue_thread) {
+  SessionConfig c = base_config(Scenario::Offline, "offline");
+  c.settings.min_duration_ms = 0;
+  c.settings.min_query_count = 5000;
+  c.complete_on_issue_thread = true;
+  TestHost host(Behaviour::Silent);
+  Session session(c, &host);
+  const RunOutcome& o = run(session, host);
+  CHECK(o.summary.result_valid);
+  CHECK_EQ(o.issued_query_count, uint64_t{1});
+  CHECK_EQ(o.completed_sample_count, uint64_t{5000});
+  CHECK_EQ(host.series, 0);  // nothing is handed to a host SUT
+}
+
+TEST(session_abort_ends_run_with_reason) {
+  SessionConfig c = base_config(Scenario::Server, "abort");
+  c.settings.server_target_qps = 2000;
+  TestHost host(Behaviour::ThrowAtQuery, 0, 5);
+  Session session(c, &host);
+  const RunOutcome& o = run(session, host);
+  CHECK(o.aborted);
+  CHECK(o.abort_reason.find("test failure") != std::string::npos);
+  CHECK(!o.summary.result_valid);
+  CHECK(o.issued_query_count >= 6);
+  CHECK(o.summary_text.find("The run was aborted: issueQuery threw: test failure") != std::string::npos);
+}
+
+TEST(session_silent_sut_stalls_single_stream) {
+  SessionConfig c = base_config(Scenario::SingleStream, "silent");
+  c.completion_timeout_ms = 100;
+  TestHost host(Behaviour::Silent);
+  Session session(c, &host);
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunOutcome& o = run(session, host);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  CHECK_EQ(o.issued_query_count, uint64_t{1});
+  CHECK_EQ(o.incomplete_sample_count, uint64_t{1});
+  CHECK(!o.summary.result_valid);
+  CHECK_EQ(o.extra_invalid_reasons.size(), size_t{1});
+}
+
+TEST(session_silent_sut_server_ends_after_max_duration) {
+  SessionConfig c = base_config(Scenario::Server, "silent_server");
+  c.settings.server_target_qps = 200;
+  c.settings.min_duration_ms = 1000;
+  c.settings.max_duration_ms = 100;
+  TestHost host(Behaviour::Silent);
+  Session session(c, &host);
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunOutcome& o = run(session, host);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  CHECK(o.issued_query_count < o.generated_query_count);
+  CHECK_EQ(o.completed_sample_count, uint64_t{0});
+  CHECK(!o.summary.result_valid);
+  CHECK(o.error_count >= 2);  // max duration reached + incomplete samples
+}
+
+// Completes through a hand-made id list: the bad ones must only be counted.
+class BadIdHost : public TestHost {
+ public:
+  BadIdHost() : TestHost(Behaviour::CompleteInline) {}
+  void wake() override {
+    session->begin_drain();
+    const uint64_t published = session->published_queries();
+    for (; cursor < published; ++cursor) {
+      const double id = static_cast<double>(session->first_id() + cursor);
+      if (cursor == 0) {
+        const double bad[] = {0.0, -1.0, 0.5, std::nan(""), 1e300, id + 1000.0, id + 1.0};
+        session->complete(bad, 7);
+        const uint32_t bad32[] = {0u};
+        session->complete(bad32, 1);
+      }
+      session->complete(&id, 1);
+      if (cursor == 1) session->complete(&id, 1);  // duplicate
+    }
+  }
+  Session* session = nullptr;
+  uint64_t cursor = 0;
+};
+
+TEST(session_bad_completion_ids_are_counted_not_written) {
+  SessionConfig c = base_config(Scenario::Server, "badids");
+  c.settings.server_target_qps = 2000;
+  c.settings.min_query_count = 20;
+  c.qsl_total_count = 8;
+  c.qsl_performance_count = 8;
+  BadIdHost host;
+  Session session(c, &host);
+  host.session = &session;
+  const RunOutcome& o = run(session, host);
+  CHECK(o.has_summary);
+  CHECK_EQ(o.completion_errors.invalid_ids, uint64_t{7});   // 0, -1, 0.5, NaN, 1e300, beyond the run, 0u
+  CHECK_EQ(o.completion_errors.unissued_ids, uint64_t{1});  // the next sample, not issued yet
+  CHECK_EQ(o.completion_errors.duplicate_ids, uint64_t{1});
+  CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
+  CHECK_EQ(o.error_count, uint64_t{9});
+}
