@@ -1,0 +1,47 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
+import { repoRoot, tempDir } from './helpers.js';
+
+describe('the native loader', () => {
+  it('explains what it tried and how to build when no binary loads', () => {
+    // A copy of the package without build/ or prebuilds/.
+    const pkg = tempDir('loadgen-nobinary-');
+    cpSync(join(repoRoot, 'dist'), join(pkg, 'dist'), { recursive: true });
+    cpSync(join(repoRoot, 'package.json'), join(pkg, 'package.json'));
+    symlinkSync(join(repoRoot, 'node_modules'), join(pkg, 'node_modules'), 'dir');
+    const script = `import('./dist/native.js').then((m) => m.loadNative()).catch((e) => { console.log(JSON.stringify({ name: e.name, code: e.code, message: e.message })); })`;
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: pkg, encoding: 'utf8' });
+    const error = JSON.parse(r.stdout) as { name: string; code: string; message: string };
+    expect(error.name).toBe('NativeLoadError');
+    expect(error.code).toBe('ERR_LOADGEN_NATIVE_LOAD');
+    expect(error.message).toContain(`${process.platform}-${process.arch}`);
+    expect(error.message).toContain(`N-API ${process.versions.napi}`);
+    expect(error.message).toMatch(/libc: /);
+    expect(error.message).toContain('prebuilds');
+    expect(error.message).toMatch(/CMake.*C\+\+17/);
+  });
+});
+
+describe('issueThreadCpu', () => {
+  it('pins the issue thread when allowed and warns, without failing, when not', async () => {
+    const pinned = await startTest(createNullSut(), createSyntheticQsl(64), {
+      scenario: 'Offline', minDurationMs: 0, minQueryCount: 100, issueThreadCpu: 0,
+    }, { outdir: tempDir() });
+    expect(pinned.valid).toBe(true);
+    expect(pinned.errors.warnings).toBe(0);
+
+    // A CPU this machine does not have: the kernel refuses, the run goes on unpinned.
+    const refused = await startTest(createNullSut(), createSyntheticQsl(64), {
+      scenario: 'Offline', minDurationMs: 0, minQueryCount: 100, issueThreadCpu: 1000,
+    }, { outdir: tempDir() });
+    expect(refused.valid).toBe(true);
+    expect(refused.errors.warnings).toBe(1);
+    expect(refused.errors.messages[0]!.text).toMatch(/could not pin the issue thread to CPU 1000/);
+    expect(refused.summaryText).toContain('1 warning encountered.');
+  });
+});
