@@ -63,9 +63,8 @@ int get_enum(const Napi::Object& o, const char* key, int max) {
 
 }  // namespace
 
-loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
-  loadgen::SessionConfig c;
-  loadgen::TestSettings& s = c.settings;
+loadgen::TestSettings test_settings_from_js(const Napi::Object& o) {
+  loadgen::TestSettings s;
   s.scenario = static_cast<loadgen::Scenario>(get_enum(o, "scenario", 3));
   s.mode = static_cast<loadgen::Mode>(get_enum(o, "mode", 3));
   s.single_stream_expected_latency_ns = get_double(o, "single_stream_expected_latency_ns");
@@ -108,7 +107,12 @@ loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
   s.server_tpot_latency = get_u64(o, "server_tpot_latency");
   s.infer_token_latencies = get_bool(o, "infer_token_latencies");
   s.token_latency_scaling_factor = get_u64(o, "token_latency_scaling_factor");
+  return s;
+}
 
+loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
+  loadgen::SessionConfig c;
+  c.settings = test_settings_from_js(o);
   const int64_t cpu = get_i64(o, "issue_thread_cpu");
   if (cpu < -1 || cpu > 65535) throw Napi::RangeError::New(o.Env(), "native config: issue_thread_cpu out of range");
   c.issue_thread_cpu = static_cast<int>(cpu);

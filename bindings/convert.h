@@ -9,6 +9,10 @@
 
 namespace loadgen_addon {
 
+// Reads the reference TestSettings fields of a flat snake_case object
+// (scenario/mode as their integer values, seeds as BigInt or safe integers).
+loadgen::TestSettings test_settings_from_js(const Napi::Object& object);
+
 // Reads the flat snake_case object produced by lib/settings.ts toNativeSettings
 // plus the run fields (sut_name, qsl_*, log_*). Throws a TypeError/RangeError
 // naming the field on anything unexpected.

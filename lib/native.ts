@@ -130,6 +130,165 @@ export interface NativeOutcome {
   summary?: NativeSummary;
 }
 
+/** A uint64 from the native side: a number when it is a safe integer, else a bigint. */
+export type NativeU64 = number | bigint;
+
+/**
+ * Reference TestSettings with the reference's snake_case names, as the native
+ * side reads them: scenario/mode as their integer enum values (0..3), seeds as
+ * bigint (or safe integers), every field present. Built by toNativeSettings()
+ * or, for reference vectors, from their `settings` objects.
+ */
+export type NativeTestSettings = Record<string, number | boolean | bigint | string>;
+
+/** One {key, value_text} detail-log entry: value_text is exactly what follows `"value": `. */
+export interface NativeLogEntry {
+  key: string;
+  valueText: string;
+}
+
+/** The queries generated for one load round (golden query_traces "queries"). */
+export interface NativeTraceQueries {
+  generatedQueryCount: number;
+  generatedSamplesPerQuery: number;
+  generatedQueryDurationNs: number;
+  firstQuerySeqId: number;
+  firstSampleSeqId: number;
+  samplesPerQuery: number;
+  /** QSL indices of every sample, query by query. */
+  sampleIndices: Uint32Array;
+  /** Scheduled offset of each query in ns from the start of issuing. */
+  scheduledNs: Float64Array;
+}
+
+export interface NativeTraceLoadCall {
+  loaded: Uint32Array;
+  sampleDistributionEnd: number;
+  queries: NativeTraceQueries;
+}
+
+export interface NativeTracePhase {
+  phase: 'accuracy' | 'performance';
+  loadableSetCount: number;
+  loadCalls: NativeTraceLoadCall[];
+}
+
+/**
+ * Effective settings under the golden files' names (snake_case, e.g.
+ * samples_per_query, target_duration_ms, min_sample_count; scenario and mode
+ * as names; seeds as bigint).
+ */
+export type NativeEffectiveRecord = Record<string, number | bigint | boolean | string>;
+
+export interface NativeTrace {
+  effective: NativeEffectiveRecord;
+  /** In execution order: SubmissionRun gives accuracy then performance. */
+  phases: NativeTracePhase[];
+  /** Errors the reference would log while deriving/generating (key + value_text). */
+  loggedErrors: NativeLogEntry[];
+}
+
+/** Accuracy-log sampling of one load round (golden accuracy_log_sampling "phases"). */
+export interface NativeAccuracyLogRound {
+  phase: 'accuracy' | 'performance';
+  firstSampleSeqId: number;
+  generatedSampleCount: number;
+  offset: number;
+  effectiveProbability: number;
+  /** The first (up to) 8 per-sample values of the round. */
+  firstPerSampleValues: number[];
+  loggedSampleSeqIds: Float64Array;
+  loggedQslIdx: Uint32Array;
+}
+
+/** Inputs of a results computation (golden results_math "input"). */
+export interface NativeResultsInput {
+  sampleLatenciesNs: Float64Array | number[];
+  queryLatenciesNs?: Float64Array | number[];
+  queriesIssued: number;
+  maxLatencyS: number;
+  finalQueryScheduledTimeS: number;
+  finalQueryIssuedTimeS: number;
+  finalQueryAllSamplesDoneTimeS: number;
+  tokensPerSample?: Float64Array | number[];
+  firstTokenLatenciesNs?: Float64Array | number[];
+  timePerOutputTokenNs?: Float64Array | number[];
+}
+
+export interface NativeResults {
+  /** The summary's fields under the golden results_math "outputs" names. */
+  outputs: Record<string, unknown>;
+  /** The summary file's text, footer included (0 warnings, 0 errors). */
+  summaryText: string;
+  /** The detail log's result entries in order, ending with num_errors. */
+  detail: NativeLogEntry[];
+}
+
+/** One row of golden early_stopping "latency_rank_estimates", computed. */
+export interface NativeEarlyStoppingEstimate {
+  earlyStoppingMet: boolean;
+  minQueriesNeeded: number;
+  /** Position of the estimate in the sorted latencies (n - t); null when not met. */
+  rankIndex: number | null;
+  /** SingleStream: the same at p = 0.99; null when too few queries or MultiStream. */
+  rankIndexP99: number | null;
+  recommendation: string;
+}
+
+/** Inputs of a config derivation (golden settings_derivation cases). */
+export interface NativeConfigCase {
+  /** Text used in place of the built-in mlperf.conf; undefined = the built-in copy. */
+  mlperfConfText?: string;
+  /** user.conf text; null = a path that cannot be opened. */
+  userConfText: string | null;
+  /** When present, FromConfig is called a second time with this text (null = missing). */
+  secondUserConfText?: string | null;
+  model: string;
+  scenario: string;
+  initial: NativeTestSettings;
+  qslTotal: number;
+  qslPerformance: number;
+}
+
+export interface NativeConfigResult {
+  returnCode: number;
+  secondReturnCode?: number;
+  /** TestSettings after FromConfig, under the reference field names (enums as names, seeds as bigint). */
+  settingsAfter: Record<string, number | bigint | boolean | string>;
+  effective: NativeEffectiveRecord;
+  loggedRequested: NativeLogEntry[];
+  loggedEffective: NativeLogEntry[];
+  loggedErrors: NativeLogEntry[];
+}
+
+/** Pure functions of the core, exposed for `loadgen trace` and the conformance runner. */
+export interface NativeConformance {
+  mt19937Outputs(seed: bigint, count: number): Float64Array;
+  uniformReal(seed: bigint, count: number): { values: Float64Array; engineDraws: number };
+  /** Server inter-arrival times: truncated ns, and the raw exponential draws in seconds. */
+  serverInterarrival(seed: bigint, qps: number, count: number): { deltaNs: Float64Array; expSeconds: Float64Array };
+  fixedPeriodNs(qps: number): number;
+  /** `count` draws of the performance-mode selector: uniform integer in [0, n - 1]. */
+  uniformInt(seed: bigint, n: number, count: number): { values: Float64Array; engineDraws: number };
+  shuffle(seed: bigint, n: number): { result: Uint32Array; engineDraws: number; nextEngineOutput: number };
+  /** Effective settings (test05 applied first when `applyTest05`) and the messages logged while deriving. */
+  deriveEffective(
+    settings: NativeTestSettings,
+    qslTotal: number,
+    qslPerformance: number,
+    applyTest05: boolean,
+  ): { effective: NativeEffectiveRecord; loggedErrors: NativeLogEntry[] };
+  /** The whole pre-generated trace of a StartTest (test05 applied), running nothing. */
+  generateTrace(settings: NativeTestSettings, qslTotal: number, qslPerformance: number): NativeTrace;
+  accuracyLogPrediction(settings: NativeTestSettings, qslTotal: number, qslPerformance: number): NativeAccuracyLogRound[];
+  summarize(settings: NativeTestSettings, qslTotal: number, qslPerformance: number, input: NativeResultsInput, sutName: string): NativeResults;
+  earlyStoppingMinPassing(t: number, p: number): number;
+  earlyStoppingEstimate(scenario: 'SingleStream' | 'MultiStream', p: number, n: number): NativeEarlyStoppingEstimate;
+  earlyStoppingOdds(h: number, t: number, p: number): number;
+  earlyStoppingLbeta(a: number, b: number): number;
+  configDerive(input: NativeConfigCase): NativeConfigResult;
+}
+
 /** Flat run configuration read by bindings/convert.cc. */
 export type NativeRunConfig = Record<string, number | boolean | bigint | string>;
 
@@ -146,6 +305,7 @@ export interface NativeAddon {
   completionsOutsideRun(): number;
   clockNs(): number;
   readonly napiVersion: number;
+  readonly conformance: NativeConformance;
 }
 
 /** The package root (one level above lib/ or dist/). */
