@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 
+#include "bindings/conformance.h"
 #include "bindings/convert.h"
 #include "bindings/js_host.h"
 #include "native/clock.h"
@@ -73,17 +74,48 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
 Napi::Value SeriesInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   loadgen::Session* session = active_session(env);
-  if (!session) throw_coded(env, "ERR_LOADGEN_NOT_RUNNING", "no loadgen test is running");
+  if (!session || !session->has_series()) throw_coded(env, "ERR_LOADGEN_NOT_RUNNING", "no loadgen series is running");
   const loadgen::QueryTrace& trace = session->trace();
   Napi::Object o = Napi::Object::New(env);
   o.Set("firstId", static_cast<double>(session->first_id()));
   o.Set("samplesPerQuery", static_cast<double>(trace.samples_per_query));
   o.Set("queryCount", static_cast<double>(trace.query_count()));
-  // A copy, not a view: the JS side may keep it after the run frees the trace.
+  // Copies, not views: the JS side may keep them after the run frees the trace.
   auto indices = Napi::Uint32Array::New(env, trace.sample_index.size());
   std::copy(trace.sample_index.begin(), trace.sample_index.end(), indices.Data());
   o.Set("sampleIndex", indices);
+  auto sampled = Napi::Uint8Array::New(env, trace.accuracy_log_sampled.size());
+  std::copy(trace.accuracy_log_sampled.begin(), trace.accuracy_log_sampled.end(), sampled.Data());
+  o.Set("accuracyLogSampled", sampled);
   return o;
+}
+
+// The response bytes of a completed sample, for the accuracy log. Off the
+// timed path: the completion was stamped before. Returns whether it was logged.
+Napi::Value LogResponse(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  loadgen::Session* session = active_session(env);
+  if (!session || info.Length() < 2 || !info[0].IsNumber()) return Napi::Boolean::New(env, false);
+  const double id = info[0].As<Napi::Number>().DoubleValue();
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  if (info[1].IsTypedArray()) {
+    Napi::TypedArray view = info[1].As<Napi::TypedArray>();
+    Napi::ArrayBuffer buffer = view.ArrayBuffer();
+    data = static_cast<const uint8_t*>(buffer.Data()) + view.ByteOffset();
+    size = view.ByteLength();
+  } else if (info[1].IsDataView()) {
+    Napi::DataView view = info[1].As<Napi::DataView>();
+    data = static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+    size = view.ByteLength();
+  } else if (info[1].IsArrayBuffer()) {
+    Napi::ArrayBuffer buffer = info[1].As<Napi::ArrayBuffer>();
+    data = static_cast<const uint8_t*>(buffer.Data());
+    size = buffer.ByteLength();
+  } else {
+    throw Napi::TypeError::New(env, "response data must be an ArrayBuffer, a typed array or a DataView");
+  }
+  return Napi::Boolean::New(env, session->log_response(id, data, size));
 }
 
 void MarkDispatched(const Napi::CallbackInfo& info) {
@@ -186,6 +218,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData<AddonState>(new AddonState());
   exports.Set("start", Napi::Function::New(env, Start, "start"));
   exports.Set("seriesInfo", Napi::Function::New(env, SeriesInfo, "seriesInfo"));
+  exports.Set("logResponse", Napi::Function::New(env, LogResponse, "logResponse"));
   exports.Set("markDispatched", Napi::Function::New(env, MarkDispatched, "markDispatched"));
   exports.Set("completeOne", Napi::Function::New(env, CompleteOne, "completeOne"));
   exports.Set("completeBatch", Napi::Function::New(env, CompleteBatch, "completeBatch"));
@@ -196,6 +229,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("completionsOutsideRun", Napi::Function::New(env, CompletionsOutsideRun, "completionsOutsideRun"));
   exports.Set("clockNs", Napi::Function::New(env, ClockNs, "clockNs"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
+  register_conformance(env, exports);
   return exports;
 }
 

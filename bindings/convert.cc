@@ -189,6 +189,10 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
   Napi::Object o = Napi::Object::New(env);
   const loadgen::PerformanceSummary& s = r.summary;
   o.Set("hasSummary", r.has_summary);
+  o.Set("mode", loadgen::to_string(r.mode));
+  o.Set("accuracyLogPath", r.accuracy_log_path);
+  o.Set("accuracyLogRecords", number_or_bigint(env, r.accuracy_log_records));
+  o.Set("seriesCount", number_or_bigint(env, r.series_count));
   o.Set("testDatetime", r.test_datetime);
   o.Set("summaryPath", r.summary_path);
   o.Set("summaryText", r.summary_text);

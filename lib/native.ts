@@ -27,6 +27,8 @@ export interface NativeSeriesInfo {
   queryCount: number;
   /** QSL index of every sample of the series, query by query (a copy). */
   sampleIndex: Uint32Array;
+  /** 1 for samples whose response goes to the accuracy log (accuracy series: all). */
+  accuracyLogSampled: Uint8Array;
 }
 
 export interface NativeMessage {
@@ -102,6 +104,11 @@ export interface NativeEffectiveSettings {
 
 export interface NativeOutcome {
   hasSummary: boolean;
+  /** The mode that ran (after the test05 override). */
+  mode: string;
+  accuracyLogPath: string;
+  accuracyLogRecords: number;
+  seriesCount: number;
   testDatetime: string;
   summaryPath: string;
   summaryText: string;
@@ -296,6 +303,7 @@ export interface NativeAddon {
   start(config: NativeRunConfig, dispatcher: Dispatcher): void;
   seriesInfo(): NativeSeriesInfo;
   markDispatched(query: number): void;
+  logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean;
   completeOne(id: number): void;
   completeBatch(ids: Float64Array | Uint32Array, count?: number): void;
   acknowledge(token: number, error?: string): boolean;

@@ -4,6 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 
+import { setActiveSeries } from './active.js';
 import { BusyError, InterfaceError, LogOutputError, LoadgenError, SutError } from './errors.js';
 import { HostEventKind, loadNative, type NativeAddon, type NativeOutcome } from './native.js';
 import {
@@ -15,6 +16,7 @@ import {
   type LogSettingsInput,
   type ResolvedLogSettings,
   type ResolvedTestSettings,
+  type TestMode,
   type TestSettingsInput,
 } from './settings.js';
 import { isNullNativeSut } from './suts.js';
@@ -151,6 +153,7 @@ class ActiveRun {
           this.firstId = info.firstId;
           this.samplesPerQuery = info.samplesPerQuery;
           this.sampleIndex = info.sampleIndex;
+          setActiveSeries(info.firstId, info.accuracyLogSampled);
           break;
         }
         case HostEventKind.Load:
@@ -222,6 +225,7 @@ class ActiveRun {
   }
 
   private finished(): void {
+    setActiveSeries(0, new Uint8Array(0));
     let outcome: NativeOutcome;
     try {
       outcome = this.native.finish();
@@ -233,7 +237,7 @@ class ActiveRun {
     if (this.failure !== undefined) {
       const { error, where } = this.failure;
       this.reject(new SutError(`the run was aborted because ${where} failed: ${messageOf(error)}`, error, result));
-    } else if (outcome.aborted && !outcome.hasSummary) {
+    } else if (outcome.aborted && !outcome.hasSummary && outcome.mode !== 'AccuracyOnly') {
       this.reject(new LoadgenError('ERR_LOADGEN_RUN_FAILED', `the run failed: ${outcome.abortReason}`));
     } else {
       this.resolve(result);
@@ -259,9 +263,18 @@ export function toTestResult(
 ): TestResult {
   const s = outcome.summary;
   const scenario = settings.scenario;
-  const valid = s !== undefined && s.resultValid;
+  const mode = outcome.mode as TestMode;
+  // An accuracy-only run has no performance checks: it is valid when every
+  // issued sample completed and nothing failed.
+  const accuracyOnly = mode === 'AccuracyOnly';
+  const valid = accuracyOnly
+    ? !outcome.aborted && outcome.extraInvalidReasons.length === 0 && outcome.counts.issuedSamples > 0
+    : s !== undefined && s.resultValid;
   const invalidReasons: string[] = [];
-  if (s === undefined) {
+  if (accuracyOnly) {
+    invalidReasons.push(...outcome.extraInvalidReasons);
+    if (!valid && invalidReasons.length === 0) invalidReasons.push('No samples were issued.');
+  } else if (s === undefined) {
     invalidReasons.push(outcome.aborted ? `The run was aborted: ${outcome.abortReason}` : 'The run produced no results.');
   } else if (!valid) {
     if (!s.perfConstraintsMet) invalidReasons.push(s.perfConstraintsRecommendation);
@@ -287,7 +300,7 @@ export function toTestResult(
   }
   const result: TestResult = {
     scenario,
-    mode: settings.mode,
+    mode,
     sutName,
     qslName,
     validity: valid ? 'VALID' : 'INVALID',
@@ -328,7 +341,11 @@ export function toTestResult(
     },
     effectiveSettings: { ...outcome.effective },
     testDatetime: outcome.testDatetime,
-    files: outcome.summaryPath ? { summary: outcome.summaryPath } : {},
+    files: {
+      ...(outcome.summaryPath ? { summary: outcome.summaryPath } : {}),
+      ...(outcome.accuracyLogPath ? { accuracyLog: outcome.accuracyLogPath } : {}),
+    },
+    accuracyLogRecords: outcome.accuracyLogRecords,
     summaryText: outcome.summaryText,
   };
   if (scenario === 'MultiStream' && s !== undefined) {

@@ -23,7 +23,7 @@ export const LOGGING_MODES = ['AsyncPoll', 'EndOfTestOnly', 'Synchronous'] as co
 
 /** Which MLPerf scenario to run. */
 export type Scenario = (typeof SCENARIOS)[number];
-/** What to run. Only `PerformanceOnly` can run in this version (see {@link assertRunnableMode}). */
+/** What to run. `FindPeakPerformance` cannot run in this version (see {@link assertRunnableMode}). */
 export type TestMode = (typeof TEST_MODES)[number];
 /** Reference `LoggingMode`; ignored (logging is always asynchronous). */
 export type LoggingMode = (typeof LOGGING_MODES)[number];
@@ -859,12 +859,13 @@ function checkCombinations(s: ResolvedTestSettings): void {
 
 /**
  * Throws {@link SettingsError} (key `mode`) unless the mode can run in this
- * version of loadgen (only `PerformanceOnly`).
+ * version of loadgen (every mode but `FindPeakPerformance`).
  */
 export function assertRunnableMode(settings: Pick<ResolvedTestSettings, 'mode'>): void {
-  if (settings.mode !== 'PerformanceOnly') {
+  if (settings.mode === 'FindPeakPerformance') {
     throw new SettingsError('mode', settings.mode,
-      `mode '${settings.mode}' is not supported yet by this version of loadgen; use PerformanceOnly.`);
+      `mode '${settings.mode}' is not supported yet by this version of loadgen; ` +
+        'use PerformanceOnly, AccuracyOnly or SubmissionRun.');
   }
 }
 

@@ -67,6 +67,7 @@ export interface RunMessage {
 /** Everything a run measured, as plain data. */
 export interface TestResult {
   scenario: Scenario;
+  /** The mode that ran (test05 turns any mode into PerformanceOnly). */
   mode: TestMode;
   sutName: string;
   qslName: string;
@@ -143,7 +144,9 @@ export interface TestResult {
   effectiveSettings: Record<string, number | string | boolean | bigint>;
   testDatetime: string;
   /** Paths of the files written. */
-  files: { summary?: string };
+  files: { summary?: string; accuracyLog?: string };
+  /** Records written to the accuracy log (accuracy series: every sample; performance: the sampled ones). */
+  accuracyLogRecords: number;
   /** The summary file's text. */
   summaryText: string;
 }

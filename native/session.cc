@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -22,6 +22,7 @@ constexpr int64_t kServerSpinWindowNs = 120000;
 constexpr int64_t kMaxSleepSliceNs = 50000000;
 // Spin this long for a completion before blocking (SingleStream/MultiStream).
 constexpr int64_t kCompletionSpinNs = 50000;
+constexpr int64_t kNotCompleted = Series::kNotCompleted;
 
 std::string local_datetime_iso8601() {
   // The reference prints local time with a literal 'Z' (spec/00 §6 step 2).
@@ -35,6 +36,14 @@ std::string local_datetime_iso8601() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm_local);
   return buf;
+}
+
+// The null-native SUT's response: the QSL index as 4 little-endian bytes
+// (what the reference's own null SUT in the golden runs returns).
+std::vector<uint8_t> index_payload(uint64_t qsl_index) {
+  const uint32_t v = static_cast<uint32_t>(qsl_index);
+  return {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v >> 16),
+          static_cast<uint8_t>(v >> 24)};
 }
 
 }  // namespace
@@ -66,50 +75,63 @@ void Session::abort(const std::string& reason) {
   signal_.notify();
 }
 
+uint64_t Session::published_queries() const {
+  const Series* s = current();
+  return s ? s->published.load(std::memory_order_acquire) : 0;
+}
+
 void Session::run() {
   outcome_.test_datetime = local_datetime_iso8601();
+  std::string base = config_.log.outdir + "/" + config_.log.prefix;
+  if (config_.log.prefix_with_datetime) base += outcome_.test_datetime + "_";
+  outcome_.accuracy_log_path = base + "accuracy" + config_.log.suffix + ".json";
+  if (!accuracy_log_.open(outcome_.accuracy_log_path)) {
+    log("error_runtime", "Failed to open accuracy log file " + outcome_.accuracy_log_path, true, false);
+    outcome_.accuracy_log_path.clear();
+  }
+
   std::vector<LogMessage> settings_messages;
-  const TestSettings requested = apply_test05(config_.settings, &settings_messages);
-  effective_ = derive_effective(requested, config_.qsl_total_count, config_.qsl_performance_count,
+  settings_ = apply_test05(config_.settings, &settings_messages);
+  effective_ = derive_effective(settings_, config_.qsl_total_count, config_.qsl_performance_count,
                                 &settings_messages);
   for (const auto& m : settings_messages) log(m.key, m.text, m.is_error, m.is_warning);
   outcome_.effective = effective_;
+  outcome_.mode = settings_.mode;
 
-  bool loaded = false;
   try {
-    log("generic_message", "Starting performance mode", false, false);
-    const auto sets =
-        generate_loadable_sets(effective_, effective_.performance_sample_count, config_.qsl_total_count);
-    if (sets.empty()) throw std::invalid_argument("the QSL reported no samples to load");
-    loaded_set_ = sets.front();
-    if (config_.host_loads_samples && !aborted()) {
-      std::string error;
-      if (!host_->load_samples(loaded_set_.indices, &error)) {
-        abort(error.empty() ? "loadSamplesToRam failed" : error);
-      } else {
-        loaded = true;
-      }
-    }
-    if (!aborted() && prepare_series()) {
-      issue_queries();
-      finish_results();
+    switch (settings_.mode) {
+      case Mode::SubmissionRun:
+        run_accuracy(config_.qsl_total_count);
+        if (!aborted()) run_performance(config_.qsl_total_count);
+        break;
+      case Mode::AccuracyOnly:
+        run_accuracy(config_.qsl_total_count);
+        break;
+      case Mode::PerformanceOnly:
+        run_performance(config_.qsl_total_count);
+        break;
+      case Mode::FindPeakPerformance:
+        log("error_invalid_config", "FindPeakPerformance is not supported by this version of loadgen.", true, false);
+        break;
     }
   } catch (const std::exception& e) {
     log("error_runtime", std::string("loadgen internal error: ") + e.what(), true, false);
     abort(e.what());
   }
 
-  if (loaded) {
-    std::string error;
-    if (!host_->unload_samples(loaded_set_.indices, &error) && !error.empty()) {
-      log("error_runtime", "unloadSamplesFromRam failed: " + error, true, false);
-    }
-  }
+  accuracy_log_.close();
+  outcome_.accuracy_log_records = accuracy_log_.records_written();
   outcome_.aborted = aborted();
+  outcome_.completion_errors.invalid_ids = invalid_ids_.load();
+  outcome_.completion_errors.unissued_ids = unissued_ids_.load();
+  outcome_.completion_errors.duplicate_ids = duplicate_ids_.load();
+  outcome_.completion_errors.first_invalid_id = first_invalid_id_.load();
+  outcome_.completion_errors.first_duplicate_id = first_duplicate_id_.load();
   {
     std::lock_guard<std::mutex> lock(messages_mutex_);
     if (outcome_.aborted && !outcome_.abort_reason.empty()) {
       outcome_.messages.push_back(LogMessage{"error_runtime", "Run aborted: " + outcome_.abort_reason, true, false});
+      outcome_.extra_invalid_reasons.push_back("The run was aborted: " + outcome_.abort_reason);
     }
     for (const auto& m : outcome_.messages) {
       if (m.is_error) ++outcome_.error_count;
@@ -119,73 +141,115 @@ void Session::run() {
   // Every rejected completion id is an error, as a duplicate is in the reference.
   outcome_.error_count += outcome_.completion_errors.invalid_ids + outcome_.completion_errors.unissued_ids +
                           outcome_.completion_errors.duplicate_ids;
+  if (outcome_.has_summary && !outcome_.extra_invalid_reasons.empty()) outcome_.summary.result_valid = false;
   write_summary();
   host_->finished();
 }
 
-bool Session::prepare_series() {
-  trace_ = generate_queries(effective_, SeriesKind::Performance, loaded_set_, sequence_);
-  samples_per_query_ = trace_.samples_per_query == 0 ? 1 : trace_.samples_per_query;
-  const uint64_t queries = trace_.query_count();
-  sample_count_ = trace_.sample_count();
-  outcome_.generated_query_count = queries;
-  outcome_.generated_sample_count = sample_count_;
-  if (queries == 0) {
-    log("error_runtime", "No queries were generated; check min_query_count and min_duration_ms.", true, false);
-    return false;
+void Session::run_accuracy(uint64_t qsl_total) {
+  log("generic_message", "Starting accuracy mode", false, false);
+  const auto sets = generate_loadable_sets(effective_, effective_.accuracy_sample_count, qsl_total);
+  for (const auto& set : sets) {
+    if (aborted()) return;
+    run_series(set, SeriesKind::Accuracy);
   }
+}
 
-  issued_ns_.reset(new int64_t[queries]);
-  dispatched_ns_.reset(new int64_t[queries]);
-  std::fill_n(issued_ns_.get(), queries, kNotCompleted);
-  std::fill_n(dispatched_ns_.get(), queries, kNotCompleted);
-  completed_ns_.reset(new std::atomic<int64_t>[sample_count_]);
-  for (uint64_t k = 0; k < sample_count_; ++k) completed_ns_[k].store(kNotCompleted, std::memory_order_relaxed);
-  if (samples_per_query_ > 1) {
-    outstanding_.reset(new std::atomic<uint32_t>[queries]);
-    query_done_ns_.reset(new std::atomic<int64_t>[queries]);
-    for (uint64_t q = 0; q < queries; ++q) {
-      outstanding_[q].store(static_cast<uint32_t>(samples_per_query_), std::memory_order_relaxed);
-      query_done_ns_[q].store(kNotCompleted, std::memory_order_relaxed);
+void Session::run_performance(uint64_t qsl_total) {
+  log("generic_message", "Starting performance mode", false, false);
+  const auto sets = generate_loadable_sets(effective_, effective_.performance_sample_count, qsl_total);
+  if (sets.empty()) throw std::invalid_argument("the QSL reported no samples to load");
+  Series* series = run_series(sets.front(), SeriesKind::Performance);
+  if (series != nullptr) finish_results(*series);
+}
+
+Series* Session::run_series(const LoadableSet& set, SeriesKind kind) {
+  if (config_.host_loads_samples) {
+    std::string error;
+    if (!host_->load_samples(set.indices, &error)) {
+      abort(error.empty() ? "loadSamplesToRam failed" : error);
+      return nullptr;
     }
   }
+  Series* series = nullptr;
+  if (!aborted()) {
+    series = prepare_series(set, kind);
+    if (series != nullptr) issue_queries(*series);
+  }
+  if (config_.host_loads_samples) {
+    std::string error;
+    if (!host_->unload_samples(set.indices, &error) && !error.empty()) {
+      log("error_runtime", "unloadSamplesFromRam failed: " + error, true, false);
+    }
+  }
+  return series;
+}
+
+Series* Session::prepare_series(const LoadableSet& set, SeriesKind kind) {
+  auto owned = std::make_unique<Series>();
+  Series& s = *owned;
+  s.kind = kind;
+  s.trace = generate_queries(effective_, kind, set, sequence_);
+  s.samples_per_query = s.trace.samples_per_query == 0 ? 1 : s.trace.samples_per_query;
+  s.sample_count = s.trace.sample_count();
+  s.first_id = s.trace.first_sample_id + 1;
+  const uint64_t queries = s.trace.query_count();
+  outcome_.series_count += 1;
+  outcome_.generated_query_count += queries;
+  outcome_.generated_sample_count += s.sample_count;
+  if (queries == 0) {
+    log("error_runtime", "No queries were generated; check min_query_count and min_duration_ms.", true, false);
+    return nullptr;
+  }
+
+  s.issued_ns.reset(new int64_t[queries]);
+  s.dispatched_ns.reset(new int64_t[queries]);
+  std::fill_n(s.issued_ns.get(), queries, kNotCompleted);
+  std::fill_n(s.dispatched_ns.get(), queries, kNotCompleted);
+  s.completed_ns.reset(new std::atomic<int64_t>[s.sample_count]);
+  for (uint64_t k = 0; k < s.sample_count; ++k) s.completed_ns[k].store(kNotCompleted, std::memory_order_relaxed);
+  if (s.samples_per_query > 1) {
+    s.outstanding.reset(new std::atomic<uint32_t>[queries]);
+    s.query_done_ns.reset(new std::atomic<int64_t>[queries]);
+    for (uint64_t q = 0; q < queries; ++q) {
+      s.outstanding[q].store(static_cast<uint32_t>(s.samples_per_query), std::memory_order_relaxed);
+      s.query_done_ns[q].store(kNotCompleted, std::memory_order_relaxed);
+    }
+  }
+  // Accuracy series ignore max_duration (they issue everything), so only the
+  // completion timeout bounds their waits.
   stall_limit_ns_ = static_cast<int64_t>(config_.completion_timeout_ms) * 1000000;
-  if (effective_.max_duration_ms != 0) {
+  if (kind == SeriesKind::Performance && effective_.max_duration_ms != 0) {
     const int64_t max_duration_ns = static_cast<int64_t>(effective_.max_duration_ms) * 1000000;
     if (stall_limit_ns_ == 0 || max_duration_ns < stall_limit_ns_) stall_limit_ns_ = max_duration_ns;
   }
+  series_.push_back(std::move(owned));
+  current_.store(&s, std::memory_order_release);
   if (!config_.complete_on_issue_thread) host_->series_started();
-  return true;
+  return &s;
 }
 
-bool Session::query_done(uint64_t q) const { return query_done_ns(q) != kNotCompleted; }
-
-int64_t Session::query_done_ns(uint64_t q) const {
-  if (samples_per_query_ == 1) return completed_ns_[q].load(std::memory_order_acquire);
-  return query_done_ns_[q].load(std::memory_order_acquire);
-}
-
-int64_t Session::scheduled_ns(uint64_t q) const {
+int64_t Session::scheduled_ns(const Series& series, uint64_t q) const {
   switch (effective_.scenario) {
     case Scenario::Server:
-      return trace_.scheduled_delta_ns[q];
+      return series.trace.scheduled_delta_ns[q];
     case Scenario::Offline:
       return 0;
     default:
-      return issued_ns_[q];  // SingleStream/MultiStream: scheduled when issued
+      return series.issued_ns[q];  // SingleStream/MultiStream: scheduled when issued
   }
 }
 
 template <typename Ready>
-bool Session::wait_with_stall_limit(Ready ready) {
+bool Session::wait_with_stall_limit(Series& series, Ready ready) {
   const int64_t poll_ns =
       stall_limit_ns_ > 0 ? std::min<int64_t>(50000000, std::max<int64_t>(stall_limit_ns_ / 8, 1000000)) : 50000000;
-  uint64_t seen_completions = completed_samples_.load(std::memory_order_acquire);
+  uint64_t seen_completions = series.completed_samples.load(std::memory_order_acquire);
   int64_t last_progress = now_ns();
   for (;;) {
     if (signal_.wait(ready, 0, kCompletionSpinNs, poll_ns)) return true;
     if (aborted()) return false;
-    const uint64_t completions = completed_samples_.load(std::memory_order_acquire);
+    const uint64_t completions = series.completed_samples.load(std::memory_order_acquire);
     const int64_t now = now_ns();
     if (completions != seen_completions) {
       seen_completions = completions;
@@ -196,21 +260,22 @@ bool Session::wait_with_stall_limit(Ready ready) {
   }
 }
 
-void Session::issue_queries() {
+void Session::issue_queries(Series& series) {
   const std::string pin_warning = prepare_issue_thread(config_.issue_thread_cpu);
-  if (!pin_warning.empty()) log("warning_generic_message", pin_warning, false, true);
+  if (!pin_warning.empty() && outcome_.series_count == 1) log("warning_generic_message", pin_warning, false, true);
 
   const EffectiveSettings& s = effective_;
-  const uint64_t queries = trace_.query_count();
+  const bool accuracy = series.kind == SeriesKind::Accuracy;
+  const uint64_t queries = series.trace.query_count();
   const bool server = s.scenario == Scenario::Server;
   const bool waits_for_previous = s.scenario == Scenario::SingleStream || s.scenario == Scenario::MultiStream;
   const int64_t target_duration_ns = static_cast<int64_t>(s.target_duration_ms) * 1000000;
   const int64_t max_duration_ns = static_cast<int64_t>(s.max_duration_ms) * 1000000;
-  bool ran_out = !server;
+  bool ran_out = !server && !accuracy;
   bool stalled = false;
   uint64_t issued = 0;
 
-  start_ns_ = now_ns();
+  series.start_ns = now_ns();
   for (uint64_t q = 0; q < queries; ++q) {
     if (aborted()) {
       ran_out = false;
@@ -218,7 +283,7 @@ void Session::issue_queries() {
     }
     int64_t now;
     if (server) {
-      const int64_t target = start_ns_ + trace_.scheduled_delta_ns[q];
+      const int64_t target = series.start_ns + series.trace.scheduled_delta_ns[q];
       now = now_ns();
       while (target - now > kMaxSleepSliceNs + kServerSpinWindowNs && !aborted()) {
         now = wait_until_ns(now + kMaxSleepSliceNs, 0);
@@ -229,7 +294,7 @@ void Session::issue_queries() {
       }
       now = wait_until_ns(target, kServerSpinWindowNs);
     } else if (waits_for_previous && q > 0) {
-      if (!wait_with_stall_limit([&] { return query_done(q - 1); })) {
+      if (!wait_with_stall_limit(series, [&] { return series.query_done(q - 1); })) {
         if (!aborted()) stalled = true;
         ran_out = false;
         break;
@@ -238,19 +303,20 @@ void Session::issue_queries() {
     } else {
       now = now_ns();
     }
-    issued_ns_[q] = now - start_ns_;
-    published_.store(q + 1, std::memory_order_release);
+    series.issued_ns[q] = now - series.start_ns;
+    series.published.store(q + 1, std::memory_order_release);
     ++issued;
     if (config_.complete_on_issue_thread) {
-      complete_on_issue_thread(q, now_ns() - start_ns_);
+      complete_on_issue_thread(series, q, now_ns() - series.start_ns);
     } else if (!drain_pending_.exchange(true, std::memory_order_seq_cst)) {
       host_->wake();
     }
+    if (accuracy) continue;  // accuracy series issue every query
 
-    const int64_t elapsed = now - start_ns_;
+    const int64_t elapsed = now - series.start_ns;
     if (server) {
       if (s.max_async_queries != 0) {
-        const uint64_t outstanding = issued - done_queries_.load(std::memory_order_acquire);
+        const uint64_t outstanding = issued - series.done_queries.load(std::memory_order_acquire);
         if (outstanding > s.max_async_queries) {
           log("error_runtime",
               "IssueQueryThread 0 Ending early: Too many outstanding queries. issued " + std::to_string(issued) +
@@ -265,14 +331,16 @@ void Session::issue_queries() {
       break;
     }
     if (s.max_query_count != 0 && issued >= s.max_query_count) {
-      log("error_runtime", "IssueQueryThread 0 Ending early: Max query count reached. query_count " +
-                               std::to_string(issued), true, false);
+      log("error_runtime",
+          "IssueQueryThread 0 Ending early: Max query count reached. query_count " + std::to_string(issued), true,
+          false);
       ran_out = false;
       break;
     }
     if (s.max_duration_ms != 0 && elapsed > max_duration_ns) {
-      log("error_runtime", "IssueQueryThread 0 Ending early: Max test duration reached. duration_ns " +
-                               std::to_string(elapsed), true, false);
+      log("error_runtime",
+          "IssueQueryThread 0 Ending early: Max test duration reached. duration_ns " + std::to_string(elapsed), true,
+          false);
       ran_out = false;
       break;
     }
@@ -286,45 +354,59 @@ void Session::issue_queries() {
         "are more accurate.",
         true, false);
   }
-  outcome_.issued_query_count = issued;
-  outcome_.issued_sample_count = issued * samples_per_query_;
+  series.issued_queries = issued;
+  const uint64_t issued_samples = issued * series.samples_per_query;
+  outcome_.issued_query_count += issued;
+  outcome_.issued_sample_count += issued_samples;
 
   if (stalled) {
     outcome_.extra_invalid_reasons.push_back("The SUT stopped completing samples: no completion arrived for " +
                                              std::to_string(stall_limit_ns_ / 1000000) + " ms while query " +
                                              std::to_string(issued - 1) + " was outstanding.");
   } else if (!aborted()) {
-    const bool all_done =
-        wait_with_stall_limit([&] { return done_queries_.load(std::memory_order_acquire) >= issued; });
+    const bool all_done = wait_with_stall_limit(
+        series, [&] { return series.done_queries.load(std::memory_order_acquire) >= issued; });
     if (!all_done && !aborted()) {
-      const uint64_t missing = outcome_.issued_sample_count - completed_samples_.load(std::memory_order_acquire);
+      const uint64_t missing = issued_samples - series.completed_samples.load(std::memory_order_acquire);
       outcome_.extra_invalid_reasons.push_back(
           std::to_string(missing) + " issued samples never completed (no completion arrived within the "
                                     "completion timeout after issuing ended).");
     }
   }
-}
-
-void Session::complete_on_issue_thread(uint64_t q, int64_t t) {
-  const uint64_t first = q * samples_per_query_;
-  bool done = false;
-  for (uint64_t k = first; k < first + samples_per_query_; ++k) complete_sample(k, t, &done);
-  completed_samples_.fetch_add(samples_per_query_, std::memory_order_release);
-}
-
-void Session::complete_sample(uint64_t k, int64_t t, bool* query_done_now) {
-  completed_ns_[k].store(t, std::memory_order_release);
-  const uint64_t q = k / samples_per_query_;
-  if (samples_per_query_ == 1 || outstanding_[q].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    if (samples_per_query_ > 1) query_done_ns_[q].store(t, std::memory_order_release);
-    done_queries_.fetch_add(1, std::memory_order_acq_rel);
-    *query_done_now = true;
+  const uint64_t completed = series.completed_samples.load(std::memory_order_acquire);
+  const uint64_t completed_issued = std::min(completed, issued_samples);
+  outcome_.completed_sample_count += completed_issued;
+  const uint64_t incomplete = issued_samples - completed_issued;
+  outcome_.incomplete_sample_count += incomplete;
+  if (incomplete != 0) {
+    log("error_runtime",
+        "Encountered incomplete samples at the end of a series of queries. count: " + std::to_string(incomplete),
+        true, false);
   }
 }
 
+void Session::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
+  const uint64_t spq = series.samples_per_query;
+  const uint64_t first = q * spq;
+  for (uint64_t k = first; k < first + spq; ++k) {
+    series.completed_ns[k].store(t, std::memory_order_release);
+    if (series.trace.accuracy_log_sampled[k]) {
+      const uint64_t index = series.trace.sample_index[k];
+      accuracy_log_.append(AccuracyRecord{series.trace.first_sample_id + k, index, index_payload(index)});
+    }
+  }
+  if (spq > 1) {
+    series.outstanding[q].store(0, std::memory_order_relaxed);
+    series.query_done_ns[q].store(t, std::memory_order_release);
+  }
+  series.done_queries.fetch_add(1, std::memory_order_acq_rel);
+  series.completed_samples.fetch_add(spq, std::memory_order_release);
+}
+
 void Session::mark_dispatched(uint64_t q) {
-  if (q >= published_.load(std::memory_order_acquire)) return;
-  dispatched_ns_[q] = now_ns() - start_ns_;
+  Series* s = current();
+  if (!s || q >= s->published.load(std::memory_order_acquire)) return;
+  s->dispatched_ns[q] = now_ns() - s->start_ns;
 }
 
 namespace {
@@ -346,77 +428,85 @@ template <typename Id>
 void Session::complete_ids(const Id* ids, size_t count) {
   // One clock reading for the whole batch, taken before anything else.
   const int64_t stamp = now_ns();
-  const uint64_t published = published_.load(std::memory_order_acquire);
+  Series* s = current();
+  const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
   if (published == 0) {
     invalid_ids_.fetch_add(count, std::memory_order_relaxed);
     return;
   }
-  const int64_t t = stamp - start_ns_;
-  const uint64_t first_id = trace_.first_sample_id + 1;
-  const uint64_t issued_samples = published * samples_per_query_;
+  Series& series = *s;
+  const int64_t t = stamp - series.start_ns;
+  const uint64_t spq = series.samples_per_query;
+  const uint64_t issued_samples = published * spq;
   uint64_t newly_completed = 0;
   bool any_query_done = false;
   for (size_t i = 0; i < count; ++i) {
     uint64_t id;
-    if (!id_to_u64(ids[i], &id) || id < first_id || id - first_id >= sample_count_) {
+    if (!id_to_u64(ids[i], &id) || id < series.first_id || id - series.first_id >= series.sample_count) {
       double expected = 0;
       first_invalid_id_.compare_exchange_strong(expected, id_as_double(ids[i]));
       invalid_ids_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    const uint64_t k = id - first_id;
+    const uint64_t k = id - series.first_id;
     if (k >= issued_samples) {
       unissued_ids_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     int64_t not_completed = kNotCompleted;
-    if (!completed_ns_[k].compare_exchange_strong(not_completed, t, std::memory_order_acq_rel)) {
+    if (!series.completed_ns[k].compare_exchange_strong(not_completed, t, std::memory_order_acq_rel)) {
       double expected = 0;
       first_duplicate_id_.compare_exchange_strong(expected, id_as_double(ids[i]));
       duplicate_ids_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     ++newly_completed;
-    const uint64_t q = k / samples_per_query_;
-    if (samples_per_query_ == 1) {
-      done_queries_.fetch_add(1, std::memory_order_acq_rel);
+    if (spq == 1) {
+      series.done_queries.fetch_add(1, std::memory_order_acq_rel);
       any_query_done = true;
-    } else if (outstanding_[q].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      query_done_ns_[q].store(t, std::memory_order_release);
-      done_queries_.fetch_add(1, std::memory_order_acq_rel);
+    } else if (series.outstanding[k / spq].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      series.query_done_ns[k / spq].store(t, std::memory_order_release);
+      series.done_queries.fetch_add(1, std::memory_order_acq_rel);
       any_query_done = true;
     }
   }
-  if (newly_completed != 0) completed_samples_.fetch_add(newly_completed, std::memory_order_acq_rel);
+  if (newly_completed != 0) series.completed_samples.fetch_add(newly_completed, std::memory_order_acq_rel);
   if (any_query_done) signal_.notify();
 }
 
 void Session::complete(const double* ids, size_t count) { complete_ids(ids, count); }
 void Session::complete(const uint32_t* ids, size_t count) { complete_ids(ids, count); }
 
-void Session::finish_results() {
-  const uint64_t issued = outcome_.issued_query_count;
-  outcome_.completion_errors.invalid_ids = invalid_ids_.load();
-  outcome_.completion_errors.unissued_ids = unissued_ids_.load();
-  outcome_.completion_errors.duplicate_ids = duplicate_ids_.load();
-  outcome_.completion_errors.first_invalid_id = first_invalid_id_.load();
-  outcome_.completion_errors.first_duplicate_id = first_duplicate_id_.load();
+bool Session::log_response(double id_value, const uint8_t* data, size_t size) {
+  Series* s = current();
+  uint64_t id;
+  if (!s || !id_to_u64(id_value, &id) || id < s->first_id || id - s->first_id >= s->sample_count) return false;
+  const uint64_t k = id - s->first_id;
+  if (k >= s->published.load(std::memory_order_acquire) * s->samples_per_query) return false;
+  if (!s->trace.accuracy_log_sampled[k]) return false;
+  AccuracyRecord record;
+  record.seq_id = s->trace.first_sample_id + k;
+  record.qsl_idx = s->trace.sample_index[k];
+  if (size != 0) record.data.assign(data, data + size);
+  accuracy_log_.append(std::move(record));
+  return true;
+}
+
+void Session::finish_results(Series& series) {
+  const uint64_t issued = series.issued_queries;
   if (issued == 0) return;
+  const uint64_t spq = series.samples_per_query;
 
   SeriesResult raw;
   raw.queries_issued = issued;
-  const uint64_t issued_samples = issued * samples_per_query_;
+  const uint64_t issued_samples = issued * spq;
   raw.sample_latencies_ns.reserve(issued_samples);
   int64_t max_latency = 0;
   int64_t last_completion = 0;
-  uint64_t incomplete = 0;
   for (uint64_t k = 0; k < issued_samples; ++k) {
-    const int64_t done = completed_ns_[k].load(std::memory_order_acquire);
-    if (done == kNotCompleted) {
-      ++incomplete;
-      continue;
-    }
-    const int64_t latency = done - scheduled_ns(k / samples_per_query_);
+    const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+    if (done == kNotCompleted) continue;  // counted as incomplete; INVALID
+    const int64_t latency = done - scheduled_ns(series, k / spq);
     raw.sample_latencies_ns.push_back(latency);
     max_latency = std::max(max_latency, latency);
     last_completion = std::max(last_completion, done);
@@ -424,40 +514,27 @@ void Session::finish_results() {
   if (effective_.scenario == Scenario::MultiStream) {
     raw.query_latencies_ns.reserve(issued);
     for (uint64_t q = 0; q < issued; ++q) {
-      const int64_t done = query_done_ns(q);
-      if (done != kNotCompleted) raw.query_latencies_ns.push_back(done - scheduled_ns(q));
+      const int64_t done = series.query_done_time(q);
+      if (done != kNotCompleted) raw.query_latencies_ns.push_back(done - scheduled_ns(series, q));
     }
   }
   const uint64_t last = issued - 1;
   raw.max_latency_s = static_cast<double>(max_latency) / 1e9;
-  raw.final_query_scheduled_time_s = static_cast<double>(trace_.scheduled_delta_ns[last]) / 1e9;
-  raw.final_query_issued_time_s = static_cast<double>(issued_ns_[last]) / 1e9;
-  const int64_t last_done = query_done_ns(last);
+  raw.final_query_scheduled_time_s = static_cast<double>(series.trace.scheduled_delta_ns[last]) / 1e9;
+  raw.final_query_issued_time_s = static_cast<double>(series.issued_ns[last]) / 1e9;
+  const int64_t last_done = series.query_done_time(last);
   raw.final_query_all_samples_done_time_s =
       static_cast<double>(last_done == kNotCompleted ? last_completion : last_done) / 1e9;
-
-  outcome_.completed_sample_count = issued_samples - incomplete;
-  outcome_.incomplete_sample_count = incomplete;
   outcome_.issue_duration_ns = last_completion;
-  if (incomplete != 0) {
-    log("error_runtime",
-        "Encountered incomplete samples at the end of a series of queries. count: " + std::to_string(incomplete),
-        true, false);
-  }
 
   outcome_.summary = summarize(effective_, config_.sut_name, std::move(raw));
-  if (aborted()) {
-    std::lock_guard<std::mutex> lock(messages_mutex_);
-    outcome_.extra_invalid_reasons.push_back("The run was aborted: " + outcome_.abort_reason);
-  }
-  if (!outcome_.extra_invalid_reasons.empty()) outcome_.summary.result_valid = false;
   outcome_.has_summary = true;
 }
 
 void Session::write_summary() {
   std::string text;
   if (outcome_.has_summary) {
-    text = format_summary_results(outcome_.summary, config_.settings.mode);
+    text = format_summary_results(outcome_.summary, settings_.mode);
     if (!outcome_.extra_invalid_reasons.empty()) {
       // Our reasons go under the reference's "Recommendations:" heading.
       std::string lines;

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "accuracy_log.h"
 #include "results.h"
 #include "settings.h"
 #include "trace.h"
@@ -72,12 +73,15 @@ struct CompletionErrorCounts {
 };
 
 struct RunOutcome {
+  Mode mode = Mode::PerformanceOnly;  // after the test05 override
   bool has_summary = false;
   PerformanceSummary summary;
   EffectiveSettings effective;
   std::string test_datetime;
   std::string summary_path;
   std::string summary_text;
+  std::string accuracy_log_path;
+  uint64_t accuracy_log_records = 0;
   std::vector<LogMessage> messages;  // errors, warnings and notable events, in order
   uint64_t error_count = 0;
   uint64_t warning_count = 0;
@@ -85,6 +89,8 @@ struct RunOutcome {
   std::string abort_reason;
   // Why the result is INVALID beyond the reference's four checks.
   std::vector<std::string> extra_invalid_reasons;
+  // Over every series of the run (accuracy rounds and the performance run).
+  uint64_t series_count = 0;
   uint64_t generated_query_count = 0;
   uint64_t generated_sample_count = 0;
   uint64_t issued_query_count = 0;
@@ -92,7 +98,38 @@ struct RunOutcome {
   uint64_t completed_sample_count = 0;
   uint64_t incomplete_sample_count = 0;
   CompletionErrorCounts completion_errors;
-  int64_t issue_duration_ns = 0;  // start of issuing to the last completion
+  int64_t issue_duration_ns = 0;  // performance series: start of issuing to the last completion
+};
+
+// One issuing series: an accuracy round or the performance run. Everything
+// the completing threads touch lives here and is never freed before the
+// session, so a late completion can only be rejected, never use freed memory.
+struct Series {
+  SeriesKind kind = SeriesKind::Performance;
+  QueryTrace trace;
+  uint64_t samples_per_query = 1;
+  uint64_t sample_count = 0;
+  uint64_t first_id = 1;  // id of sample 0 (sample sequence id + 1)
+  int64_t start_ns = 0;
+  // Per query, relative to start_ns.
+  std::unique_ptr<int64_t[]> issued_ns;
+  std::unique_ptr<int64_t[]> dispatched_ns;
+  // Per query, only when a query has more than one sample.
+  std::unique_ptr<std::atomic<uint32_t>[]> outstanding;
+  std::unique_ptr<std::atomic<int64_t>[]> query_done_ns;
+  // Per sample: completion time relative to start_ns, or kNotCompleted.
+  std::unique_ptr<std::atomic<int64_t>[]> completed_ns;
+  std::atomic<uint64_t> published{0};
+  std::atomic<uint64_t> done_queries{0};
+  std::atomic<uint64_t> completed_samples{0};
+  uint64_t issued_queries = 0;
+
+  static constexpr int64_t kNotCompleted = INT64_MIN;
+  bool query_done(uint64_t q) const { return query_done_time(q) != kNotCompleted; }
+  int64_t query_done_time(uint64_t q) const {
+    if (samples_per_query == 1) return completed_ns[q].load(std::memory_order_acquire);
+    return query_done_ns[q].load(std::memory_order_acquire);
+  }
 };
 
 class Session {
@@ -107,42 +144,46 @@ class Session {
 
   // ---- Called from the host's thread(s) while the run is active ----
 
-  // Number of queries issued so far (acquire). Queries [0, n) may be handed
-  // to the SUT; their samples are described by trace().
-  uint64_t published_queries() const { return published_.load(std::memory_order_acquire); }
+  // False before the first series started.
+  bool has_series() const { return current() != nullptr; }
+  // Number of queries of the current series issued so far (acquire).
+  uint64_t published_queries() const;
   // Clears the pending-drain flag; call before reading published_queries() in a drain.
   void begin_drain() { drain_pending_.store(false, std::memory_order_seq_cst); }
-  // The trace of the current series (immutable once series_started() was called).
-  const QueryTrace& trace() const { return trace_; }
-  // Timestamps the moment query `q` is handed to the SUT. Ignores q >= published.
+
+  const QueryTrace& trace() const { return current()->trace; }
+  // Id of the current series' first sample: sample k has id first_id() + k.
+  uint64_t first_id() const { return current()->first_id; }
+  // Timestamps the moment query `q` is handed to the SUT. Ignores unissued queries.
   void mark_dispatched(uint64_t q);
   // Records completion of samples by id (one clock reading for the batch).
   // Ids are validated; bad ones are only counted.
   void complete(const double* ids, size_t count);
   void complete(const uint32_t* ids, size_t count);
+  // The response bytes of a completed sample: written to the accuracy log if
+  // the sample is selected for it (accuracy mode: all). Returns true if logged.
+  bool log_response(double id, const uint8_t* data, size_t size);
   // Ends the run early (the SUT or QSL failed). Safe from any thread.
   void abort(const std::string& reason);
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
-  // Id of the first sample of the current series: sample k has id first_id() + k.
-  uint64_t first_id() const { return trace_.first_sample_id + 1; }
 
   // ---- After finished() ----
   const RunOutcome& outcome() const { return outcome_; }
 
  private:
-  static constexpr int64_t kNotCompleted = INT64_MIN;
-
+  Series* current() const { return current_.load(std::memory_order_acquire); }
   void run();
-  bool prepare_series();
-  void issue_queries();
+  void run_accuracy(uint64_t qsl_total);
+  void run_performance(uint64_t qsl_total);
+  // Loads `set`, generates, issues and waits for one series, then unloads.
+  Series* run_series(const LoadableSet& set, SeriesKind kind);
+  Series* prepare_series(const LoadableSet& set, SeriesKind kind);
+  void issue_queries(Series& series);
   template <typename Ready>
-  bool wait_with_stall_limit(Ready ready);
-  void complete_on_issue_thread(uint64_t q, int64_t t);
-  void complete_sample(uint64_t k, int64_t t, bool* query_done);
-  bool query_done(uint64_t q) const;
-  int64_t query_done_ns(uint64_t q) const;
-  int64_t scheduled_ns(uint64_t q) const;
-  void finish_results();
+  bool wait_with_stall_limit(Series& series, Ready ready);
+  void complete_on_issue_thread(Series& series, uint64_t q, int64_t t);
+  int64_t scheduled_ns(const Series& series, uint64_t q) const;
+  void finish_results(Series& series);
   void write_summary();
   void log(const std::string& key, const std::string& text, bool is_error, bool is_warning);
   template <typename Id>
@@ -151,29 +192,16 @@ class Session {
   SessionConfig config_;
   SessionHost* host_;
   std::thread thread_;
+  TestSettings settings_;  // after the test05 override
   EffectiveSettings effective_;
-  LoadableSet loaded_set_;
-  QueryTrace trace_;
   SequenceState sequence_;
+  std::vector<std::unique_ptr<Series>> series_;
+  std::atomic<Series*> current_{nullptr};
+  AccuracyLog accuracy_log_;
 
-  // Per query, relative to start_ns_.
-  std::unique_ptr<int64_t[]> issued_ns_;
-  std::unique_ptr<int64_t[]> dispatched_ns_;
-  // Per query, only when a query has more than one sample.
-  std::unique_ptr<std::atomic<uint32_t>[]> outstanding_;
-  std::unique_ptr<std::atomic<int64_t>[]> query_done_ns_;
-  // Per sample: completion time relative to start_ns_, or kNotCompleted.
-  std::unique_ptr<std::atomic<int64_t>[]> completed_ns_;
-
-  int64_t start_ns_ = 0;
   // completion_timeout_ms, capped by max_duration_ms when that is set; 0 = none.
   int64_t stall_limit_ns_ = 0;
-  uint64_t samples_per_query_ = 1;
-  uint64_t sample_count_ = 0;
-  std::atomic<uint64_t> published_{0};
   std::atomic<bool> drain_pending_{false};
-  std::atomic<uint64_t> done_queries_{0};
-  std::atomic<uint64_t> completed_samples_{0};
   std::atomic<bool> aborted_{false};
   std::atomic<uint64_t> invalid_ids_{0};
   std::atomic<uint64_t> unissued_ids_{0};

@@ -49,9 +49,9 @@ describe('bad input is rejected before anything starts', () => {
   });
 
   it('rejects modes this version cannot run yet', async () => {
-    const error = await startTest(createNullSut(), createSyntheticQsl(8), { mode: 'AccuracyOnly' }).catch((e: unknown) => e);
+    const error = await startTest(createNullSut(), createSyntheticQsl(8), { mode: 'FindPeakPerformance' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SettingsError);
-    expect((error as Error).message).toContain('PerformanceOnly');
+    expect((error as Error).message).toContain('PerformanceOnly, AccuracyOnly or SubmissionRun');
   });
 
   it('checks the QSL counts and the SUT shape', async () => {

@@ -1,0 +1,24 @@
+/**
+ * What the completion calls need to know about the series running in this
+ * thread: which samples' responses go to the accuracy log.
+ */
+export const activeSeries = {
+  firstId: 0,
+  /** 1 where the sample's response is logged; indexed by id - firstId. */
+  accuracyLogSampled: new Uint8Array(0) as Uint8Array,
+  /** False when no sample of the series is logged: completions skip the lookup. */
+  anySampled: false,
+};
+
+export function setActiveSeries(firstId: number, accuracyLogSampled: Uint8Array): void {
+  activeSeries.firstId = firstId;
+  activeSeries.accuracyLogSampled = accuracyLogSampled;
+  activeSeries.anySampled = accuracyLogSampled.includes(1);
+}
+
+/** True when the response of sample `id` must be written to the accuracy log. */
+export function wantsResponse(id: number): boolean {
+  if (!activeSeries.anySampled) return false;
+  const k = id - activeSeries.firstId;
+  return k >= 0 && k < activeSeries.accuracyLogSampled.length && activeSeries.accuracyLogSampled[k] === 1;
+}
