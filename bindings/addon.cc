@@ -138,7 +138,8 @@ void CompleteOne(const Napi::CallbackInfo& info) {
 }
 
 // Hot path: many ids in one Float64Array or Uint32Array; `count` (optional)
-// limits how many of its elements are read.
+// limits how many of its elements are read; `stampNs` (optional) is the
+// completion time read with clockNs() before the ids were gathered.
 void CompleteBatch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsTypedArray())
@@ -152,6 +153,13 @@ void CompleteBatch(const Napi::CallbackInfo& info) {
       throw Napi::RangeError::New(env, "count must be an integer between 0 and the array's length");
     count = static_cast<size_t>(c);
   }
+  // Optional third argument: the completion time from clockNs(), read before
+  // the caller gathered the ids. Checked against the series' clock range.
+  int64_t stamp_ns = 0;
+  if (info.Length() >= 3 && info[2].IsNumber()) {
+    const double stamp = info[2].As<Napi::Number>().DoubleValue();
+    if (stamp >= 1 && stamp < 9007199254740992.0) stamp_ns = static_cast<int64_t>(stamp);
+  }
   const napi_typedarray_type type = array.TypedArrayType();
   if (type != napi_float64_array && type != napi_uint32_array)
     throw Napi::TypeError::New(env, "ids must be a Float64Array or a Uint32Array");
@@ -160,7 +168,9 @@ void CompleteBatch(const Napi::CallbackInfo& info) {
     state(env).completions_outside_run += static_cast<double>(count);
     return;
   }
-  if (type == napi_float64_array) {
+  if (type == napi_float64_array && stamp_ns > 0) {
+    session->complete_at(stamp_ns, array.As<Napi::Float64Array>().Data(), count);
+  } else if (type == napi_float64_array) {
     session->complete(array.As<Napi::Float64Array>().Data(), count);
   } else {
     session->complete(array.As<Napi::Uint32Array>().Data(), count);

@@ -131,6 +131,7 @@ loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
   c.log.suffix = get_string(o, "log_suffix");
   c.log.prefix_with_datetime = get_bool(o, "log_prefix_with_datetime");
   c.log.copy_summary_to_stdout = get_bool(o, "log_copy_summary_to_stdout");
+  c.log.copy_detail_to_stdout = get_bool(o, "log_copy_detail_to_stdout");
   return c;
 }
 
@@ -196,6 +197,7 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
   o.Set("testDatetime", r.test_datetime);
   o.Set("summaryPath", r.summary_path);
   o.Set("summaryText", r.summary_text);
+  o.Set("detailLogPath", r.detail_log_path);
   o.Set("effective", effective_to_js(env, r.effective));
   o.Set("aborted", r.aborted);
   o.Set("abortReason", r.abort_reason);

@@ -26,9 +26,12 @@ export function querySamplesComplete(responses: readonly (QuerySampleResponse | 
   if (n === 1) {
     lib.completeOne(responses[0]!.id);
   } else {
+    // The clock is read before the ids are gathered, so a large batch's
+    // latency does not include this loop.
+    const stamp = lib.clockNs();
     if (n > scratch.length) scratch = new Float64Array(Math.max(n, scratch.length * 2));
     for (let i = 0; i < n; i++) scratch[i] = responses[i]!.id;
-    lib.completeBatch(scratch, n);
+    lib.completeBatch(scratch, n, stamp);
   }
   if (!activeSeries.anySampled) return;
   for (let i = 0; i < n; i++) {

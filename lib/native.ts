@@ -112,6 +112,7 @@ export interface NativeOutcome {
   testDatetime: string;
   summaryPath: string;
   summaryText: string;
+  detailLogPath: string;
   effective: NativeEffectiveSettings;
   aborted: boolean;
   abortReason: string;
@@ -305,7 +306,7 @@ export interface NativeAddon {
   markDispatched(query: number): void;
   logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean;
   completeOne(id: number): void;
-  completeBatch(ids: Float64Array | Uint32Array, count?: number): void;
+  completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number): void;
   acknowledge(token: number, error?: string): boolean;
   abort(reason: string): void;
   finish(): NativeOutcome;

@@ -130,6 +130,7 @@ class ActiveRun {
       log_suffix: this.log.suffix,
       log_prefix_with_datetime: this.log.prefixWithDatetime,
       log_copy_summary_to_stdout: this.log.copySummaryToStdout,
+      log_copy_detail_to_stdout: this.log.copyDetailToStdout,
     };
     try {
       this.native.start(config, this.dispatch);
@@ -343,6 +344,7 @@ export function toTestResult(
     testDatetime: outcome.testDatetime,
     files: {
       ...(outcome.summaryPath ? { summary: outcome.summaryPath } : {}),
+      ...(outcome.detailLogPath ? { detail: outcome.detailLogPath } : {}),
       ...(outcome.accuracyLogPath ? { accuracyLog: outcome.accuracyLogPath } : {}),
     },
     accuracyLogRecords: outcome.accuracyLogRecords,

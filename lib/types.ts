@@ -144,7 +144,7 @@ export interface TestResult {
   effectiveSettings: Record<string, number | string | boolean | bigint>;
   testDatetime: string;
   /** Paths of the files written. */
-  files: { summary?: string; accuracyLog?: string };
+  files: { summary?: string; detail?: string; accuracyLog?: string };
   /** Records written to the accuracy log (accuracy series: every sample; performance: the sampled ones). */
   accuracyLogRecords: number;
   /** The summary file's text. */

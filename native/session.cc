@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "format.h"
+#include "settings_log.h"
 
 namespace loadgen {
 
@@ -38,6 +39,23 @@ std::string local_datetime_iso8601() {
   return buf;
 }
 
+// power_begin/power_end: UTC "MM-DD-YYYY HH:MM:SS.mmm", milliseconds truncated.
+std::string utc_power_timestamp(int64_t wall_ns) {
+  const std::time_t seconds = static_cast<std::time_t>(wall_ns / 1000000000);
+  const int millis = static_cast<int>((wall_ns / 1000000) % 1000);
+  std::tm tm_utc{};
+#if defined(_WIN32)
+  gmtime_s(&tm_utc, &seconds);
+#else
+  gmtime_r(&seconds, &tm_utc);
+#endif
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%m-%d-%Y %H:%M:%S", &tm_utc);
+  char out[40];
+  std::snprintf(out, sizeof(out), "%s.%03d", buf, millis);
+  return out;
+}
+
 // The null-native SUT's response: the QSL index as 4 little-endian bytes
 // (what the reference's own null SUT in the golden runs returns).
 std::vector<uint8_t> index_payload(uint64_t qsl_index) {
@@ -62,8 +80,18 @@ void Session::join() {
 }
 
 void Session::log(const std::string& key, const std::string& text, bool is_error, bool is_warning) {
+  {
+    std::lock_guard<std::mutex> lock(messages_mutex_);
+    outcome_.messages.push_back(LogMessage{key, text, is_error, is_warning});
+  }
+  detail_.add(key, DetailLog::quote(text), is_error, is_warning, "native/session.cc", __LINE__);
+}
+
+uint64_t Session::errors_so_far() {
+  uint64_t errors = completion_error_lines_;
   std::lock_guard<std::mutex> lock(messages_mutex_);
-  outcome_.messages.push_back(LogMessage{key, text, is_error, is_warning});
+  for (const auto& m : outcome_.messages) errors += m.is_error ? 1 : 0;
+  return errors;
 }
 
 void Session::abort(const std::string& reason) {
@@ -84,10 +112,22 @@ void Session::run() {
   outcome_.test_datetime = local_datetime_iso8601();
   std::string base = config_.log.outdir + "/" + config_.log.prefix;
   if (config_.log.prefix_with_datetime) base += outcome_.test_datetime + "_";
+  outcome_.detail_log_path = base + "detail" + config_.log.suffix + ".txt";
+  if (!detail_.open(outcome_.detail_log_path, now_ns(), config_.log.copy_detail_to_stdout)) {
+    outcome_.detail_log_path.clear();
+  }
   outcome_.accuracy_log_path = base + "accuracy" + config_.log.suffix + ".json";
   if (!accuracy_log_.open(outcome_.accuracy_log_path)) {
-    log("error_runtime", "Failed to open accuracy log file " + outcome_.accuracy_log_path, true, false);
     outcome_.accuracy_log_path.clear();
+  }
+  write_detail_header();
+  if (outcome_.detail_log_path.empty()) {
+    log("error_runtime", "Failed to open detail log file " + base + "detail" + config_.log.suffix + ".txt", true,
+        false);
+  }
+  if (outcome_.accuracy_log_path.empty()) {
+    log("error_runtime", "Failed to open accuracy log file " + base + "accuracy" + config_.log.suffix + ".json",
+        true, false);
   }
 
   std::vector<LogMessage> settings_messages;
@@ -95,6 +135,13 @@ void Session::run() {
   effective_ = derive_effective(settings_, config_.qsl_total_count, config_.qsl_performance_count,
                                 &settings_messages);
   for (const auto& m : settings_messages) log(m.key, m.text, m.is_error, m.is_warning);
+  const int64_t settings_time = now_ns();
+  for (const auto& entry : requested_settings_entries(settings_)) {
+    detail_.add_at(settings_time, entry.first, entry.second, false, false, "native/settings_log.cc", 0);
+  }
+  for (const auto& entry : effective_settings_entries(effective_)) {
+    detail_.add_at(settings_time, entry.first, entry.second, false, false, "native/settings_log.cc", 0);
+  }
   outcome_.effective = effective_;
   outcome_.mode = settings_.mode;
 
@@ -127,23 +174,119 @@ void Session::run() {
   outcome_.completion_errors.duplicate_ids = duplicate_ids_.load();
   outcome_.completion_errors.first_invalid_id = first_invalid_id_.load();
   outcome_.completion_errors.first_duplicate_id = first_duplicate_id_.load();
+  write_completion_errors();
+  std::string abort_reason;
   {
     std::lock_guard<std::mutex> lock(messages_mutex_);
-    if (outcome_.aborted && !outcome_.abort_reason.empty()) {
-      outcome_.messages.push_back(LogMessage{"error_runtime", "Run aborted: " + outcome_.abort_reason, true, false});
-      outcome_.extra_invalid_reasons.push_back("The run was aborted: " + outcome_.abort_reason);
-    }
+    abort_reason = outcome_.abort_reason;
+  }
+  if (outcome_.aborted && !abort_reason.empty()) {
+    log("error_runtime", "Run aborted: " + abort_reason, true, false);
+    outcome_.extra_invalid_reasons.push_back("The run was aborted: " + abort_reason);
+  }
+  if (outcome_.has_summary && !outcome_.extra_invalid_reasons.empty()) outcome_.summary.result_valid = false;
+  if (outcome_.has_summary) write_detail_results();
+  {
+    std::lock_guard<std::mutex> lock(messages_mutex_);
     for (const auto& m : outcome_.messages) {
       if (m.is_error) ++outcome_.error_count;
       if (m.is_warning) ++outcome_.warning_count;
     }
   }
-  // Every rejected completion id is an error, as a duplicate is in the reference.
-  outcome_.error_count += outcome_.completion_errors.invalid_ids + outcome_.completion_errors.unissued_ids +
-                          outcome_.completion_errors.duplicate_ids;
-  if (outcome_.has_summary && !outcome_.extra_invalid_reasons.empty()) outcome_.summary.result_valid = false;
+  outcome_.error_count += completion_error_lines_;
   write_summary();
+  detail_.close();
   host_->finished();
+}
+
+void Session::write_detail_header() {
+  const VersionInfo& v = version_info();
+  const char* kFile = "native/session.cc";
+  const int64_t t = now_ns();
+  detail_.add_at(t, "loadgen_version", DetailLog::quote(std::string(v.version) + " @ " + v.git_revision), false,
+                 false, kFile, __LINE__);
+  detail_.add_at(t, "loadgen_build_date_local", DetailLog::quote(v.build_date_local), false, false, kFile, __LINE__);
+  detail_.add_at(t, "loadgen_build_date_utc", DetailLog::quote(v.build_date_utc), false, false, kFile, __LINE__);
+  detail_.add_at(t, "loadgen_git_commit_date", DetailLog::quote(v.git_commit_date), false, false, kFile, __LINE__);
+  detail_.add_at(t, "loadgen_git_log_message", DetailLog::quote(v.git_log_message), false, false, kFile, __LINE__);
+  detail_.add_at(t, "loadgen_git_status_message", DetailLog::quote(v.git_status), false, false, kFile, __LINE__);
+  detail_.add_at(t, "loadgen_file_sha1", v.file_sha1_json, false, false, kFile, __LINE__);
+  const int64_t t2 = now_ns();
+  detail_.add_at(t2, "test_datetime", DetailLog::quote(outcome_.test_datetime), false, false, kFile, __LINE__);
+  detail_.add_at(t2, "sut_name", DetailLog::quote(config_.sut_name), false, false, kFile, __LINE__);
+  // The SUT's name is read once in JS before the run; there is no call to time.
+  detail_.add_at(t2, "get_sut_name_duration_ns", "0", false, false, kFile, __LINE__);
+  detail_.add_at(t2, "qsl_name", DetailLog::quote(config_.qsl_name), false, false, kFile, __LINE__);
+  detail_.add_at(t2, "qsl_reported_total_count", std::to_string(config_.qsl_total_count), false, false, kFile,
+                 __LINE__);
+  detail_.add_at(t2, "qsl_reported_performance_count", std::to_string(config_.qsl_performance_count), false, false,
+                 kFile, __LINE__);
+}
+
+void Session::write_series_footer(const Series& series) {
+  const char* kFile = "native/session.cc";
+  const int64_t t = now_ns();
+  // The reference's logger contention counters; this logger has none.
+  for (const char* key : {"logger_swap_request_slots_retry_count", "logger_swap_request_slots_retry_retry_count",
+                          "logger_swap_request_slots_retry_reencounter_count",
+                          "logger_start_reading_entries_retry_count", "logger_tls_total_log_cas_fail_count",
+                          "logger_tls_total_swap_buffers_slot_retry_count"}) {
+    detail_.add_at(t, key, "0", false, false, kFile, __LINE__);
+  }
+  int64_t last_completion = 0;
+  const uint64_t issued_samples = series.issued_queries * series.samples_per_query;
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    last_completion = std::max(last_completion, series.completed_ns[k].load(std::memory_order_acquire));
+  }
+  const int64_t t2 = now_ns();
+  detail_.add_at(t2, "power_begin", DetailLog::quote(utc_power_timestamp(series.wall_start_ns)), false, false, kFile,
+                 __LINE__);
+  detail_.add_at(t2, "power_end", DetailLog::quote(utc_power_timestamp(series.wall_start_ns + last_completion)),
+                 false, false, kFile, __LINE__);
+}
+
+void Session::write_completion_errors() {
+  // One line per rejected id, as the reference logs each duplicate; capped so
+  // a runaway SUT cannot fill the disk.
+  constexpr uint64_t kMaxLinesPerKind = 1000;
+  struct Kind {
+    uint64_t count;
+    const char* text;
+  };
+  const Kind kinds[] = {
+      {outcome_.completion_errors.duplicate_ids, "Attempted to complete a sample twice."},
+      {outcome_.completion_errors.invalid_ids,
+       "Received a completion for an id that is not a sample of the current series (unknown, out of range, "
+       "or from an earlier series)."},
+      {outcome_.completion_errors.unissued_ids, "Received a completion for a sample that was not issued yet."},
+  };
+  for (const Kind& kind : kinds) {
+    const uint64_t lines = std::min(kind.count, kMaxLinesPerKind);
+    for (uint64_t i = 0; i < lines; ++i) detail_.add("error_runtime", DetailLog::quote(kind.text), true, false);
+    completion_error_lines_ += lines;
+    if (kind.count > kMaxLinesPerKind) {
+      detail_.add("error_runtime",
+                  DetailLog::quote(std::to_string(kind.count - kMaxLinesPerKind) + " more of: " + kind.text), true,
+                  false);
+      completion_error_lines_ += 1;
+    }
+  }
+}
+
+void Session::write_detail_results() {
+  auto entries = detail_result_entries(outcome_.summary, errors_so_far());
+  for (auto& entry : entries) {
+    if (entry.first == "result_invalid_reason" && !outcome_.extra_invalid_reasons.empty()) {
+      // The reference's text (quoted, unescaped) plus our reasons.
+      std::string text = entry.second.size() >= 2 ? entry.second.substr(1, entry.second.size() - 2) : "";
+      for (const auto& reason : outcome_.extra_invalid_reasons) text += reason + " ";
+      entry.second = DetailLog::quote(text);
+    }
+  }
+  const int64_t t = now_ns();
+  for (const auto& entry : entries) {
+    detail_.add_at(t, entry.first, entry.second, false, false, "native/results.cc", 0);
+  }
 }
 
 void Session::run_accuracy(uint64_t qsl_total) {
@@ -164,6 +307,7 @@ void Session::run_performance(uint64_t qsl_total) {
 }
 
 Series* Session::run_series(const LoadableSet& set, SeriesKind kind) {
+  detail_.add("loaded_qsl_set", DetailLog::integer_list(set.indices), false, false, "native/session.cc", __LINE__);
   if (config_.host_loads_samples) {
     std::string error;
     if (!host_->load_samples(set.indices, &error)) {
@@ -174,7 +318,10 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind) {
   Series* series = nullptr;
   if (!aborted()) {
     series = prepare_series(set, kind);
-    if (series != nullptr) issue_queries(*series);
+    if (series != nullptr) {
+      issue_queries(*series);
+      write_series_footer(*series);
+    }
   }
   if (config_.host_loads_samples) {
     std::string error;
@@ -194,6 +341,13 @@ Series* Session::prepare_series(const LoadableSet& set, SeriesKind kind) {
   s.sample_count = s.trace.sample_count();
   s.first_id = s.trace.first_sample_id + 1;
   const uint64_t queries = s.trace.query_count();
+  const int64_t generated_at = now_ns();
+  detail_.add_at(generated_at, "generated_query_count", std::to_string(queries), false, false, "native/session.cc",
+                 __LINE__);
+  detail_.add_at(generated_at, "generated_samples_per_query", std::to_string(s.trace.samples_per_query), false, false,
+                 "native/session.cc", __LINE__);
+  detail_.add_at(generated_at, "generated_query_duration", std::to_string(s.trace.generated_query_duration_ns), false,
+                 false, "native/session.cc", __LINE__);
   outcome_.series_count += 1;
   outcome_.generated_query_count += queries;
   outcome_.generated_sample_count += s.sample_count;
@@ -275,6 +429,7 @@ void Session::issue_queries(Series& series) {
   bool stalled = false;
   uint64_t issued = 0;
 
+  series.wall_start_ns = wall_now_ns();
   series.start_ns = now_ns();
   for (uint64_t q = 0; q < queries; ++q) {
     if (aborted()) {
@@ -425,9 +580,7 @@ inline double id_as_double(uint32_t id) { return static_cast<double>(id); }
 }  // namespace
 
 template <typename Id>
-void Session::complete_ids(const Id* ids, size_t count) {
-  // One clock reading for the whole batch, taken before anything else.
-  const int64_t stamp = now_ns();
+void Session::complete_ids(int64_t stamp, const Id* ids, size_t count) {
   Series* s = current();
   const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
   if (published == 0) {
@@ -474,8 +627,16 @@ void Session::complete_ids(const Id* ids, size_t count) {
   if (any_query_done) signal_.notify();
 }
 
-void Session::complete(const double* ids, size_t count) { complete_ids(ids, count); }
-void Session::complete(const uint32_t* ids, size_t count) { complete_ids(ids, count); }
+// One clock reading for the whole batch, taken before anything else.
+void Session::complete(const double* ids, size_t count) { complete_ids(now_ns(), ids, count); }
+void Session::complete(const uint32_t* ids, size_t count) { complete_ids(now_ns(), ids, count); }
+
+void Session::complete_at(int64_t stamp_ns, const double* ids, size_t count) {
+  const int64_t now = now_ns();
+  const Series* s = current();
+  if (s == nullptr || stamp_ns < s->start_ns || stamp_ns > now) stamp_ns = now;
+  complete_ids(stamp_ns, ids, count);
+}
 
 bool Session::log_response(double id_value, const uint8_t* data, size_t size) {
   Series* s = current();

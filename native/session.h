@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "accuracy_log.h"
+#include "detail_log.h"
 #include "results.h"
 #include "settings.h"
 #include "trace.h"
@@ -44,6 +45,7 @@ struct LogOutputSettings {
   std::string suffix;
   bool prefix_with_datetime = false;
   bool copy_summary_to_stdout = false;
+  bool copy_detail_to_stdout = false;
 };
 
 struct SessionConfig {
@@ -80,6 +82,7 @@ struct RunOutcome {
   std::string test_datetime;
   std::string summary_path;
   std::string summary_text;
+  std::string detail_log_path;
   std::string accuracy_log_path;
   uint64_t accuracy_log_records = 0;
   std::vector<LogMessage> messages;  // errors, warnings and notable events, in order
@@ -111,6 +114,7 @@ struct Series {
   uint64_t sample_count = 0;
   uint64_t first_id = 1;  // id of sample 0 (sample sequence id + 1)
   int64_t start_ns = 0;
+  int64_t wall_start_ns = 0;  // system clock at start_ns (power_begin)
   // Per query, relative to start_ns.
   std::unique_ptr<int64_t[]> issued_ns;
   std::unique_ptr<int64_t[]> dispatched_ns;
@@ -160,6 +164,9 @@ class Session {
   // Ids are validated; bad ones are only counted.
   void complete(const double* ids, size_t count);
   void complete(const uint32_t* ids, size_t count);
+  // Same, with the completion time read by the caller before it gathered the
+  // ids (now_ns() clock). A stamp outside [series start, now] is replaced by now.
+  void complete_at(int64_t stamp_ns, const double* ids, size_t count);
   // The response bytes of a completed sample: written to the accuracy log if
   // the sample is selected for it (accuracy mode: all). Returns true if logged.
   bool log_response(double id, const uint8_t* data, size_t size);
@@ -184,10 +191,15 @@ class Session {
   void complete_on_issue_thread(Series& series, uint64_t q, int64_t t);
   int64_t scheduled_ns(const Series& series, uint64_t q) const;
   void finish_results(Series& series);
+  void write_detail_header();
+  void write_series_footer(const Series& series);
+  void write_completion_errors();
+  void write_detail_results();
   void write_summary();
+  uint64_t errors_so_far();
   void log(const std::string& key, const std::string& text, bool is_error, bool is_warning);
   template <typename Id>
-  void complete_ids(const Id* ids, size_t count);
+  void complete_ids(int64_t stamp, const Id* ids, size_t count);
 
   SessionConfig config_;
   SessionHost* host_;
@@ -198,6 +210,8 @@ class Session {
   std::vector<std::unique_ptr<Series>> series_;
   std::atomic<Series*> current_{nullptr};
   AccuracyLog accuracy_log_;
+  DetailLog detail_;
+  uint64_t completion_error_lines_ = 0;  // detail-log lines written for rejected ids
 
   // completion_timeout_ms, capped by max_duration_ms when that is set; 0 = none.
   int64_t stall_limit_ns_ = 0;

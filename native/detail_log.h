@@ -1,0 +1,58 @@
+// mlperf_log_detail.txt: one ":::MLLOG {json}" line per entry, in the
+// reference's format (spec/50 §4.1). Entries are formatted when added, on the
+// session thread, never inside the issue loop's per-query path.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace loadgen {
+
+class DetailLog {
+ public:
+  DetailLog() = default;
+  ~DetailLog();
+  DetailLog(const DetailLog&) = delete;
+  DetailLog& operator=(const DetailLog&) = delete;
+
+  // Creates/truncates the file; `origin_ns` (now_ns() clock) is time_ms 0.
+  bool open(const std::string& path, int64_t origin_ns, bool copy_to_stdout);
+  // Adds one entry. `value_text` is the JSON value exactly as it must appear.
+  void add(const std::string& key, const std::string& value_text, bool is_error = false, bool is_warning = false,
+           const char* file = "native/session.cc", int line = 0);
+  // Same, with an explicit timestamp shared by several entries.
+  void add_at(int64_t timestamp_ns, const std::string& key, const std::string& value_text, bool is_error,
+              bool is_warning, const char* file, int line);
+  void close();
+  bool is_open() const { return file_ != nullptr; }
+
+  // Value texts.
+  static std::string quote(const std::string& text);  // JSON string, escaped
+  static std::string boolean(bool v) { return v ? "true" : "false"; }
+  static std::string integer_list(const std::vector<uint32_t>& values);
+
+ private:
+  std::mutex mutex_;
+  std::FILE* file_ = nullptr;
+  int64_t origin_ns_ = 0;
+  bool copy_to_stdout_ = false;
+  long pid_ = 0;
+};
+
+// Build identity, filled in at configure time (native/version_info.cc.in).
+struct VersionInfo {
+  const char* version;          // package version
+  const char* git_revision;     // short revision or "NA"
+  const char* build_date_local;
+  const char* build_date_utc;
+  const char* git_commit_date;  // or "NA"
+  const char* git_log_message;  // or "NA"
+  const char* git_status;       // porcelain status or "NA"
+  const char* file_sha1_json;   // {"/native/x.cc":"<sha1>",...}
+};
+const VersionInfo& version_info();
+
+}  // namespace loadgen
