@@ -6,7 +6,7 @@
  * 2 bad input (settings, options, SUT module); 3 the run failed (the SUT or
  * QSL threw, or loadgen itself failed).
  */
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -17,6 +17,7 @@ import { packageRoot } from './native.js';
 import { startTest } from './run.js';
 import { SCENARIOS, settingsFromAssignments, TEST_MODES, type TestSettingsInput } from './settings.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts.js';
+import { traceInputFromAssignments, traceInputFromCaseFile, writeTrace, type TraceInput } from './trace.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
 
 const EXIT_VALID = 0;
@@ -37,6 +38,16 @@ interface RunOptions {
   qslPerformance?: number;
   json?: boolean;
   quiet?: boolean;
+}
+
+interface TraceOptions {
+  case?: string;
+  scenario?: string;
+  mode?: string;
+  set: string[];
+  qslTotal?: number;
+  qslPerformance?: number;
+  output?: string;
 }
 
 function packageVersion(): string {
@@ -118,6 +129,53 @@ async function runCommand(options: RunOptions): Promise<number> {
   return result.valid ? EXIT_VALID : EXIT_INVALID;
 }
 
+async function traceCommand(options: TraceOptions): Promise<number> {
+  let input: TraceInput;
+  if (options.case !== undefined) {
+    const extra = [
+      options.set.length > 0 ? '--set' : '',
+      options.scenario !== undefined ? '--scenario' : '',
+      options.mode !== undefined ? '--mode' : '',
+      options.qslTotal !== undefined ? '--qsl-total' : '',
+      options.qslPerformance !== undefined ? '--qsl-performance' : '',
+    ].filter((o) => o !== '');
+    if (extra.length > 0) {
+      throw new InterfaceError(`--case takes its settings and QSL sizes from the file; do not combine it with ${extra.join(', ')}.`);
+    }
+    input = traceInputFromCaseFile(options.case);
+  } else {
+    const overrides: TestSettingsInput = {};
+    if (options.scenario !== undefined) overrides.scenario = options.scenario as TestSettingsInput['scenario'];
+    if (options.mode !== undefined) overrides.mode = options.mode as TestSettingsInput['mode'];
+    const total = options.qslTotal ?? 1024;
+    input = traceInputFromAssignments(options.set, total, options.qslPerformance ?? total, overrides);
+  }
+  if (options.output === undefined) {
+    // `loadgen trace … | head` closes the pipe early: that is not an error.
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(0);
+    });
+    await writeTrace(input, process.stdout);
+    return 0;
+  }
+  const file = createWriteStream(options.output);
+  const opened = new Promise<void>((resolveOpen, reject) => {
+    file.once('open', () => resolveOpen());
+    file.once('error', reject);
+  });
+  try {
+    await opened;
+  } catch (cause) {
+    throw new InterfaceError(`--output ${options.output}: cannot write the file: ${(cause as Error).message}`);
+  }
+  await writeTrace(input, file);
+  await new Promise<void>((resolveEnd, reject) => {
+    file.once('error', reject);
+    file.end(() => resolveEnd());
+  });
+  return 0;
+}
+
 function buildProgram(): Command {
   const program = new Command();
   program
@@ -150,6 +208,28 @@ function buildProgram(): Command {
     )
     .action(async (options: RunOptions) => {
       process.exitCode = await runCommand(options);
+    });
+
+  program
+    .command('trace')
+    .description('print the pre-generated query trace of a test (load calls, sample indices, schedule) without running it')
+    .option('--case <file.json>', "take 'settings' and 'qsl' from a case file in the golden query_traces format")
+    .addOption(new Option('--scenario <name>', 'test scenario').choices([...SCENARIOS]))
+    .addOption(new Option('--mode <name>', 'test mode').choices([...TEST_MODES]))
+    .option('--set <key=value>', 'any TestSettings field by its reference name, e.g. server_target_qps=1000 (repeatable)', collect, [])
+    .option('--qsl-total <n>', 'QSL total sample count (default 1024)', positiveInteger('--qsl-total'))
+    .option('--qsl-performance <n>', 'QSL performance sample count (default: --qsl-total)', positiveInteger('--qsl-performance'))
+    .option('--output <file>', 'write the JSON to this file instead of stdout')
+    .addHelpText(
+      'after',
+      '\nPrints one JSON object: generator, settings, qsl, effective (derived settings) and phases[] with every\n' +
+        'load call and its queries, in the layout of the golden query_traces files. Seeds are decimal strings.\n' +
+        'Exit status: 0 written, 2 bad input.\n' +
+        'Examples:\n  loadgen trace --case ../shared/golden/query_traces/server_qps1.json\n' +
+        '  loadgen trace --scenario Server --set server_target_qps=100 --set min_duration_ms=1000 --qsl-total 5000 --qsl-performance 1024',
+    )
+    .action(async (options: TraceOptions) => {
+      process.exitCode = await traceCommand(options);
     });
   return program;
 }
