@@ -235,6 +235,18 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
   ce.Set("firstDuplicateId", r.completion_errors.first_duplicate_id);
   o.Set("completionErrors", ce);
 
+  Napi::Array trials = Napi::Array::New(env, r.peak_trials.size());
+  for (size_t i = 0; i < r.peak_trials.size(); ++i) {
+    Napi::Object t = Napi::Object::New(env);
+    t.Set("targetQps", r.peak_trials[i].target_qps);
+    t.Set("perfConstraintsMet", r.peak_trials[i].perf_constraints_met);
+    t.Set("targetPercentileLatencyNs", i64(env, r.peak_trials[i].target_percentile_latency_ns));
+    t.Set("queriesIssued", number_or_bigint(env, r.peak_trials[i].queries_issued));
+    trials.Set(static_cast<uint32_t>(i), t);
+  }
+  o.Set("peakTrials", trials);
+  o.Set("peakQps", r.peak_qps);
+
   if (r.has_summary) {
     Napi::Object sum = Napi::Object::New(env);
     sum.Set("sampleCount", number_or_bigint(env, s.sample_count));

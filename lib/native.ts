@@ -136,6 +136,8 @@ export interface NativeOutcome {
     firstDuplicateId: number;
   };
   summary?: NativeSummary;
+  peakTrials: { targetQps: number; perfConstraintsMet: boolean; targetPercentileLatencyNs: number; queriesIssued: number }[];
+  peakQps: number;
 }
 
 /** A uint64 from the native side: a number when it is a safe integer, else a bigint. */

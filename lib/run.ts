@@ -364,5 +364,6 @@ export function toTestResult(
     result.completedSamplesPerSecond = s.completedSamplesPerSecond;
   }
   if (scenario === 'Offline' && s !== undefined) result.samplesPerSecond = s.samplesPerSecond;
+  if (mode === 'FindPeakPerformance') result.findPeak = { peakQps: outcome.peakQps, trials: outcome.peakTrials };
   return result;
 }

@@ -23,7 +23,7 @@ export const LOGGING_MODES = ['AsyncPoll', 'EndOfTestOnly', 'Synchronous'] as co
 
 /** Which MLPerf scenario to run. */
 export type Scenario = (typeof SCENARIOS)[number];
-/** What to run. `FindPeakPerformance` cannot run in this version (see {@link assertRunnableMode}). */
+/** What to run. `FindPeakPerformance` needs the Server scenario (see {@link assertRunnableMode}). */
 export type TestMode = (typeof TEST_MODES)[number];
 /** Reference `LoggingMode`; ignored (logging is always asynchronous). */
 export type LoggingMode = (typeof LOGGING_MODES)[number];
@@ -858,14 +858,15 @@ function checkCombinations(s: ResolvedTestSettings): void {
 }
 
 /**
- * Throws {@link SettingsError} (key `mode`) unless the mode can run in this
- * version of loadgen (every mode but `FindPeakPerformance`).
+ * Throws {@link SettingsError} (key `mode`) unless the mode can run with
+ * these settings: FindPeakPerformance searches Server QPS, so it needs the
+ * Server scenario (the reference logs an error and runs nothing otherwise).
  */
-export function assertRunnableMode(settings: Pick<ResolvedTestSettings, 'mode'>): void {
-  if (settings.mode === 'FindPeakPerformance') {
+export function assertRunnableMode(settings: Pick<ResolvedTestSettings, 'mode' | 'scenario'>): void {
+  if (settings.mode === 'FindPeakPerformance' && settings.scenario !== 'Server') {
     throw new SettingsError('mode', settings.mode,
-      `mode '${settings.mode}' is not supported yet by this version of loadgen; ` +
-        'use PerformanceOnly, AccuracyOnly or SubmissionRun.');
+      `mode 'FindPeakPerformance' searches the Server scenario's peak QPS; scenario is '${settings.scenario}'. ` +
+        'Use scenario Server, or another mode (PerformanceOnly, AccuracyOnly, SubmissionRun).');
   }
 }
 

@@ -149,4 +149,13 @@ export interface TestResult {
   accuracyLogRecords: number;
   /** The summary file's text. */
   summaryText: string;
+  /**
+   * FindPeakPerformance: every trial in order (each a full Server run at
+   * `targetQps`) and the highest QPS that met the latency constraint. The
+   * result's statistics are those of the peak's trial.
+   */
+  findPeak?: {
+    peakQps: number;
+    trials: { targetQps: number; perfConstraintsMet: boolean; targetPercentileLatencyNs: number; queriesIssued: number }[];
+  };
 }

@@ -158,7 +158,7 @@ void Session::run() {
         run_performance(config_.qsl_total_count);
         break;
       case Mode::FindPeakPerformance:
-        log("error_invalid_config", "FindPeakPerformance is not supported by this version of loadgen.", true, false);
+        run_find_peak(config_.qsl_total_count);
         break;
     }
   } catch (const std::exception& e) {
@@ -303,12 +303,125 @@ void Session::run_performance(uint64_t qsl_total) {
   const auto sets = generate_loadable_sets(effective_, effective_.performance_sample_count, qsl_total);
   if (sets.empty()) throw std::invalid_argument("the QSL reported no samples to load");
   Series* series = run_series(sets.front(), SeriesKind::Performance);
-  if (series != nullptr) finish_results(*series);
+  if (series != nullptr && series->issued_queries != 0) {
+    outcome_.summary = summarize_series(*series);
+    outcome_.has_summary = true;
+  }
 }
 
-Series* Session::run_series(const LoadableSet& set, SeriesKind kind) {
-  detail_.add("loaded_qsl_set", DetailLog::integer_list(set.indices), false, false, "native/session.cc", __LINE__);
-  if (config_.host_loads_samples) {
+namespace {
+std::string qps_text(double qps) { return std::to_string(qps); }  // the reference's to_string: %f
+}  // namespace
+
+bool Session::run_peak_trial(double qps, bool load, bool unload, PerformanceSummary* summary) {
+  TestSettings trial = settings_;
+  trial.server_target_qps = qps;
+  effective_ = derive_effective(trial, config_.qsl_total_count, config_.qsl_performance_count, nullptr);
+  const auto sets =
+      generate_loadable_sets(effective_, effective_.performance_sample_count, config_.qsl_total_count);
+  if (sets.empty()) throw std::invalid_argument("the QSL reported no samples to load");
+  Series* series = run_series(sets.front(), SeriesKind::Performance, load, unload);
+  if (series == nullptr || series->issued_queries == 0 || aborted()) return false;
+  *summary = summarize_series(*series);
+  outcome_.peak_trials.push_back(PeakTrial{qps, summary->perf_constraints_met,
+                                           summary->target_latency_percentile.sample_latency,
+                                           series->issued_queries});
+  return true;
+}
+
+void Session::run_find_peak(uint64_t qsl_total) {
+  (void)qsl_total;
+  log("generic_message", "Starting FindPeakPerformance mode", false, false);
+  if (effective_.scenario != Scenario::Server) {
+    log("error_invalid_config", "Finding peak performance is only supported in Server scenarios.", true, false);
+    return;
+  }
+  const double step = settings_.server_find_peak_qps_boundary_step_size;
+  const double scale = std::pow(10.0, static_cast<uint8_t>(settings_.server_find_peak_qps_decimals_of_precision));
+  // Upper bounds beyond this would pre-generate more queries than a run can hold.
+  const double max_qps = 4.0e9 / std::max(1.0, static_cast<double>(settings_.min_duration_ms) / 1000.0);
+
+  double lower_qps = settings_.server_target_qps;
+  PerformanceSummary lower;
+  log("generic_message", "FindPeakPerformance: Check validity of the base settings field: " + qps_text(lower_qps),
+      false, false);
+  if (!run_peak_trial(lower_qps, true, true, &lower)) return;
+  if (!lower.perf_constraints_met) {
+    log("error_runtime",
+        "FindPeakPerformance: Initial lower bound does not satisfy performance constraints, msg: " +
+            lower.perf_constraints_recommendation,
+        true, false);
+    outcome_.summary = lower;
+    outcome_.has_summary = true;
+    return;
+  }
+
+  // FindBoundaries: widen until a trial fails the latency constraint.
+  double upper_qps = 0;
+  for (;;) {
+    upper_qps = lower_qps * (1 + step);
+    if (!(upper_qps > lower_qps) || upper_qps > max_qps) {
+      log("error_runtime",
+          "FindPeakPerformance: cannot widen the bounds beyond " + qps_text(lower_qps) +
+              " (boundary step size or generation limit); reporting the lower bound.",
+          true, false);
+      outcome_.summary = lower;
+      outcome_.has_summary = true;
+      outcome_.peak_qps = lower_qps;
+      return;
+    }
+    log("generic_message", "FindBoundaries: Checking fields [" + qps_text(lower_qps) + ", " + qps_text(upper_qps) + ")",
+        false, false);
+    PerformanceSummary upper;
+    if (!run_peak_trial(upper_qps, true, true, &upper)) return;
+    if (!upper.perf_constraints_met) break;
+    lower_qps = upper_qps;
+    lower = upper;
+  }
+  log("generic_message",
+      "FindPeakPerformance: Found boundaries: [" + qps_text(lower_qps) + ", " + qps_text(upper_qps) + ")", false,
+      false);
+
+  // Binary search on one loaded set (the upper bound's), kept loaded throughout.
+  bool loaded = false;
+  auto finished = [&] {
+    return std::floor(lower_qps * scale) + 1 >= std::floor(upper_qps * scale);
+  };
+  while (!finished() && !aborted()) {
+    const double mid_qps = lower_qps + (upper_qps - lower_qps) / 2;
+    log("generic_message",
+        "FindPeakPerformanceBinarySearch: Testing the mid value of bounds [" + qps_text(lower_qps) + ", " +
+            qps_text(upper_qps) + "): " + qps_text(mid_qps),
+        false, false);
+    PerformanceSummary mid;
+    if (!run_peak_trial(mid_qps, !loaded, false, &mid)) break;
+    loaded = true;
+    if (mid.perf_constraints_met) {
+      lower_qps = mid_qps;
+      lower = mid;
+    } else {
+      upper_qps = mid_qps;
+    }
+  }
+  if (loaded && config_.host_loads_samples) {
+    std::string error;
+    const auto& set = series_.back()->loaded_set;
+    if (!host_->unload_samples(set, &error) && !error.empty()) {
+      log("error_runtime", "unloadSamplesFromRam failed: " + error, true, false);
+    }
+  }
+  if (aborted()) return;
+  log("generic_message", "FindPeakPerformance: Found peak performance field: " + qps_text(lower_qps), false, false);
+  outcome_.summary = lower;
+  outcome_.has_summary = true;
+  outcome_.peak_qps = lower_qps;
+}
+
+Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, bool unload) {
+  if (load) {
+    detail_.add("loaded_qsl_set", DetailLog::integer_list(set.indices), false, false, "native/session.cc", __LINE__);
+  }
+  if (config_.host_loads_samples && load) {
     std::string error;
     if (!host_->load_samples(set.indices, &error)) {
       abort(error.empty() ? "loadSamplesToRam failed" : error);
@@ -323,7 +436,8 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind) {
       write_series_footer(*series);
     }
   }
-  if (config_.host_loads_samples) {
+  if (series != nullptr) series->loaded_set = set.indices;
+  if (config_.host_loads_samples && unload) {
     std::string error;
     if (!host_->unload_samples(set.indices, &error) && !error.empty()) {
       log("error_runtime", "unloadSamplesFromRam failed: " + error, true, false);
@@ -653,9 +767,8 @@ bool Session::log_response(double id_value, const uint8_t* data, size_t size) {
   return true;
 }
 
-void Session::finish_results(Series& series) {
+PerformanceSummary Session::summarize_series(Series& series) {
   const uint64_t issued = series.issued_queries;
-  if (issued == 0) return;
   const uint64_t spq = series.samples_per_query;
 
   SeriesResult raw;
@@ -687,9 +800,7 @@ void Session::finish_results(Series& series) {
   raw.final_query_all_samples_done_time_s =
       static_cast<double>(last_done == kNotCompleted ? last_completion : last_done) / 1e9;
   outcome_.issue_duration_ns = last_completion;
-
-  outcome_.summary = summarize(effective_, config_.sut_name, std::move(raw));
-  outcome_.has_summary = true;
+  return summarize(effective_, config_.sut_name, std::move(raw));
 }
 
 void Session::write_summary() {

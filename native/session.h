@@ -74,6 +74,14 @@ struct CompletionErrorCounts {
   double first_duplicate_id = 0;
 };
 
+// One FindPeakPerformance trial (a full performance run at `target_qps`).
+struct PeakTrial {
+  double target_qps = 0;
+  bool perf_constraints_met = false;
+  int64_t target_percentile_latency_ns = 0;
+  uint64_t queries_issued = 0;
+};
+
 struct RunOutcome {
   Mode mode = Mode::PerformanceOnly;  // after the test05 override
   bool has_summary = false;
@@ -102,6 +110,9 @@ struct RunOutcome {
   uint64_t incomplete_sample_count = 0;
   CompletionErrorCounts completion_errors;
   int64_t issue_duration_ns = 0;  // performance series: start of issuing to the last completion
+  // FindPeakPerformance: every trial in order, and the peak found (0 if none).
+  std::vector<PeakTrial> peak_trials;
+  double peak_qps = 0;
 };
 
 // One issuing series: an accuracy round or the performance run. Everything
@@ -110,6 +121,7 @@ struct RunOutcome {
 struct Series {
   SeriesKind kind = SeriesKind::Performance;
   QueryTrace trace;
+  std::vector<SampleIndex> loaded_set;  // what was loaded for it (FindPeak keeps one set loaded)
   uint64_t samples_per_query = 1;
   uint64_t sample_count = 0;
   uint64_t first_id = 1;  // id of sample 0 (sample sequence id + 1)
@@ -182,15 +194,20 @@ class Session {
   void run();
   void run_accuracy(uint64_t qsl_total);
   void run_performance(uint64_t qsl_total);
-  // Loads `set`, generates, issues and waits for one series, then unloads.
-  Series* run_series(const LoadableSet& set, SeriesKind kind);
+  void run_find_peak(uint64_t qsl_total);
+  // One FindPeakPerformance trial at `qps`: derives its settings, then loads
+  // (if `load`), runs and unloads (if `unload`) its performance set.
+  bool run_peak_trial(double qps, bool load, bool unload, PerformanceSummary* summary);
+  // Loads `set` (if `load`), generates, issues and waits for one series,
+  // then unloads (if `unload`).
+  Series* run_series(const LoadableSet& set, SeriesKind kind, bool load = true, bool unload = true);
   Series* prepare_series(const LoadableSet& set, SeriesKind kind);
   void issue_queries(Series& series);
   template <typename Ready>
   bool wait_with_stall_limit(Series& series, Ready ready);
   void complete_on_issue_thread(Series& series, uint64_t q, int64_t t);
   int64_t scheduled_ns(const Series& series, uint64_t q) const;
-  void finish_results(Series& series);
+  PerformanceSummary summarize_series(Series& series);
   void write_detail_header();
   void write_series_footer(const Series& series);
   void write_completion_errors();

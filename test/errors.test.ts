@@ -48,10 +48,10 @@ describe('bad input is rejected before anything starts', () => {
     expect(loadNative().isRunning()).toBe(false);
   });
 
-  it('rejects modes this version cannot run yet', async () => {
+  it('rejects FindPeakPerformance outside Server', async () => {
     const error = await startTest(createNullSut(), createSyntheticQsl(8), { mode: 'FindPeakPerformance' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SettingsError);
-    expect((error as Error).message).toContain('PerformanceOnly, AccuracyOnly or SubmissionRun');
+    expect((error as Error).message).toContain("scenario is 'SingleStream'");
   });
 
   it('checks the QSL counts and the SUT shape', async () => {

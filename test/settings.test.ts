@@ -381,10 +381,10 @@ describe('assertRunnableMode', () => {
     expect(() => assertRunnableMode(resolveTestSettings({ mode }))).not.toThrow();
   });
 
-  it('rejects FindPeakPerformance', () => {
-    const s = resolveTestSettings({ mode: 'FindPeakPerformance' });
-    expectSettingsError(() => assertRunnableMode(s), 'mode',
-      "mode 'FindPeakPerformance' is not supported yet by this version of loadgen; use PerformanceOnly, AccuracyOnly or SubmissionRun");
+  it('accepts FindPeakPerformance in Server only', () => {
+    expect(() => assertRunnableMode(resolveTestSettings({ mode: 'FindPeakPerformance', scenario: 'Server' }))).not.toThrow();
+    const s = resolveTestSettings({ mode: 'FindPeakPerformance', scenario: 'Offline' });
+    expectSettingsError(() => assertRunnableMode(s), 'mode', "searches the Server scenario's peak QPS; scenario is 'Offline'");
   });
 });
 
