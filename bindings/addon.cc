@@ -6,7 +6,10 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 
+#include "bindings/config_binding.h"
+#include "bindings/bench.h"
 #include "bindings/conformance.h"
 #include "bindings/convert.h"
 #include "bindings/js_host.h"
@@ -33,6 +36,8 @@ struct AddonState {
 void end_run(AddonState& s) {
   if (s.host) {
     s.host->shutdown();
+    SharedSession::clear();
+    IssueThreadRegistry::instance().release_all();
     s.host.reset();
     g_run_active.store(false);
   }
@@ -40,10 +45,29 @@ void end_run(AddonState& s) {
 
 AddonState& state(const Napi::Env& env) { return *env.GetInstanceData<AddonState>(); }
 
-loadgen::Session* active_session(const Napi::Env& env) {
-  AddonState& s = state(env);
-  return s.host ? &s.host->session() : nullptr;
-}
+// The session a call from this environment goes to: its own run's, else the
+// process's active run started in another environment (completions and issue
+// threads in worker threads), held for this object's lifetime so that run
+// cannot be destroyed under the call.
+class SessionRef {
+ public:
+  explicit SessionRef(const Napi::Env& env) {
+    AddonState& s = state(env);
+    if (s.host) {
+      session_ = &s.host->session();
+    } else {
+      shared_.emplace();
+      session_ = shared_->get();
+    }
+  }
+  explicit operator bool() const { return session_ != nullptr; }
+  loadgen::Session* operator->() const { return session_; }
+  loadgen::Session* get() const { return session_; }
+
+ private:
+  loadgen::Session* session_ = nullptr;
+  std::optional<SharedSession> shared_;
+};
 
 Napi::Value Start(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -62,8 +86,10 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
     AddonState* state_ptr = &s;
     s.teardown = env.AddCleanupHook(std::function<void()>([state_ptr] { end_run(*state_ptr); }));
     s.teardown_registered = true;
+    SharedSession::set(&s.host->session());
     s.host->start();
   } catch (...) {
+    SharedSession::clear();
     s.host.reset();
     g_run_active.store(false);
     throw;
@@ -73,7 +99,7 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
 
 Napi::Value SeriesInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  loadgen::Session* session = active_session(env);
+  SessionRef session(env);
   if (!session || !session->has_series()) throw_coded(env, "ERR_LOADGEN_NOT_RUNNING", "no loadgen series is running");
   const loadgen::QueryTrace& trace = session->trace();
   Napi::Object o = Napi::Object::New(env);
@@ -87,6 +113,8 @@ Napi::Value SeriesInfo(const Napi::CallbackInfo& info) {
   auto sampled = Napi::Uint8Array::New(env, trace.accuracy_log_sampled.size());
   std::copy(trace.accuracy_log_sampled.begin(), trace.accuracy_log_sampled.end(), sampled.Data());
   o.Set("accuracyLogSampled", sampled);
+  o.Set("coalesced", session->coalescing());
+  o.Set("tokenLatencies", session->token_latencies());
   return o;
 }
 
@@ -94,7 +122,7 @@ Napi::Value SeriesInfo(const Napi::CallbackInfo& info) {
 // timed path: the completion was stamped before. Returns whether it was logged.
 Napi::Value LogResponse(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  loadgen::Session* session = active_session(env);
+  SessionRef session(env);
   if (!session || info.Length() < 2 || !info[0].IsNumber()) return Napi::Boolean::New(env, false);
   const double id = info[0].As<Napi::Number>().DoubleValue();
   const uint8_t* data = nullptr;
@@ -119,7 +147,7 @@ Napi::Value LogResponse(const Napi::CallbackInfo& info) {
 }
 
 void MarkDispatched(const Napi::CallbackInfo& info) {
-  loadgen::Session* session = active_session(info.Env());
+  SessionRef session(info.Env());
   if (!session || info.Length() < 1 || !info[0].IsNumber()) return;
   const double q = info[0].As<Napi::Number>().DoubleValue();
   if (q >= 0 && q < 9007199254740992.0) session->mark_dispatched(static_cast<uint64_t>(q));
@@ -128,7 +156,7 @@ void MarkDispatched(const Napi::CallbackInfo& info) {
 // Hot path: one sample id as a number. No allocation, no exceptions for bad ids.
 void CompleteOne(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  loadgen::Session* session = active_session(env);
+  SessionRef session(env);
   if (!session) {
     state(env).completions_outside_run += 1;
     return;
@@ -163,7 +191,7 @@ void CompleteBatch(const Napi::CallbackInfo& info) {
   const napi_typedarray_type type = array.TypedArrayType();
   if (type != napi_float64_array && type != napi_uint32_array)
     throw Napi::TypeError::New(env, "ids must be a Float64Array or a Uint32Array");
-  loadgen::Session* session = active_session(env);
+  SessionRef session(env);
   if (!session) {
     state(env).completions_outside_run += static_cast<double>(count);
     return;
@@ -174,6 +202,86 @@ void CompleteBatch(const Napi::CallbackInfo& info) {
     session->complete(array.As<Napi::Float64Array>().Data(), count);
   } else {
     session->complete(array.As<Napi::Uint32Array>().Data(), count);
+  }
+}
+
+// Bytes of an ArrayBuffer, typed array or DataView (no copy); false otherwise.
+bool bytes_of(const Napi::Value& value, const uint8_t** data, size_t* size) {
+  if (value.IsTypedArray()) {
+    Napi::TypedArray view = value.As<Napi::TypedArray>();
+    *data = static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+    *size = view.ByteLength();
+  } else if (value.IsDataView()) {
+    Napi::DataView view = value.As<Napi::DataView>();
+    *data = static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+    *size = view.ByteLength();
+  } else if (value.IsArrayBuffer()) {
+    Napi::ArrayBuffer buffer = value.As<Napi::ArrayBuffer>();
+    *data = static_cast<const uint8_t*>(buffer.Data());
+    *size = buffer.ByteLength();
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Token latencies: the first token of one sample (id as a number), with the
+// first-token response bytes (optional; copied only for logged samples).
+void FirstTokenComplete(const Napi::CallbackInfo& info) {
+  const int64_t stamp = loadgen::now_ns();  // before anything else
+  Napi::Env env = info.Env();
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  if (info.Length() >= 2 && !info[1].IsUndefined() && !bytes_of(info[1], &data, &size))
+    throw Napi::TypeError::New(env, "first-token data must be an ArrayBuffer, a typed array or a DataView");
+  SessionRef session(env);
+  if (!session) {
+    state(env).completions_outside_run += 1;
+    return;
+  }
+  const double id = (info.Length() >= 1 && info[0].IsNumber()) ? info[0].As<Napi::Number>().DoubleValue() : -1.0;
+  session->first_token(id, stamp, data, size);
+}
+
+// Token latencies: completions with each sample's output token count.
+// (ids: Float64Array | Uint32Array, nTokens: Float64Array, count?, stampNs?);
+// nTokens must hold at least `count` elements.
+void CompleteWithTokens(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsTypedArray() || !info[1].IsTypedArray())
+    throw Napi::TypeError::New(env, "completeWithTokens expects ids and nTokens typed arrays");
+  Napi::TypedArray ids = info[0].As<Napi::TypedArray>();
+  Napi::TypedArray tokens = info[1].As<Napi::TypedArray>();
+  const napi_typedarray_type type = ids.TypedArrayType();
+  if (type != napi_float64_array && type != napi_uint32_array)
+    throw Napi::TypeError::New(env, "ids must be a Float64Array or a Uint32Array");
+  if (tokens.TypedArrayType() != napi_float64_array)
+    throw Napi::TypeError::New(env, "nTokens must be a Float64Array");
+  size_t count = ids.ElementLength();
+  if (info.Length() >= 3 && !info[2].IsUndefined()) {
+    if (!info[2].IsNumber()) throw Napi::TypeError::New(env, "count must be a number");
+    const double c = info[2].As<Napi::Number>().DoubleValue();
+    if (!(c >= 0) || c > static_cast<double>(count) || c != static_cast<double>(static_cast<size_t>(c)))
+      throw Napi::RangeError::New(env, "count must be an integer between 0 and the ids array's length");
+    count = static_cast<size_t>(c);
+  }
+  if (tokens.ElementLength() < count)
+    throw Napi::RangeError::New(env, "nTokens must have an element for every id");
+  int64_t stamp_ns = 0;  // 0: the core reads the clock
+  if (info.Length() >= 4 && info[3].IsNumber()) {
+    const double stamp = info[3].As<Napi::Number>().DoubleValue();
+    if (stamp >= 1 && stamp < 9007199254740992.0) stamp_ns = static_cast<int64_t>(stamp);
+  }
+  SessionRef session(env);
+  if (!session) {
+    state(env).completions_outside_run += static_cast<double>(count);
+    return;
+  }
+  const double* n = tokens.As<Napi::Float64Array>().Data();
+  if (type == napi_float64_array) {
+    session->complete_with_tokens(stamp_ns, ids.As<Napi::Float64Array>().Data(), n, count);
+  } else {
+    session->complete_with_tokens(stamp_ns, ids.As<Napi::Uint32Array>().Data(), n, count);
   }
 }
 
@@ -189,7 +297,7 @@ Napi::Value Acknowledge(const Napi::CallbackInfo& info) {
 }
 
 void Abort(const Napi::CallbackInfo& info) {
-  loadgen::Session* session = active_session(info.Env());
+  SessionRef session(info.Env());
   if (!session) return;
   std::string reason = "aborted";
   if (info.Length() >= 1 && info[0].IsString()) reason = info[0].As<Napi::String>().Utf8Value();
@@ -202,6 +310,8 @@ Napi::Value Finish(const Napi::CallbackInfo& info) {
   AddonState& s = state(env);
   if (!s.host) throw_coded(env, "ERR_LOADGEN_NOT_RUNNING", "no loadgen test is running");
   s.host->finish();
+  SharedSession::clear();
+  IssueThreadRegistry::instance().release_all();
   Napi::Object outcome = outcome_to_js(env, s.host->session().outcome());
   if (s.teardown_registered) {
     s.teardown.Remove(env);
@@ -232,6 +342,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("markDispatched", Napi::Function::New(env, MarkDispatched, "markDispatched"));
   exports.Set("completeOne", Napi::Function::New(env, CompleteOne, "completeOne"));
   exports.Set("completeBatch", Napi::Function::New(env, CompleteBatch, "completeBatch"));
+  exports.Set("completeWithTokens", Napi::Function::New(env, CompleteWithTokens, "completeWithTokens"));
+  exports.Set("firstTokenComplete", Napi::Function::New(env, FirstTokenComplete, "firstTokenComplete"));
   exports.Set("acknowledge", Napi::Function::New(env, Acknowledge, "acknowledge"));
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
   exports.Set("finish", Napi::Function::New(env, Finish, "finish"));
@@ -240,6 +352,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("clockNs", Napi::Function::New(env, ClockNs, "clockNs"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   register_conformance(env, exports);
+  register_issue_threads(env, exports);
+  register_bench(env, exports);
+  register_config(env, exports);
   return exports;
 }
 

@@ -156,11 +156,7 @@ double read_field_number(Napi::Env env, const Napi::Object& o, const char* fn, c
 
 // ---- value builders ----------------------------------------------------------
 
-// A uint64 as JS: a number when it is a safe integer, else a BigInt.
-Napi::Value u64(Napi::Env env, uint64_t v) {
-  if (v <= static_cast<uint64_t>(kMaxSafeInteger)) return Napi::Number::New(env, static_cast<double>(v));
-  return Napi::BigInt::New(env, v);
-}
+Napi::Value u64(Napi::Env env, uint64_t v) { return loadgen_addon::number_or_bigint(env, v); }
 
 Napi::Value i64(Napi::Env env, int64_t v) { return Napi::Number::New(env, static_cast<double>(v)); }
 
@@ -182,39 +178,8 @@ Napi::Array logged_errors(Napi::Env env, const std::vector<loadgen::LogMessage>&
 
 // Effective settings under the golden files' names and order.
 Napi::Object effective_record(Napi::Env env, const loadgen::EffectiveSettings& e) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("scenario", loadgen::to_string(e.scenario));
-  o.Set("mode", loadgen::to_string(e.mode));
-  o.Set("samples_per_query", u64(env, e.samples_per_query));
-  o.Set("target_qps", e.target_qps);
-  o.Set("target_latency_ns", i64(env, e.target_latency_ns));
-  o.Set("target_latency_percentile", e.target_latency_percentile);
-  o.Set("max_async_queries", u64(env, e.max_async_queries));
-  o.Set("target_duration_ms", u64(env, e.target_duration_ms));
-  o.Set("min_duration_ms", u64(env, e.min_duration_ms));
-  o.Set("max_duration_ms", u64(env, e.max_duration_ms));
-  o.Set("min_query_count", u64(env, e.min_query_count));
-  o.Set("max_query_count", u64(env, e.max_query_count));
-  o.Set("min_sample_count", u64(env, e.min_sample_count));
-  o.Set("qsl_rng_seed", Napi::BigInt::New(env, e.qsl_rng_seed));
-  o.Set("sample_index_rng_seed", Napi::BigInt::New(env, e.sample_index_rng_seed));
-  o.Set("schedule_rng_seed", Napi::BigInt::New(env, e.schedule_rng_seed));
-  o.Set("accuracy_log_rng_seed", Napi::BigInt::New(env, e.accuracy_log_rng_seed));
-  o.Set("accuracy_log_probability", e.accuracy_log_probability);
-  o.Set("accuracy_log_sampling_target", u64(env, e.accuracy_log_sampling_target));
-  o.Set("print_timestamps", e.print_timestamps);
-  o.Set("performance_issue_unique", e.performance_issue_unique);
-  o.Set("performance_issue_same", e.performance_issue_same);
-  o.Set("performance_issue_same_index", u64(env, e.performance_issue_same_index));
-  o.Set("performance_sample_count", u64(env, e.performance_sample_count));
-  o.Set("accuracy_sample_count", u64(env, e.accuracy_sample_count));
-  o.Set("sample_concatenate_permutation", e.sample_concatenate_permutation);
-  o.Set("use_token_latencies", e.use_token_latencies);
-  o.Set("server_ttft_latency", i64(env, e.server_ttft_latency));
-  o.Set("server_tpot_latency", i64(env, e.server_tpot_latency));
-  o.Set("infer_token_latencies", e.infer_token_latencies);
-  o.Set("token_latency_scaling_factor", i64(env, e.token_latency_scaling_factor));
-  return o;
+  return loadgen_addon::named_values_to_js(env, loadgen::effective_to_named_values(e),
+                                           loadgen_addon::NameStyle::Reference);
 }
 
 template <typename T>
@@ -742,20 +707,8 @@ Napi::Array entries_to_js(Napi::Env env, const loadgen::LogEntries& entries) {
 // TestSettings under the reference field names: enums as names, seeds as
 // BigInt, other uint64 as numbers when safe.
 Napi::Object settings_record(Napi::Env env, const loadgen::TestSettings& s) {
-  Napi::Object o = Napi::Object::New(env);
-  for (const loadgen::NamedValue& v : loadgen::settings_to_named_values(s)) {
-    const bool seed = v.name.size() >= 8 && v.name.compare(v.name.size() - 8, 8, "rng_seed") == 0;
-    switch (v.kind) {
-      case loadgen::NamedValue::U64:
-        o.Set(v.name, seed ? Napi::Value(Napi::BigInt::New(env, v.u)) : u64(env, v.u));
-        break;
-      case loadgen::NamedValue::I64: o.Set(v.name, i64(env, v.i)); break;
-      case loadgen::NamedValue::Double: o.Set(v.name, v.d); break;
-      case loadgen::NamedValue::Bool: o.Set(v.name, v.b); break;
-      case loadgen::NamedValue::String: o.Set(v.name, v.s); break;
-    }
-  }
-  return o;
+  return loadgen_addon::named_values_to_js(env, loadgen::settings_to_named_values(s),
+                                           loadgen_addon::NameStyle::Reference);
 }
 
 Napi::Value ConfigDerive(const Napi::CallbackInfo& info) {

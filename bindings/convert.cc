@@ -1,5 +1,6 @@
 #include "convert.h"
 
+#include <cctype>
 #include <cmath>
 
 #include "native/format.h"
@@ -132,14 +133,48 @@ loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
   c.log.prefix_with_datetime = get_bool(o, "log_prefix_with_datetime");
   c.log.copy_summary_to_stdout = get_bool(o, "log_copy_summary_to_stdout");
   c.log.copy_detail_to_stdout = get_bool(o, "log_copy_detail_to_stdout");
+  // Optional: the Chrome trace switch and a shorter issue-thread registration
+  // wait (LOADGEN_ISSUE_THREAD_WAIT_MS, tests only).
+  if (o.Get("log_enable_trace").IsBoolean()) c.log.enable_trace = get_bool(o, "log_enable_trace");
+  if (o.Get("issue_thread_wait_ms").IsNumber()) {
+    const int64_t wait_ms = get_i64(o, "issue_thread_wait_ms");
+    if (wait_ms >= 0) c.issue_thread_wait_ms = wait_ms;
+  }
+  // Optional: [{key, text, isError, isWarning}] logged after the detail-log header.
+  Napi::Value pre = o.Get("pre_run_messages");
+  if (!pre.IsUndefined()) {
+    if (!pre.IsArray()) throw Napi::TypeError::New(o.Env(), "native config: pre_run_messages must be an array");
+    Napi::Array a = pre.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); ++i) {
+      Napi::Value e = a.Get(i);
+      if (!e.IsObject()) throw Napi::TypeError::New(o.Env(), "native config: pre_run_messages[] must be objects");
+      Napi::Object m = e.As<Napi::Object>();
+      c.pre_run_messages.push_back(
+          loadgen::LogMessage{get_string(m, "key"), get_string(m, "text"), get_bool(m, "isError"), get_bool(m, "isWarning")});
+    }
+  }
   return c;
 }
-
-namespace {
 
 Napi::Value number_or_bigint(Napi::Env env, uint64_t v) {
   if (v <= 9007199254740991ull) return Napi::Number::New(env, static_cast<double>(v));
   return Napi::BigInt::New(env, v);
+}
+
+namespace {
+
+std::string camel_case(const std::string& name) {
+  std::string out;
+  bool upper = false;
+  for (char c : name) {
+    if (c == '_') {
+      upper = true;
+    } else {
+      out.push_back(upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c);
+      upper = false;
+    }
+  }
+  return out;
 }
 
 Napi::Value i64(Napi::Env env, int64_t v) { return Napi::Number::New(env, static_cast<double>(v)); }
@@ -151,36 +186,6 @@ Napi::Object percentiles(Napi::Env env, const loadgen::PercentileLatency (&value
     const double percent = std::round(p.percentile * 1000.0) / 10.0;
     o.Set(loadgen::format_double(percent), i64(env, query ? p.query_latency : p.sample_latency));
   }
-  return o;
-}
-
-Napi::Object effective_to_js(Napi::Env env, const loadgen::EffectiveSettings& e) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("scenario", loadgen::to_string(e.scenario));
-  o.Set("mode", loadgen::to_string(e.mode));
-  o.Set("samplesPerQuery", number_or_bigint(env, e.samples_per_query));
-  o.Set("targetQps", e.target_qps);
-  o.Set("targetLatencyNs", i64(env, e.target_latency_ns));
-  o.Set("targetLatencyPercentile", e.target_latency_percentile);
-  o.Set("maxAsyncQueries", number_or_bigint(env, e.max_async_queries));
-  o.Set("targetDurationMs", number_or_bigint(env, e.target_duration_ms));
-  o.Set("minDurationMs", number_or_bigint(env, e.min_duration_ms));
-  o.Set("maxDurationMs", number_or_bigint(env, e.max_duration_ms));
-  o.Set("minQueryCount", number_or_bigint(env, e.min_query_count));
-  o.Set("maxQueryCount", number_or_bigint(env, e.max_query_count));
-  o.Set("minSampleCount", number_or_bigint(env, e.min_sample_count));
-  o.Set("qslRngSeed", Napi::BigInt::New(env, e.qsl_rng_seed));
-  o.Set("sampleIndexRngSeed", Napi::BigInt::New(env, e.sample_index_rng_seed));
-  o.Set("scheduleRngSeed", Napi::BigInt::New(env, e.schedule_rng_seed));
-  o.Set("accuracyLogRngSeed", Napi::BigInt::New(env, e.accuracy_log_rng_seed));
-  o.Set("accuracyLogProbability", e.accuracy_log_probability);
-  o.Set("accuracyLogSamplingTarget", number_or_bigint(env, e.accuracy_log_sampling_target));
-  o.Set("performanceIssueUnique", e.performance_issue_unique);
-  o.Set("performanceIssueSame", e.performance_issue_same);
-  o.Set("performanceIssueSameIndex", number_or_bigint(env, e.performance_issue_same_index));
-  o.Set("performanceSampleCount", number_or_bigint(env, e.performance_sample_count));
-  o.Set("accuracySampleCount", number_or_bigint(env, e.accuracy_sample_count));
-  o.Set("sampleConcatenatePermutation", e.sample_concatenate_permutation);
   return o;
 }
 
@@ -198,7 +203,7 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
   o.Set("summaryPath", r.summary_path);
   o.Set("summaryText", r.summary_text);
   o.Set("detailLogPath", r.detail_log_path);
-  o.Set("effective", effective_to_js(env, r.effective));
+  o.Set("effective", named_values_to_js(env, loadgen::effective_to_named_values(r.effective), NameStyle::CamelCase));
   o.Set("aborted", r.aborted);
   o.Set("abortReason", r.abort_reason);
   o.Set("errorCount", number_or_bigint(env, r.error_count));
@@ -233,6 +238,12 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
   ce.Set("duplicateIds", number_or_bigint(env, r.completion_errors.duplicate_ids));
   ce.Set("firstInvalidId", r.completion_errors.first_invalid_id);
   ce.Set("firstDuplicateId", r.completion_errors.first_duplicate_id);
+  ce.Set("firstTokenAfterCompletion", number_or_bigint(env, r.completion_errors.first_token_after_completion));
+  ce.Set("duplicateFirstTokens", number_or_bigint(env, r.completion_errors.duplicate_first_tokens));
+  ce.Set("missingFirstTokens", number_or_bigint(env, r.completion_errors.missing_first_tokens));
+  ce.Set("zeroTokens", number_or_bigint(env, r.completion_errors.zero_tokens));
+  ce.Set("negativeTokens", number_or_bigint(env, r.completion_errors.negative_tokens));
+  ce.Set("oneToken", number_or_bigint(env, r.completion_errors.one_token));
   o.Set("completionErrors", ce);
 
   Napi::Array trials = Napi::Array::New(env, r.peak_trials.size());
@@ -282,7 +293,51 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
     sum.Set("finalQueryScheduledTimeSeconds", s.raw.final_query_scheduled_time_s);
     sum.Set("finalQueryIssuedTimeSeconds", s.raw.final_query_issued_time_s);
     sum.Set("finalQueryAllSamplesDoneTimeSeconds", s.raw.final_query_all_samples_done_time_s);
+    if (s.settings.use_token_latencies || s.settings.infer_token_latencies) {
+      // Token statistics (spec/40 §3, §6); only the scenario's rates are meaningful.
+      Napi::Object t = Napi::Object::New(env);
+      t.Set("useTokenLatencies", s.settings.use_token_latencies);
+      t.Set("inferTokenLatencies", s.settings.infer_token_latencies);
+      t.Set("tokenCount", i64(env, s.token_count));
+      t.Set("ttftMinNs", i64(env, s.first_token_latency_min));
+      t.Set("ttftMaxNs", i64(env, s.first_token_latency_max));
+      t.Set("ttftMeanNs", i64(env, s.first_token_latency_mean));
+      t.Set("ttftTargetPercentileNs", i64(env, s.token_target_latency_percentile.sample_latency));
+      t.Set("ttftPercentilesNs", percentiles(env, s.token_latency_percentiles, false));
+      t.Set("tpotMinNs", i64(env, s.time_per_output_token_min));
+      t.Set("tpotMaxNs", i64(env, s.time_per_output_token_max));
+      t.Set("tpotMeanNs", i64(env, s.time_per_output_token_mean));
+      t.Set("tpotTargetPercentileNs", i64(env, s.target_tpot_percentile.sample_latency));
+      t.Set("tpotPercentilesNs", percentiles(env, s.tpot_percentiles, false));
+      t.Set("tokensPerSecond", s.tokens_per_second);
+      t.Set("completedTokensPerSecond", s.completed_tokens_per_second);
+      t.Set("tpsWithLoadgenOverhead", s.tps_with_loadgen_overhead);
+      t.Set("tpsWithoutLoadgenOverhead", s.tps_without_loadgen_overhead);
+      t.Set("inferredTokensPerSecond", s.inferred_tokens_per_second);
+      t.Set("inferredCompletedTokensPerSecond", s.inferred_completed_tokens_per_second);
+      t.Set("ttftEarlyStoppingMessage", s.early_stopping_ttft_recommendation);
+      t.Set("tpotEarlyStoppingMessage", s.early_stopping_tpot_recommendation);
+      sum.Set("tokens", t);
+    }
     o.Set("summary", sum);
+  }
+  return o;
+}
+
+Napi::Object named_values_to_js(Napi::Env env, const std::vector<loadgen::NamedValue>& values, NameStyle style) {
+  Napi::Object o = Napi::Object::New(env);
+  for (const loadgen::NamedValue& v : values) {
+    const std::string name = style == NameStyle::CamelCase ? camel_case(v.name) : v.name;
+    const bool seed = v.name.size() >= 8 && v.name.compare(v.name.size() - 8, 8, "rng_seed") == 0;
+    switch (v.kind) {
+      case loadgen::NamedValue::U64:
+        o.Set(name, seed ? Napi::Value(Napi::BigInt::New(env, v.u)) : number_or_bigint(env, v.u));
+        break;
+      case loadgen::NamedValue::I64: o.Set(name, Napi::Number::New(env, static_cast<double>(v.i))); break;
+      case loadgen::NamedValue::Double: o.Set(name, v.d); break;
+      case loadgen::NamedValue::Bool: o.Set(name, v.b); break;
+      case loadgen::NamedValue::String: o.Set(name, v.s); break;
+    }
   }
   return o;
 }

@@ -6,6 +6,7 @@
 #include <napi.h>
 
 #include "native/session.h"
+#include "native/settings_log.h"
 
 namespace loadgen_addon {
 
@@ -20,6 +21,16 @@ loadgen::SessionConfig session_config_from_js(const Napi::Object& object);
 
 // The plain-data outcome handed to lib/index.ts.
 Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& outcome);
+
+// A uint64 as JS: a number when it is a safe integer, else a BigInt.
+Napi::Value number_or_bigint(Napi::Env env, uint64_t v);
+
+enum class NameStyle { Reference, CamelCase };
+
+// An ordered named-value list (settings_log.h) as a JS object: reference
+// snake_case names or camelCase; enums as names; seeds (*rng_seed) always as
+// BigInt; other uint64 as numbers when safe.
+Napi::Object named_values_to_js(Napi::Env env, const std::vector<loadgen::NamedValue>& values, NameStyle style);
 
 // Throws a JS Error carrying `code` (one of lib/errors.ts's codes).
 [[noreturn]] void throw_coded(Napi::Env env, const char* code, const std::string& message);

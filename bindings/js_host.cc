@@ -106,6 +106,21 @@ void JsHost::wake() { post(&drain_event_); }
 void JsHost::flush_queries() { post(new HostEvent{HostEventKind::Flush, {}, 0}); }
 void JsHost::finished() { post(new HostEvent{HostEventKind::Finished, {}, 0}); }
 
+std::vector<uint64_t> JsHost::wait_for_issue_threads(uint64_t n, int64_t timeout_ms) {
+  return IssueThreadRegistry::instance().wait_for(n, timeout_ms);
+}
+
+void JsHost::use_issue_threads(uint64_t count) {
+  issue_ports_ = IssueThreadRegistry::instance().take(count);
+  if (issue_ports_.size() < count) session_->abort("a registered issue-query thread went away before the series");
+  // Each thread learns its role before any of this series' drains (same FIFO queue).
+  for (uint64_t i = 0; i < issue_ports_.size(); ++i) issue_ports_[i]->post_series(i, count);
+}
+
+void JsHost::wake_issue_thread(uint64_t t) {
+  if (t < issue_ports_.size()) issue_ports_[t]->post_drain();
+}
+
 void JsHost::finish() {
   session_->join();
   if (!tsfn_released_) {

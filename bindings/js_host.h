@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings/issue_threads.h"
 #include "native/session.h"
 
 namespace loadgen_addon {
@@ -47,6 +48,9 @@ class JsHost : public loadgen::SessionHost {
   void wake() override;
   void flush_queries() override;
   void finished() override;
+  std::vector<uint64_t> wait_for_issue_threads(uint64_t n, int64_t timeout_ms) override;
+  void use_issue_threads(uint64_t count) override;
+  void wake_issue_thread(uint64_t t) override;
 
  private:
   static void CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, HostEvent* event);
@@ -58,6 +62,8 @@ class JsHost : public loadgen::SessionHost {
   bool tsfn_released_ = false;
   std::unique_ptr<loadgen::Session> session_;
   HostEvent drain_event_{HostEventKind::Drain, {}, 0};  // reused: waking never allocates
+  // This series' registered issue threads (session thread only); query q goes to q % size.
+  std::vector<std::shared_ptr<IssueThreadPort>> issue_ports_;
 
   std::mutex ack_mutex_;
   std::condition_variable ack_cv_;

@@ -8,12 +8,15 @@ export const activeSeries = {
   accuracyLogSampled: new Uint8Array(0) as Uint8Array,
   /** False when no sample of the series is logged: completions skip the lookup. */
   anySampled: false,
+  /** use_token_latencies: completions pass token counts (set once a series, so the off path stays one check). */
+  tokens: false,
 };
 
-export function setActiveSeries(firstId: number, accuracyLogSampled: Uint8Array): void {
+export function setActiveSeries(firstId: number, accuracyLogSampled: Uint8Array, tokens = false): void {
   activeSeries.firstId = firstId;
   activeSeries.accuracyLogSampled = accuracyLogSampled;
   activeSeries.anySampled = accuracyLogSampled.includes(1);
+  activeSeries.tokens = tokens;
 }
 
 /** True when the response of sample `id` must be written to the accuracy log. */

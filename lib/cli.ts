@@ -12,6 +12,8 @@ import { pathToFileURL } from 'node:url';
 
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
+import { formatBenchReport, runBenchmark } from './bench.js';
+import { addConfigOptions, loadCliSettings, registerSettingsCommand, usesConfigFiles } from './config-cli.js';
 import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native.js';
 import { startTest } from './run.js';
@@ -38,6 +40,13 @@ interface RunOptions {
   qslPerformance?: number;
   json?: boolean;
   quiet?: boolean;
+  mlperfConf?: string;
+  userConf?: string;
+  model?: string;
+  lenient?: boolean;
+  auditConf?: string;
+  /** false with --no-audit-config. */
+  auditConfig: boolean;
 }
 
 interface TraceOptions {
@@ -101,9 +110,17 @@ async function runCommand(options: RunOptions): Promise<number> {
         "(completed inside the native core) or a path to a module exporting createSut() and createQsl().",
     );
   }
-  const settings: TestSettingsInput = settingsFromAssignments(options.set);
-  if (options.scenario !== undefined) settings.scenario = options.scenario as TestSettingsInput['scenario'];
-  if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
+  let settings: TestSettingsInput;
+  if (usesConfigFiles(options)) {
+    // Config files first, then --scenario/--mode/--set on top; audit.config is startTest's.
+    const loaded = loadCliSettings(options, false);
+    for (const w of loaded.warnings) process.stderr.write(`loadgen: warning: ${w}\n`);
+    settings = loaded.settings;
+  } else {
+    settings = settingsFromAssignments(options.set);
+    if (options.scenario !== undefined) settings.scenario = options.scenario as TestSettingsInput['scenario'];
+    if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
+  }
 
   let sut: SystemUnderTest;
   let qsl: QuerySampleLibrary;
@@ -119,6 +136,9 @@ async function runCommand(options: RunOptions): Promise<number> {
     ...(options.logPrefix !== undefined ? { prefix: options.logPrefix } : {}),
     ...(options.logSuffix !== undefined ? { suffix: options.logSuffix } : {}),
     ...(options.prefixWithDatetime ? { prefixWithDatetime: true } : {}),
+  }, {
+    auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
+    lenientConfig: options.lenient === true,
   });
   if (options.json) {
     process.stdout.write(`${JSON.stringify(result, jsonReplacer, 2)}\n`);
@@ -200,6 +220,8 @@ function buildProgram(): Command {
     .option('--qsl-performance <n>', 'performance sample count of the synthetic QSL (default: --qsl-total)', positiveInteger('--qsl-performance'))
     .option('--json', 'print the result as JSON instead of the summary')
     .option('--quiet', 'print nothing but errors')
+    .option('--audit-conf <file>', "audit.config to apply at the start of the test (default: 'audit.config' in the working directory, if present)")
+    .option('--no-audit-config', 'do not apply an audit.config')
     .addHelpText(
       'after',
       '\nExit status: 0 VALID, 1 INVALID, 2 bad input, 3 the run failed.\n' +
@@ -209,6 +231,9 @@ function buildProgram(): Command {
     .action(async (options: RunOptions) => {
       process.exitCode = await runCommand(options);
     });
+
+  addConfigOptions(program.commands.find((c) => c.name() === 'run')!);
+  registerSettingsCommand(program);
 
   program
     .command('trace')
@@ -231,6 +256,20 @@ function buildProgram(): Command {
     .action(async (options: TraceOptions) => {
       process.exitCode = await traceCommand(options);
     });
+  program
+    .command('bench')
+    .description("measure loadgen's own overhead on this machine (each trial in a fresh process)")
+    .option('--json', 'print every figure as one JSON document')
+    .option('--tiny', 'short trials, one repetition: only proves the benchmark works')
+    .option('--repeat <n>', 'repetitions of each trial (default 3; 1 with --tiny)', positiveInteger('--repeat'))
+    .action(async (options: { json?: boolean; tiny?: boolean; repeat?: number }) => {
+      const report = await runBenchmark({
+        ...(options.tiny ? { tiny: true } : {}),
+        ...(options.repeat !== undefined ? { repeat: options.repeat } : {}),
+      });
+      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatBenchReport(report)}\n`);
+    });
+
   return program;
 }
 
@@ -261,6 +300,14 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`loadgen: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
     return EXIT_RUN_FAILED;
   }
+}
+
+// A reader that goes away (`loadgen run --help | head`) is not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
 }
 
 main(process.argv.slice(2)).then((code) => {

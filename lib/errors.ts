@@ -25,6 +25,41 @@ export class SettingsError extends LoadgenError {
   }
 }
 
+/** One problem found in a config file (mlperf.conf, user.conf, audit.config). */
+export interface ConfigProblem {
+  readonly severity: 'error' | 'warning';
+  /** File path or name. */
+  readonly file: string;
+  /** 1-based line; 0 when the problem concerns the whole file. */
+  readonly line: number;
+  /** The config key as written (e.g. `resnet50.Server.target_qps`). */
+  readonly key: string;
+  /** The value as written. */
+  readonly value: unknown;
+  /** The problem alone. */
+  readonly text: string;
+  /** `<file>:<line>: <key> = <value>: <problem and what is allowed>`. */
+  readonly message: string;
+}
+
+/**
+ * Config files that loadgen refuses (strict mode): a {@link SettingsError}
+ * whose key, value, file and line are the first problem's; the message lists
+ * every problem, one per line.
+ */
+export class ConfigFileError extends SettingsError {
+  readonly file: string;
+  readonly line: number;
+  readonly problems: readonly ConfigProblem[];
+  constructor(problems: readonly ConfigProblem[]) {
+    const first = problems[0]!;
+    super(first.key, first.value, problems.map((p) => p.message).join('\n'));
+    this.file = first.file;
+    this.line = first.line;
+    this.problems = problems;
+  }
+}
+
 /** The SUT or QSL object handed to startTest is malformed. */
 export class InterfaceError extends LoadgenError {
   constructor(message: string) {

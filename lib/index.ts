@@ -1,8 +1,28 @@
 /**
  * loadgen: the MLPerf Inference LoadGen for Node.js.
  */
-export { startTest } from './run.js';
-export { querySampleComplete, querySamplesComplete, querySamplesCompleteIds } from './completion.js';
+export { DEFAULT_AUDIT_CONFIG, startTest, type StartTestOptions } from './run.js';
+export {
+  applyAuditConfig,
+  CONFIG_FILE_KEYS,
+  lintConfigText,
+  loadSettings,
+  type AuditConfigResult,
+  type ConfigRole,
+  type ConfigSource,
+  type LoadedSettings,
+  type LoadSettingsOptions,
+  type SettingOrigin,
+  type SettingSource,
+  type SettingsLayer,
+} from './config.js';
+export { registerIssueQueryThread, type IssueQueryThreadRegistration } from './issue-threads.js';
+export {
+  firstTokenComplete,
+  querySampleComplete,
+  querySamplesComplete,
+  querySamplesCompleteIds,
+} from './completion.js';
 export {
   createNullNativeSut,
   createNullSut,
@@ -33,6 +53,7 @@ export {
 } from './settings.js';
 export {
   BusyError,
+  ConfigFileError,
   InterfaceError,
   LoadgenError,
   LogOutputError,
@@ -40,6 +61,7 @@ export {
   NotRunningError,
   SettingsError,
   SutError,
+  type ConfigProblem,
 } from './errors.js';
 export type {
   LatencyPercentilesNs,
@@ -49,4 +71,6 @@ export type {
   RunMessage,
   SystemUnderTest,
   TestResult,
+  TokenLatencyStatsNs,
+  TokenResult,
 } from './types.js';

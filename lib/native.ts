@@ -21,6 +21,10 @@ export const HostEventKind = {
 
 export type Dispatcher = (kind: number, arg?: unknown, token?: number) => void;
 
+/** Event kinds sent to a registered issue-query thread (bindings/issue_threads.h). */
+export const IssueThreadEventKind = { Drain: 0, SeriesStarted: 1, Released: 2 } as const;
+export type IssueThreadDispatcher = (kind: number, published?: number, firstId?: number, index?: number, stride?: number) => void;
+
 export interface NativeSeriesInfo {
   firstId: number;
   samplesPerQuery: number;
@@ -29,6 +33,10 @@ export interface NativeSeriesInfo {
   sampleIndex: Uint32Array;
   /** 1 for samples whose response goes to the accuracy log (accuracy series: all). */
   accuracyLogSampled: Uint8Array;
+  /** server_coalesce_queries: a drain hands all its due queries to one issueQuery call. */
+  coalesced: boolean;
+  /** use_token_latencies: completions carry token counts. */
+  tokenLatencies: boolean;
 }
 
 export interface NativeMessage {
@@ -72,6 +80,32 @@ export interface NativeSummary {
   finalQueryScheduledTimeSeconds: number;
   finalQueryIssuedTimeSeconds: number;
   finalQueryAllSamplesDoneTimeSeconds: number;
+  /** Present with use_token_latencies or infer_token_latencies. */
+  tokens?: NativeTokenSummary;
+}
+
+export interface NativeTokenSummary {
+  useTokenLatencies: boolean;
+  inferTokenLatencies: boolean;
+  tokenCount: number;
+  ttftMinNs: number;
+  ttftMaxNs: number;
+  ttftMeanNs: number;
+  ttftTargetPercentileNs: number;
+  ttftPercentilesNs: Record<string, number>;
+  tpotMinNs: number;
+  tpotMaxNs: number;
+  tpotMeanNs: number;
+  tpotTargetPercentileNs: number;
+  tpotPercentilesNs: Record<string, number>;
+  tokensPerSecond: number;
+  completedTokensPerSecond: number;
+  tpsWithLoadgenOverhead: number;
+  tpsWithoutLoadgenOverhead: number;
+  inferredTokensPerSecond: number;
+  inferredCompletedTokensPerSecond: number;
+  ttftEarlyStoppingMessage: string;
+  tpotEarlyStoppingMessage: string;
 }
 
 export interface NativeEffectiveSettings {
@@ -94,12 +128,18 @@ export interface NativeEffectiveSettings {
   accuracyLogRngSeed: bigint;
   accuracyLogProbability: number;
   accuracyLogSamplingTarget: number;
+  printTimestamps: boolean;
   performanceIssueUnique: boolean;
   performanceIssueSame: boolean;
   performanceIssueSameIndex: number;
   performanceSampleCount: number;
   accuracySampleCount: number;
   sampleConcatenatePermutation: boolean;
+  useTokenLatencies: boolean;
+  serverTtftLatency: number;
+  serverTpotLatency: number;
+  inferTokenLatencies: boolean;
+  tokenLatencyScalingFactor: number;
 }
 
 export interface NativeOutcome {
@@ -134,6 +174,12 @@ export interface NativeOutcome {
     duplicateIds: number;
     firstInvalidId: number;
     firstDuplicateId: number;
+    firstTokenAfterCompletion: number;
+    duplicateFirstTokens: number;
+    missingFirstTokens: number;
+    zeroTokens: number;
+    negativeTokens: number;
+    oneToken: number;
   };
   summary?: NativeSummary;
   peakTrials: { targetQps: number; perfConstraintsMet: boolean; targetPercentileLatencyNs: number; queriesIssued: number }[];
@@ -299,8 +345,69 @@ export interface NativeConformance {
   configDerive(input: NativeConfigCase): NativeConfigResult;
 }
 
-/** Flat run configuration read by bindings/convert.cc. */
-export type NativeRunConfig = Record<string, number | boolean | bigint | string>;
+/** Input of {@link NativeConfig.load}: each config as text or path (not both). */
+export interface NativeConfigLoadInput {
+  /** Replaces the built-in mlperf.conf (text or a file path); absent = the built-in copy. */
+  mlperfConfText?: string;
+  mlperfConfPath?: string;
+  /** How provenance names the mlperf.conf (default: the path, or "mlperf.conf (built-in)"). */
+  mlperfConfLabel?: string;
+  /** Without a user.conf: apply mlperf.conf alone (conf_type 0)? Default true. */
+  withMlperfConf?: boolean;
+  /** user.conf: FromConfig(conf_type 1), which applies mlperf.conf first. A path that cannot be opened gives -2. */
+  userConfText?: string;
+  userConfPath?: string;
+  userConfLabel?: string;
+  /** audit.config, applied last as StartTest does (model "*", the settings' scenario, conf_type 2). */
+  auditConfText?: string;
+  auditConfPath?: string;
+  auditConfLabel?: string;
+  model: string;
+  /** Scenario name used for the lookups (the reference's `scenario` argument). */
+  scenario: string;
+  /** The settings before the configs (as toNativeSettings gives them). */
+  base: NativeTestSettings;
+}
+
+/** One field set by a config line (last record of a field wins). */
+export interface NativeConfigProvenance {
+  /** Reference TestSettings field name, e.g. server_target_latency_ns. */
+  field: string;
+  /** The full key that matched, e.g. resnet50.Server.target_latency. */
+  key: string;
+  /** File path or label. */
+  file: string;
+  /** 1-based line. */
+  line: number;
+  /** The raw value token. */
+  value: string;
+  /** 0 mlperf.conf, 1 user.conf, 2 audit.config. */
+  confType: number;
+}
+
+export interface NativeConfigLoadResult {
+  /** TestSettings afterwards under the reference names (enums as names, seeds bigint, other uint64 number or bigint). */
+  settings: Record<string, number | bigint | boolean | string>;
+  /** FromConfig return codes of the calls made (0, -2, -22). */
+  returnCodes: { mlperf?: number; user?: number; audit?: number };
+  /** False when an audit path was given but could not be opened (nothing applied, no warning). */
+  auditFound: boolean;
+  /** What the reference would log (errors, the audit warning), in order. */
+  messages: NativeMessage[];
+  provenance: NativeConfigProvenance[];
+}
+
+/** The core's config-file loader (bindings/config_binding.cc). */
+export interface NativeConfig {
+  /** One fresh loader per call: as in a fresh process. */
+  load(input: NativeConfigLoadInput): NativeConfigLoadResult;
+}
+
+/**
+ * Flat run configuration read by bindings/convert.cc (`pre_run_messages`:
+ * messages logged right after the detail-log header, e.g. the audit.config warning).
+ */
+export type NativeRunConfig = Record<string, number | boolean | bigint | string | NativeMessage[]>;
 
 export interface NativeAddon {
   start(config: NativeRunConfig, dispatcher: Dispatcher): void;
@@ -309,14 +416,37 @@ export interface NativeAddon {
   logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean;
   completeOne(id: number): void;
   completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number): void;
+  /** Token latencies: completions with each sample's token count (nTokens[i] for ids[i]). */
+  completeWithTokens(ids: Float64Array | Uint32Array, nTokens: Float64Array, count?: number, stampNs?: number): void;
+  /** Token latencies: the first token of sample `id` (stamped on entry). */
+  firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer): void;
   acknowledge(token: number, error?: string): boolean;
   abort(reason: string): void;
   finish(): NativeOutcome;
   isRunning(): boolean;
   completionsOutsideRun(): number;
   clockNs(): number;
+  /**
+   * Registers this thread as an issue-query thread (spec/30 §6). Events:
+   * (0, published, firstId) drain; (1, published, firstId, index, stride)
+   * series started; (2) released.
+   */
+  registerIssueThread(dispatcher: IssueThreadDispatcher, threadId: number): { index: number; serial: number };
+  unregisterIssueThread(serial: number): boolean;
+  /** Queries of the current series issued so far (any thread; 0 without a run). */
+  publishedQueries(): number;
   readonly napiVersion: number;
   readonly conformance: NativeConformance;
+  readonly config: NativeConfig;
+  readonly bench: NativeBench;
+}
+
+/** Platform probes for `loadgen bench` (bindings/bench.cc). */
+export interface NativeBench {
+  /** Mean ns of one native clock read, over `iterations` reads. */
+  clockReadNs(iterations: number): number;
+  /** `count` native-thread -> JS-thread wakes, `intervalUs` apart; resolves with each wake's ns. */
+  tsfnWake(count: number, intervalUs: number): Promise<Float64Array>;
 }
 
 /** The package root (one level above lib/ or dist/). */

@@ -5,8 +5,10 @@
 import { mkdir } from 'node:fs/promises';
 
 import { setActiveSeries } from './active.js';
+import { applyAuditConfig } from './config.js';
+import { drainQueries, newDrainState, startDrainSeries, type DrainState } from './drain.js';
 import { BusyError, InterfaceError, LogOutputError, LoadgenError, SutError } from './errors.js';
-import { HostEventKind, loadNative, type NativeAddon, type NativeOutcome } from './native.js';
+import { HostEventKind, loadNative, type NativeAddon, type NativeMessage, type NativeOutcome, type NativeTokenSummary } from './native.js';
 import {
   assertRunnableMode,
   resolveLogSettings,
@@ -22,13 +24,29 @@ import {
 import { isNullNativeSut } from './suts.js';
 import type {
   LatencyPercentilesNs,
-  QuerySample,
   QuerySampleLibrary,
   SystemUnderTest,
   TestResult,
+  TokenResult,
 } from './types.js';
 
 let runActiveHere = false;
+
+/** Options of {@link startTest} beyond the reference's settings. */
+export interface StartTestOptions {
+  /**
+   * The audit.config the reference's StartTest looks for: a path (relative to
+   * `process.cwd()`), or false to skip it. When the file can be read it is
+   * applied on top of the settings (model `*`, the run's scenario) and the
+   * reference's warning goes to the detail log. Default `'audit.config'`.
+   */
+  auditConfig?: string | false;
+  /** Apply audit.config exactly as the reference even if it has problems (reported via process.emitWarning). Default false. */
+  lenientConfig?: boolean;
+}
+
+/** The audit.config file name the reference's StartTest uses by default. */
+export const DEFAULT_AUDIT_CONFIG = 'audit.config';
 
 /**
  * Runs one test and resolves with its result once the logs are written.
@@ -41,10 +59,26 @@ export async function startTest(
   qsl: QuerySampleLibrary,
   settings: TestSettingsInput = {},
   logSettings: LogSettingsInput = {},
+  options: StartTestOptions = {},
 ): Promise<TestResult> {
   checkSut(sut);
   checkQsl(qsl);
-  const resolved = resolveTestSettings(settings);
+  let resolved = resolveTestSettings(settings);
+  // StartTest applies audit.config to the requested settings before test05
+  // and the derivation (spec/00 §6 step 9); the core does the rest.
+  const preRunMessages: NativeMessage[] = [];
+  const auditPath = options.auditConfig ?? DEFAULT_AUDIT_CONFIG;
+  if (auditPath !== false) {
+    if (typeof auditPath !== 'string' || auditPath === '') {
+      throw new InterfaceError(`options.auditConfig must be a non-empty path or false, got ${describe(auditPath)}`);
+    }
+    const audit = applyAuditConfig(resolved, auditPath, options.lenientConfig === true);
+    if (audit.found) {
+      resolved = resolveTestSettings(audit.settings);
+      preRunMessages.push(...audit.messages);
+      for (const warning of audit.warnings) process.emitWarning(warning, { code: 'LOADGEN_AUDIT_CONFIG' });
+    }
+  }
   assertRunnableMode(resolved);
   resolveQslDependentChecks(resolved, qsl);
   const log = resolveLogSettings(logSettings);
@@ -58,10 +92,17 @@ export async function startTest(
     } catch (cause) {
       throw new LogOutputError(`cannot create the log directory outdir='${log.outdir}': ${(cause as Error).message}`, cause);
     }
-    return await new ActiveRun(native, sut, qsl, resolved, log).run();
+    return await new ActiveRun(native, sut, qsl, resolved, log, preRunMessages).run();
   } finally {
     runActiveHere = false;
   }
+}
+
+/** LOADGEN_ISSUE_THREAD_WAIT_MS: shortens the 10 s issue-thread registration wait (tests). */
+function issueThreadWaitOverride(): { issue_thread_wait_ms?: number } {
+  const raw = process.env['LOADGEN_ISSUE_THREAD_WAIT_MS'];
+  if (raw === undefined || !/^\d+$/.test(raw)) return {};
+  return { issue_thread_wait_ms: Number(raw) };
 }
 
 function checkSut(sut: SystemUnderTest): void {
@@ -96,10 +137,7 @@ function messageOf(error: unknown): string {
 
 /** One run: serves the native side's events on the JS thread. */
 class ActiveRun {
-  private cursor = 0;
-  private firstId = 1;
-  private samplesPerQuery = 1;
-  private sampleIndex: Uint32Array = new Uint32Array(0);
+  private readonly queries: DrainState = newDrainState();
   private failure: { error: unknown; where: string } | undefined;
   private resolve!: (result: TestResult) => void;
   private reject!: (error: unknown) => void;
@@ -110,6 +148,7 @@ class ActiveRun {
     private readonly qsl: QuerySampleLibrary,
     private readonly settings: ResolvedTestSettings,
     private readonly log: ResolvedLogSettings,
+    private readonly preRunMessages: NativeMessage[] = [],
   ) {}
 
   run(): Promise<TestResult> {
@@ -131,6 +170,9 @@ class ActiveRun {
       log_prefix_with_datetime: this.log.prefixWithDatetime,
       log_copy_summary_to_stdout: this.log.copySummaryToStdout,
       log_copy_detail_to_stdout: this.log.copyDetailToStdout,
+      pre_run_messages: this.preRunMessages,
+      log_enable_trace: this.log.enableTrace,
+      ...issueThreadWaitOverride(),
     };
     try {
       this.native.start(config, this.dispatch);
@@ -150,11 +192,8 @@ class ActiveRun {
           break;
         case HostEventKind.SeriesStarted: {
           const info = this.native.seriesInfo();
-          this.cursor = 0;
-          this.firstId = info.firstId;
-          this.samplesPerQuery = info.samplesPerQuery;
-          this.sampleIndex = info.sampleIndex;
-          setActiveSeries(info.firstId, info.accuracyLogSampled);
+          startDrainSeries(this.queries, info);
+          setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies);
           break;
         }
         case HostEventKind.Load:
@@ -176,24 +215,8 @@ class ActiveRun {
   };
 
   private drain(published: number): void {
-    const { native, sut, sampleIndex, samplesPerQuery: spq, firstId } = this;
-    while (this.cursor < published && this.failure === undefined) {
-      const q = this.cursor++;
-      const base = q * spq;
-      const samples: QuerySample[] = new Array(spq);
-      for (let i = 0; i < spq; i++) samples[i] = { id: firstId + base + i, index: sampleIndex[base + i]! };
-      native.markDispatched(q);
-      let returned: unknown;
-      try {
-        returned = sut.issueQuery(samples);
-      } catch (error) {
-        this.fail(error, 'sut.issueQuery');
-        return;
-      }
-      if (returned !== undefined && typeof (returned as Promise<void>).then === 'function') {
-        (returned as Promise<void>).then(undefined, (error: unknown) => this.fail(error, 'sut.issueQuery'));
-      }
-    }
+    if (this.failure !== undefined) return;
+    drainQueries(this.native, this.sut, this.queries, published, (error) => this.fail(error, 'sut.issueQuery'));
   }
 
   private callQsl(method: 'loadSamplesToRam' | 'unloadSamplesFromRam', indices: Uint32Array, token: number): void {
@@ -255,6 +278,59 @@ function percentLabel(fraction: number): string {
   return (Math.round(fraction * 1000) / 10).toFixed(1);
 }
 
+/** With token latencies the summary shows the TTFT and TPOT verdicts instead. */
+function earlyStoppingText(message: string, tokens: NativeTokenSummary | undefined): string {
+  if (tokens === undefined || !tokens.useTokenLatencies) return message;
+  return `TTFT Early Stopping Result:\n${tokens.ttftEarlyStoppingMessage}\nTPOT Early Stopping Result:\n${tokens.tpotEarlyStoppingMessage}`;
+}
+
+function tokenResult(
+  scenario: ResolvedTestSettings['scenario'],
+  t: NativeTokenSummary,
+  e: NativeOutcome['completionErrors'],
+): TokenResult {
+  const result: TokenResult = {
+    tokenCount: t.tokenCount,
+    errors: {
+      missingFirstToken: e.missingFirstTokens,
+      firstTokenAfterCompletion: e.firstTokenAfterCompletion,
+      duplicateFirstToken: e.duplicateFirstTokens,
+      zeroTokens: e.zeroTokens,
+      negativeTokens: e.negativeTokens,
+      oneToken: e.oneToken,
+    },
+  };
+  if (t.useTokenLatencies) {
+    if (scenario === 'Offline') {
+      result.tokensPerSecond = t.tokensPerSecond;
+    } else {
+      result.ttftNs = {
+        min: t.ttftMinNs,
+        max: t.ttftMaxNs,
+        mean: t.ttftMeanNs,
+        targetPercentile: t.ttftTargetPercentileNs,
+        percentiles: percentiles(t.ttftPercentilesNs),
+      };
+      result.tpotNs = {
+        min: t.tpotMinNs,
+        max: t.tpotMaxNs,
+        mean: t.tpotMeanNs,
+        targetPercentile: t.tpotTargetPercentileNs,
+        percentiles: percentiles(t.tpotPercentilesNs),
+      };
+      result.completedTokensPerSecond = t.completedTokensPerSecond;
+      result.earlyStopping = { ttftMessage: t.ttftEarlyStoppingMessage, tpotMessage: t.tpotEarlyStoppingMessage };
+    }
+    if (scenario === 'SingleStream') {
+      result.tpsWithLoadgenOverhead = t.tpsWithLoadgenOverhead;
+      result.tpsWithoutLoadgenOverhead = t.tpsWithoutLoadgenOverhead;
+    }
+  }
+  if (t.inferTokenLatencies && scenario === 'Offline') result.inferredTokensPerSecond = t.inferredTokensPerSecond;
+  if (t.inferTokenLatencies && scenario === 'Server') result.inferredCompletedTokensPerSecond = t.inferredCompletedTokensPerSecond;
+  return result;
+}
+
 /** Turns the native outcome into the public, plain-data result. */
 export function toTestResult(
   outcome: NativeOutcome,
@@ -281,7 +357,7 @@ export function toTestResult(
     if (!s.perfConstraintsMet) invalidReasons.push(s.perfConstraintsRecommendation);
     if (!s.minDurationMet) invalidReasons.push(s.minDurationRecommendation);
     if (!s.minQueriesMet) invalidReasons.push('The test exited early, before enough queries were issued.');
-    if (!s.earlyStoppingMet) invalidReasons.push(`Early stopping not satisfied:\n${s.earlyStoppingMessage}`);
+    if (!s.earlyStoppingMet) invalidReasons.push(`Early stopping not satisfied:\n${earlyStoppingText(s.earlyStoppingMessage, s.tokens)}`);
     invalidReasons.push(...outcome.extraInvalidReasons);
   }
   const percentile = s?.targetPercentile ?? 0;
@@ -316,7 +392,7 @@ export function toTestResult(
     },
     earlyStopping: {
       met: s?.earlyStoppingMet ?? false,
-      message: s?.earlyStoppingMessage ?? '',
+      message: s === undefined ? '' : earlyStoppingText(s.earlyStoppingMessage, s.tokens),
       latencySsNs: s?.earlyStoppingLatencySsNs ?? 0,
       latencyMsNs: s?.earlyStoppingLatencyMsNs ?? 0,
     },
@@ -364,6 +440,7 @@ export function toTestResult(
     result.completedSamplesPerSecond = s.completedSamplesPerSecond;
   }
   if (scenario === 'Offline' && s !== undefined) result.samplesPerSecond = s.samplesPerSecond;
+  if (s?.tokens !== undefined) result.tokens = tokenResult(scenario, s.tokens, outcome.completionErrors);
   if (mode === 'FindPeakPerformance') result.findPeak = { peakQps: outcome.peakQps, trials: outcome.peakTrials };
   return result;
 }

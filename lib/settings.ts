@@ -809,6 +809,18 @@ function unknownLogKey(key: string, value: unknown): SettingsError {
  */
 export function resolveTestSettings(input: unknown): ResolvedTestSettings {
   if (input === undefined) return DEFAULT_TEST_SETTINGS;
+  const s = resolveTestSettingFields(input);
+  checkCombinations(s);
+  return s;
+}
+
+/**
+ * {@link resolveTestSettings} without the cross-field rules: every field is
+ * checked on its own and defaults are filled in. For settings that are only
+ * an intermediate state (e.g. before config files complete them).
+ */
+export function resolveTestSettingFields(input: unknown): ResolvedTestSettings {
+  if (input === undefined) return DEFAULT_TEST_SETTINGS;
   assertPlainObject('test setting', input);
   for (const key of Object.keys(input)) {
     if (!FIELD_BY_NAME.has(key)) throw unknownTestKey(key, input[key]);
@@ -818,9 +830,27 @@ export function resolveTestSettings(input: unknown): ResolvedTestSettings {
     const v = input[f.name];
     out[f.name] = v === undefined ? f.default : checkValue('test setting', f, f.name, v);
   }
-  const s = out as ResolvedTestSettings;
-  checkCombinations(s);
-  return Object.freeze(s);
+  return Object.freeze(out as ResolvedTestSettings);
+}
+
+/**
+ * Checks one value of a test setting (camelCase name) on its own and returns
+ * the stored form (seeds as bigint). Throws {@link SettingsError} naming the
+ * key, the value and what is allowed.
+ */
+export function validateSettingValue(name: keyof TestSettings, value: unknown): unknown {
+  const field = FIELD_BY_NAME.get(name);
+  if (field === undefined) throw unknownTestKey(name, value);
+  return checkValue('test setting', field, name, value);
+}
+
+/**
+ * The candidate closest to `input` (edit distance, case and `_` ignored), or
+ * undefined when nothing is plausibly meant. Used for did-you-mean hints.
+ * @internal
+ */
+export function suggestName(input: string, candidates: Iterable<string>): string | undefined {
+  return closest(input, candidates);
 }
 
 function conflict(key: keyof TestSettings, value: unknown, message: string): SettingsError {

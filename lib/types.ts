@@ -15,7 +15,10 @@ export interface QuerySample {
 export interface QuerySampleResponse {
   readonly id: number;
   readonly data?: ArrayBufferView | ArrayBuffer;
-  /** Output tokens of an LLM response (token latencies). */
+  /**
+   * Output tokens of an LLM response (useTokenLatencies; ignored otherwise).
+   * Must be >= 2: missing/0, negative and 1 are reported as errors.
+   */
   readonly nTokens?: number;
 }
 
@@ -54,6 +57,55 @@ export interface LatencyPercentilesNs {
   97: number;
   99: number;
   99.9: number;
+}
+
+/** TTFT or TPOT statistics of a token-latency run, in ns. */
+export interface TokenLatencyStatsNs {
+  min: number;
+  max: number;
+  /** Sum over samples divided by the sample count (integer division, as the reference). */
+  mean: number;
+  /** Value at the target latency percentile. */
+  targetPercentile: number;
+  percentiles: LatencyPercentilesNs;
+}
+
+/** Token metrics (useTokenLatencies / inferTokenLatencies); only the scenario's rates are present. */
+export interface TokenResult {
+  /** Sum of the reported token counts (0 when only inferTokenLatencies is set). */
+  tokenCount: number;
+  /** Time to first token: firstTokenComplete − scheduled time. Not Offline. */
+  ttftNs?: TokenLatencyStatsNs;
+  /** Time per output token: (latency − TTFT) / (nTokens − 1). Not Offline. */
+  tpotNs?: TokenLatencyStatsNs;
+  /** Offline: tokenCount / max latency. */
+  tokensPerSecond?: number;
+  /** Not Offline: tokenCount / time the last query completed. */
+  completedTokensPerSecond?: number;
+  /** SingleStream: tokens per second with and without loadgen overhead. */
+  tpsWithLoadgenOverhead?: number;
+  tpsWithoutLoadgenOverhead?: number;
+  /** inferTokenLatencies, Offline: tokenLatencyScalingFactor × samples / max latency. */
+  inferredTokensPerSecond?: number;
+  /** inferTokenLatencies, Server: tokenLatencyScalingFactor × (samples − 1) / last completion time. */
+  inferredCompletedTokensPerSecond?: number;
+  /** Not Offline: the summary's "TTFT/TPOT Early Stopping Result:" texts (TTFT empty when TPOT failed). */
+  earlyStopping?: { ttftMessage: string; tpotMessage: string };
+  /** Samples with token errors (each also an error line in the detail log). */
+  errors: {
+    /** Completed without firstTokenComplete (not Offline). */
+    missingFirstToken: number;
+    /** firstTokenComplete after the sample completed (ignored). */
+    firstTokenAfterCompletion: number;
+    /** A second firstTokenComplete for a sample (ignored). */
+    duplicateFirstToken: number;
+    /** nTokens missing or 0. */
+    zeroTokens: number;
+    /** nTokens < 0 (counted as 0). */
+    negativeTokens: number;
+    /** nTokens == 1 (counted as 0). */
+    oneToken: number;
+  };
 }
 
 /** A message logged during the run (reference keys: error_runtime, warning_generic_message, …). */
@@ -113,6 +165,8 @@ export interface TestResult {
   completedSamplesPerSecond?: number;
   /** Offline. */
   samplesPerSecond?: number;
+  /** Token latencies (useTokenLatencies / inferTokenLatencies runs with results). */
+  tokens?: TokenResult;
   counts: {
     generatedQueries: number;
     generatedSamples: number;

@@ -23,14 +23,26 @@ void AccuracyLog::append(AccuracyRecord record) {
 
 std::string AccuracyLog::format_record(const AccuracyRecord& record) {
   static const char kHex[] = "0123456789ABCDEF";
+  auto append_hex = [](std::string& out, const std::vector<uint8_t>& bytes) {
+    for (uint8_t byte : bytes) {
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0xF]);
+    }
+  };
   std::string out = "{ \"seq_id\" : " + std::to_string(record.seq_id) + ", \"qsl_idx\" : " +
                     std::to_string(record.qsl_idx) + ", \"data\" : \"";
-  out.reserve(out.size() + record.data.size() * 2 + 4);
-  for (uint8_t byte : record.data) {
-    out.push_back(kHex[byte >> 4]);
-    out.push_back(kHex[byte & 0xF]);
+  out.reserve(out.size() + (record.data.size() + record.token_data.size()) * 2 + 64);
+  append_hex(out, record.data);
+  out += "\"";
+  if (record.with_token_data) {
+    out += ", \"token_data\" : \"";
+    append_hex(out, record.token_data);
+    out += "\"";
   }
-  out += "\" }";
+  if (record.with_token_count || record.with_token_data) {
+    out += ", \"token_count\" : " + std::to_string(record.token_count);
+  }
+  out += " }";
   return out;
 }
 

@@ -17,6 +17,12 @@ struct AccuracyRecord {
   uint64_t seq_id = 0;
   uint64_t qsl_idx = 0;
   std::vector<uint8_t> data;
+  // use_token_latencies (spec/50 §5): Offline adds token_count; the other
+  // scenarios add token_data (the first-token response) and token_count.
+  bool with_token_count = false;
+  bool with_token_data = false;
+  int64_t token_count = 0;
+  std::vector<uint8_t> token_data;
 };
 
 class AccuracyLog {
@@ -36,7 +42,8 @@ class AccuracyLog {
   bool is_open() const { return file_ != nullptr; }
 
   // One record's text as the reference writes it, without the leading
-  // separator: { "seq_id" : N, "qsl_idx" : M, "data" : "HEX" }
+  // separator: { "seq_id" : N, "qsl_idx" : M, "data" : "HEX" } (plus the
+  // token fields when set).
   static std::string format_record(const AccuracyRecord& record);
 
  private:

@@ -5,8 +5,12 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
+#include <iomanip>
+#include <sstream>
 #include <iostream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "clock.h"
 #include "format.h"
@@ -120,6 +124,15 @@ void Session::run() {
   if (!accuracy_log_.open(outcome_.accuracy_log_path)) {
     outcome_.accuracy_log_path.clear();
   }
+  // Always created; empty unless tracing (spec/00 §6 step 6).
+  chrome_trace_.open(base + "trace" + config_.log.suffix + ".json", config_.log.enable_trace, now_ns(),
+                     wall_now_ns());
+  // Registered issue threads: at most this many receive queries (the flags never move once allocated).
+  thread_drain_capacity_ = std::min<uint64_t>(config_.settings.server_num_issue_query_threads, 4096);
+  if (thread_drain_capacity_ != 0) {
+    thread_drain_pending_.reset(new std::atomic<bool>[thread_drain_capacity_]);
+    for (uint64_t t = 0; t < thread_drain_capacity_; ++t) thread_drain_pending_[t].store(false);
+  }
   write_detail_header();
   if (outcome_.detail_log_path.empty()) {
     log("error_runtime", "Failed to open detail log file " + base + "detail" + config_.log.suffix + ".txt", true,
@@ -130,6 +143,7 @@ void Session::run() {
         true, false);
   }
 
+  for (const auto& m : config_.pre_run_messages) log(m.key, m.text, m.is_error, m.is_warning);
   std::vector<LogMessage> settings_messages;
   settings_ = apply_test05(config_.settings, &settings_messages);
   effective_ = derive_effective(settings_, config_.qsl_total_count, config_.qsl_performance_count,
@@ -167,6 +181,7 @@ void Session::run() {
   }
 
   accuracy_log_.close();
+  chrome_trace_.close();
   outcome_.accuracy_log_records = accuracy_log_.records_written();
   outcome_.aborted = aborted();
   outcome_.completion_errors.invalid_ids = invalid_ids_.load();
@@ -174,6 +189,8 @@ void Session::run() {
   outcome_.completion_errors.duplicate_ids = duplicate_ids_.load();
   outcome_.completion_errors.first_invalid_id = first_invalid_id_.load();
   outcome_.completion_errors.first_duplicate_id = first_duplicate_id_.load();
+  outcome_.completion_errors.first_token_after_completion = first_token_after_completion_.load();
+  outcome_.completion_errors.duplicate_first_tokens = duplicate_first_tokens_.load();
   write_completion_errors();
   std::string abort_reason;
   {
@@ -259,6 +276,15 @@ void Session::write_completion_errors() {
        "Received a completion for an id that is not a sample of the current series (unknown, out of range, "
        "or from an earlier series)."},
       {outcome_.completion_errors.unissued_ids, "Received a completion for a sample that was not issued yet."},
+      // Token latencies: the reference's texts (spec/60 §1.2).
+      {outcome_.completion_errors.duplicate_first_tokens, "Attempted to complete a sample twice."},
+      {outcome_.completion_errors.first_token_after_completion,
+       "Attempted to record token latency after sample was completed"},
+      {outcome_.completion_errors.missing_first_tokens,
+       "Attempted to record a sample latency before it's first token latency"},
+      {outcome_.completion_errors.zero_tokens, "n_tokens argument missing or attempted to record 0 as number of tokens"},
+      {outcome_.completion_errors.negative_tokens, "Attempted to record a negative number of tokens"},
+      {outcome_.completion_errors.one_token, "Number of tokens need to be greater than 1"},
   };
   for (const Kind& kind : kinds) {
     const uint64_t lines = std::min(kind.count, kMaxLinesPerKind);
@@ -302,7 +328,9 @@ void Session::run_performance(uint64_t qsl_total) {
   log("generic_message", "Starting performance mode", false, false);
   const auto sets = generate_loadable_sets(effective_, effective_.performance_sample_count, qsl_total);
   if (sets.empty()) throw std::invalid_argument("the QSL reported no samples to load");
+  clock_check_ = true;  // RunPerformanceMode only, not FindPeak trials
   Series* series = run_series(sets.front(), SeriesKind::Performance);
+  clock_check_ = false;
   if (series != nullptr && series->issued_queries != 0) {
     outcome_.summary = summarize_series(*series);
     outcome_.has_summary = true;
@@ -421,25 +449,45 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, 
   if (load) {
     detail_.add("loaded_qsl_set", DetailLog::integer_list(set.indices), false, false, "native/session.cc", __LINE__);
   }
+  // The reference's tid is a thread-id hash; 32 bits keep it exact as a JS number.
+  const uint64_t session_tid = std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffffffu;
   if (config_.host_loads_samples && load) {
     std::string error;
-    if (!host_->load_samples(set.indices, &error)) {
+    const int64_t load_start = now_ns();
+    const bool loaded = host_->load_samples(set.indices, &error);
+    chrome_trace_.complete("LoadSamples", session_tid, load_start, now_ns());
+    if (!loaded) {
       abort(error.empty() ? "loadSamplesToRam failed" : error);
       return nullptr;
     }
   }
   Series* series = nullptr;
   if (!aborted()) {
+    // The reference reads both clocks after loading, before generating (spec/00 §6.1 step 3).
+    const int64_t pc_start = now_ns();
+    const int64_t sc_start = wall_now_ns();
+    if (clock_check_ && settings_.print_timestamps) {
+      std::cout << "Loadgen :: Perf mode start. system_clock Timestamp = " << sc_start / 1000000000 << "\n"
+                << std::flush;
+    }
+    const int64_t generate_start = now_ns();
     series = prepare_series(set, kind);
+    chrome_trace_.complete("GenerateQueries", session_tid, generate_start, now_ns());
     if (series != nullptr) {
       issue_queries(*series);
+      if (clock_check_) check_perf_clocks(pc_start, sc_start, now_ns(), wall_now_ns());
+      write_trace_series(*series);
       write_series_footer(*series);
+      if (series->n_tokens) check_tokens(*series);
     }
   }
   if (series != nullptr) series->loaded_set = set.indices;
   if (config_.host_loads_samples && unload) {
     std::string error;
-    if (!host_->unload_samples(set.indices, &error) && !error.empty()) {
+    const int64_t unload_start = now_ns();
+    const bool unloaded = host_->unload_samples(set.indices, &error);
+    chrome_trace_.complete("UnloadSampes", session_tid, unload_start, now_ns());  // sic, as the reference
+    if (!unloaded && !error.empty()) {
       log("error_runtime", "unloadSamplesFromRam failed: " + error, true, false);
     }
   }
@@ -476,6 +524,15 @@ Series* Session::prepare_series(const LoadableSet& set, SeriesKind kind) {
   std::fill_n(s.dispatched_ns.get(), queries, kNotCompleted);
   s.completed_ns.reset(new std::atomic<int64_t>[s.sample_count]);
   for (uint64_t k = 0; k < s.sample_count; ++k) s.completed_ns[k].store(kNotCompleted, std::memory_order_relaxed);
+  if (settings_.use_token_latencies) {
+    s.needs_first_token = effective_.scenario != Scenario::Offline;
+    s.first_token_ns.reset(new std::atomic<int64_t>[s.sample_count]);
+    s.n_tokens.reset(new std::atomic<int64_t>[s.sample_count]);
+    for (uint64_t k = 0; k < s.sample_count; ++k) {
+      s.first_token_ns[k].store(kNotCompleted, std::memory_order_relaxed);
+      s.n_tokens[k].store(0, std::memory_order_relaxed);
+    }
+  }
   if (s.samples_per_query > 1) {
     s.outstanding.reset(new std::atomic<uint32_t>[queries]);
     s.query_done_ns.reset(new std::atomic<int64_t>[queries]);
@@ -491,6 +548,8 @@ Series* Session::prepare_series(const LoadableSet& set, SeriesKind kind) {
     const int64_t max_duration_ns = static_cast<int64_t>(effective_.max_duration_ms) * 1000000;
     if (stall_limit_ns_ == 0 || max_duration_ns < stall_limit_ns_) stall_limit_ns_ = max_duration_ns;
   }
+  // Before the series is visible: hosts ask whether it coalesces when it starts.
+  s.coalesce = effective_.scenario == Scenario::Server && settings_.server_coalesce_queries;
   series_.push_back(std::move(owned));
   current_.store(&s, std::memory_order_release);
   if (!config_.complete_on_issue_thread) host_->series_started();
@@ -542,6 +601,12 @@ void Session::issue_queries(Series& series) {
   bool ran_out = !server && !accuracy;
   bool stalled = false;
   uint64_t issued = 0;
+  // Registered issue threads (before the clock starts: the wait is not part of the series).
+  const uint64_t stride = attach_issue_threads();
+  series.issue_stride = stride;
+  const bool coalesce = series.coalesce;
+  // The issue thread named in early-out messages: the one that issued query q.
+  auto thread_of = [&](uint64_t q) { return std::to_string(stride == 0 ? 0 : q % stride); };
 
   series.wall_start_ns = wall_now_ns();
   series.start_ns = now_ns();
@@ -572,11 +637,24 @@ void Session::issue_queries(Series& series) {
     } else {
       now = now_ns();
     }
-    series.issued_ns[q] = now - series.start_ns;
+    // Coalescing (spec/30 §7): every following query already due is issued
+    // with this one (same issue time, its own scheduled time) and published
+    // at once; the host's drain merges them into one IssueQuery call.
+    const uint64_t first = q;
+    if (coalesce) {
+      while (q + 1 < queries && now - series.start_ns >= series.trace.scheduled_delta_ns[q + 1]) ++q;
+    }
+    for (uint64_t j = first; j <= q; ++j) series.issued_ns[j] = now - series.start_ns;
     series.published.store(q + 1, std::memory_order_release);
-    ++issued;
+    issued += q - first + 1;
     if (config_.complete_on_issue_thread) {
-      complete_on_issue_thread(series, q, now_ns() - series.start_ns);
+      for (uint64_t j = first; j <= q; ++j) complete_on_issue_thread(series, j, now_ns() - series.start_ns);
+    } else if (stride != 0) {
+      // Wake each issue thread that got a query, unless its drain is pending.
+      for (uint64_t j = first; j <= q && j < first + stride; ++j) {
+        const uint64_t t = j % stride;
+        if (!thread_drain_pending_[t].exchange(true, std::memory_order_seq_cst)) host_->wake_issue_thread(t);
+      }
     } else if (!drain_pending_.exchange(true, std::memory_order_seq_cst)) {
       host_->wake();
     }
@@ -588,7 +666,8 @@ void Session::issue_queries(Series& series) {
         const uint64_t outstanding = issued - series.done_queries.load(std::memory_order_acquire);
         if (outstanding > s.max_async_queries) {
           log("error_runtime",
-              "IssueQueryThread 0 Ending early: Too many outstanding queries. issued " + std::to_string(issued) +
+              "IssueQueryThread " + thread_of(q) + " Ending early: Too many outstanding queries. issued " +
+                  std::to_string(issued) +
                   " outstanding " + std::to_string(outstanding),
               true, false);
           break;
@@ -601,15 +680,17 @@ void Session::issue_queries(Series& series) {
     }
     if (s.max_query_count != 0 && issued >= s.max_query_count) {
       log("error_runtime",
-          "IssueQueryThread 0 Ending early: Max query count reached. query_count " + std::to_string(issued), true,
-          false);
+          "IssueQueryThread " + thread_of(q) + " Ending early: Max query count reached. query_count " +
+              std::to_string(issued),
+          true, false);
       ran_out = false;
       break;
     }
     if (s.max_duration_ms != 0 && elapsed > max_duration_ns) {
       log("error_runtime",
-          "IssueQueryThread 0 Ending early: Max test duration reached. duration_ns " + std::to_string(elapsed), true,
-          false);
+          "IssueQueryThread " + thread_of(q) + " Ending early: Max test duration reached. duration_ns " +
+              std::to_string(elapsed),
+          true, false);
       ran_out = false;
       break;
     }
@@ -654,14 +735,92 @@ void Session::issue_queries(Series& series) {
   }
 }
 
+uint64_t Session::attach_issue_threads() {
+  const uint64_t n = settings_.server_num_issue_query_threads;
+  if (n == 0) return 0;
+  const std::vector<uint64_t> ids = host_->wait_for_issue_threads(n, config_.issue_thread_wait_ms);
+  for (uint64_t i = issue_threads_logged_; i < ids.size(); ++i) {
+    log("generic_message",
+        "Registered IssueQueryThread[" + std::to_string(i) + "]. thread ID : " + std::to_string(ids[i]), false, false);
+  }
+  issue_threads_logged_ = std::max<uint64_t>(issue_threads_logged_, ids.size());
+  if (ids.size() != n) {
+    log("error_runtime",
+        "Mismatch between settings and number of registered IssueQueryThreads! "
+        "settings.server_num_issue_query_threads = " +
+            std::to_string(n) + " but " + std::to_string(ids.size()) + " threads registered.",
+        true, false);
+  }
+  // Only Server spreads queries over registered threads; the null-native SUT
+  // completes on the issue thread. With fewer registrations than asked, the
+  // registered ones share all queries (the reference would leave holes).
+  uint64_t stride = 0;
+  if (effective_.scenario == Scenario::Server && !config_.complete_on_issue_thread) {
+    stride = std::min<uint64_t>(std::min<uint64_t>(ids.size(), n), thread_drain_capacity_);
+  }
+  for (uint64_t t = 0; t < stride; ++t) thread_drain_pending_[t].store(false, std::memory_order_seq_cst);
+  host_->use_issue_threads(stride);
+  return stride;
+}
+
+void Session::write_trace_series(const Series& series) {
+  if (!chrome_trace_.enabled()) return;
+  const bool server = effective_.scenario == Scenario::Server;
+  const uint64_t spq = series.samples_per_query;
+  const uint64_t issued_samples = series.issued_queries * spq;
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+    if (done == kNotCompleted) continue;  // never completed: no end to draw
+    const uint64_t q = k / spq;
+    chrome_trace_.sample(series.trace.first_sample_id + k, series.trace.first_query_id + q,
+                         series.trace.sample_index[k], series.start_ns + scheduled_ns(series, q),
+                         series.start_ns + series.issued_ns[q], series.start_ns + done, server);
+  }
+}
+
+void Session::check_perf_clocks(int64_t pc_start, int64_t sc_start, int64_t pc_stop, int64_t sc_stop) {
+  // Millisecond durations and a float ratio, as the reference computes them
+  // (PerfClock is our monotonic clock, system_clock the wall clock).
+  const int64_t pc_duration = (pc_stop - pc_start) / 1000000;
+  const int64_t sc_duration = (sc_stop - sc_start) / 1000000;
+  const float ratio = static_cast<float>(pc_duration) / static_cast<float>(sc_duration);
+  if (settings_.print_timestamps) {
+    std::ostringstream out;  // a local stream: std::cout keeps its format flags (unlike the reference)
+    out << "Loadgen :: Perf mode stop. systme_clock Timestamp = " << sc_stop / 1000000000 << "\n"
+        << "Loadgen :: PerfClock Perf duration = " << pc_duration << "ms\n"
+        << "Loadgen :: system_clock Perf duration = " << sc_duration << "ms\n"
+        << "Loadgen :: PerfClock/system_clock ratio = " << std::fixed << std::setprecision(4) << ratio << "\n";
+    std::cout << out.str() << std::flush;
+  }
+  std::ostringstream r;
+  r << ratio;
+  if (ratio > 1.01 || ratio < 0.99) {
+    log("error_runtime", "PerfClock and system_clock differ by more than 1%!  pc_sc_ratio: " + r.str(), true, false);
+  } else if (ratio > 1.001 || ratio < 0.999) {
+    log("warning_generic_message", "PerfClock and system_clock differ by more than 0.1%!  pc_sc_ratio: " + r.str(),
+        false, true);
+  }
+}
+
 void Session::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
   const uint64_t spq = series.samples_per_query;
   const uint64_t first = q * spq;
+  // A large query (Offline) is completed in chunks, each stamped when it is
+  // recorded, so the result measures what recording costs, not zero.
+  constexpr uint64_t kStampEvery = 4096;
   for (uint64_t k = first; k < first + spq; ++k) {
+    if (k != first && (k - first) % kStampEvery == 0) t = now_ns() - series.start_ns;
     series.completed_ns[k].store(t, std::memory_order_release);
     if (series.trace.accuracy_log_sampled[k]) {
       const uint64_t index = series.trace.sample_index[k];
-      accuracy_log_.append(AccuracyRecord{series.trace.first_sample_id + k, index, index_payload(index)});
+      AccuracyRecord record;
+      record.seq_id = series.trace.first_sample_id + k;
+      record.qsl_idx = index;
+      record.data = index_payload(index);
+      // The null SUT reports no tokens: the record still has the token fields.
+      record.with_token_count = static_cast<bool>(series.n_tokens);
+      record.with_token_data = series.needs_first_token;
+      accuracy_log_.append(std::move(record));
     }
   }
   if (spq > 1) {
@@ -693,8 +852,17 @@ inline double id_as_double(double id) { return id; }
 inline double id_as_double(uint32_t id) { return static_cast<double>(id); }
 }  // namespace
 
-template <typename Id>
-void Session::complete_ids(int64_t stamp, const Id* ids, size_t count) {
+// n_tokens as the SUT reported it: NaN counts as missing (0), fractions
+// truncate, out-of-range values saturate (the validity rules apply later).
+inline int64_t token_count_of(double n) {
+  if (!(n == n)) return 0;
+  if (n >= 9.2e18) return INT64_MAX;
+  if (n <= -9.2e18) return INT64_MIN + 1;  // INT64_MIN is the "no slot" marker
+  return static_cast<int64_t>(n);
+}
+
+template <typename Tokens, typename Id>
+void Session::complete_ids(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count) {
   Series* s = current();
   const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
   if (published == 0) {
@@ -727,6 +895,10 @@ void Session::complete_ids(int64_t stamp, const Id* ids, size_t count) {
       duplicate_ids_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
+    if constexpr (!std::is_void_v<Tokens>) {
+      // Only the winner of the CAS writes, before the query counts as done.
+      if (series.n_tokens) series.n_tokens[k].store(token_count_of(n_tokens[i]), std::memory_order_relaxed);
+    }
     ++newly_completed;
     if (spq == 1) {
       series.done_queries.fetch_add(1, std::memory_order_acq_rel);
@@ -742,14 +914,62 @@ void Session::complete_ids(int64_t stamp, const Id* ids, size_t count) {
 }
 
 // One clock reading for the whole batch, taken before anything else.
-void Session::complete(const double* ids, size_t count) { complete_ids(now_ns(), ids, count); }
-void Session::complete(const uint32_t* ids, size_t count) { complete_ids(now_ns(), ids, count); }
+void Session::complete(const double* ids, size_t count) { complete_ids<void>(now_ns(), ids, nullptr, count); }
+void Session::complete(const uint32_t* ids, size_t count) { complete_ids<void>(now_ns(), ids, nullptr, count); }
 
-void Session::complete_at(int64_t stamp_ns, const double* ids, size_t count) {
+int64_t Session::clamp_stamp(int64_t stamp_ns) const {
   const int64_t now = now_ns();
   const Series* s = current();
   if (s == nullptr || stamp_ns < s->start_ns || stamp_ns > now) stamp_ns = now;
-  complete_ids(stamp_ns, ids, count);
+  return stamp_ns;
+}
+
+void Session::complete_at(int64_t stamp_ns, const double* ids, size_t count) {
+  complete_ids<void>(clamp_stamp(stamp_ns), ids, nullptr, count);
+}
+
+void Session::complete_with_tokens(int64_t stamp_ns, const double* ids, const double* n_tokens, size_t count) {
+  complete_ids<double>(stamp_ns == 0 ? now_ns() : clamp_stamp(stamp_ns), ids, n_tokens, count);
+}
+
+void Session::complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, const double* n_tokens, size_t count) {
+  complete_ids<double>(stamp_ns == 0 ? now_ns() : clamp_stamp(stamp_ns), ids, n_tokens, count);
+}
+
+void Session::first_token(double id_value, int64_t stamp_ns, const uint8_t* data, size_t size) {
+  stamp_ns = stamp_ns == 0 ? now_ns() : clamp_stamp(stamp_ns);
+  Series* s = current();
+  const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
+  if (s != nullptr && !s->first_token_ns) return;  // token latencies off
+  uint64_t id;
+  if (published == 0 || !id_to_u64(id_value, &id) || id < s->first_id || id - s->first_id >= s->sample_count) {
+    double expected = 0;
+    first_invalid_id_.compare_exchange_strong(expected, id_value);
+    invalid_ids_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  Series& series = *s;
+  const uint64_t k = id - series.first_id;
+  if (k >= published * series.samples_per_query) {
+    unissued_ids_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (series.completed_ns[k].load(std::memory_order_acquire) != kNotCompleted) {
+    first_token_after_completion_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  int64_t not_recorded = kNotCompleted;
+  if (!series.first_token_ns[k].compare_exchange_strong(not_recorded, stamp_ns - series.start_ns,
+                                                        std::memory_order_acq_rel)) {
+    duplicate_first_tokens_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // Offline records never carry token_data, so nothing is cached there.
+  if (series.trace.accuracy_log_sampled[k] && series.needs_first_token) {
+    std::vector<uint8_t> bytes(data, data + size);
+    std::lock_guard<std::mutex> lock(series.token_data_mutex);
+    series.token_data[k] = std::move(bytes);
+  }
 }
 
 bool Session::log_response(double id_value, const uint8_t* data, size_t size) {
@@ -763,6 +983,17 @@ bool Session::log_response(double id_value, const uint8_t* data, size_t size) {
   record.seq_id = s->trace.first_sample_id + k;
   record.qsl_idx = s->trace.sample_index[k];
   if (size != 0) record.data.assign(data, data + size);
+  if (s->n_tokens) {
+    // The completion (stamped before this call) already stored n_tokens.
+    record.with_token_count = true;
+    record.token_count = s->n_tokens[k].load(std::memory_order_relaxed);
+    if (s->needs_first_token) {
+      record.with_token_data = true;
+      std::lock_guard<std::mutex> lock(s->token_data_mutex);
+      const auto it = s->token_data.find(k);
+      if (it != s->token_data.end()) record.token_data = it->second;
+    }
+  }
   accuracy_log_.append(std::move(record));
   return true;
 }
@@ -800,7 +1031,62 @@ PerformanceSummary Session::summarize_series(Series& series) {
   raw.final_query_all_samples_done_time_s =
       static_cast<double>(last_done == kNotCompleted ? last_completion : last_done) / 1e9;
   outcome_.issue_duration_ns = last_completion;
+  if (series.n_tokens) fill_token_results(series, &raw);
   return summarize(effective_, config_.sut_name, std::move(raw));
+}
+
+void Session::check_tokens(const Series& series) {
+  const bool needs_first_token = series.needs_first_token;
+  const uint64_t issued_samples = series.issued_queries * series.samples_per_query;
+  CompletionErrorCounts& e = outcome_.completion_errors;
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    if (series.completed_ns[k].load(std::memory_order_acquire) == kNotCompleted) continue;
+    if (needs_first_token && series.first_token_ns[k].load(std::memory_order_acquire) == kNotCompleted) {
+      ++e.missing_first_tokens;
+    }
+    const int64_t n = series.n_tokens[k].load(std::memory_order_relaxed);
+    if (n == 0) {
+      ++e.zero_tokens;
+    } else if (n < 0) {
+      ++e.negative_tokens;
+    } else if (n == 1) {
+      ++e.one_token;
+    }
+  }
+}
+
+void Session::fill_token_results(const Series& series, SeriesResult* raw) const {
+  // spec/30 §9, in sample-id order over the completed samples (the ones in
+  // sample_latencies_ns). Offline reports only the token count.
+  const bool needs_first_token = series.needs_first_token;
+  const uint64_t spq = series.samples_per_query;
+  const uint64_t issued_samples = series.issued_queries * spq;
+  raw->tokens_per_sample.reserve(issued_samples);
+  if (needs_first_token) {
+    raw->first_token_latencies_ns.reserve(issued_samples);
+    raw->time_per_output_token_ns.reserve(issued_samples);
+  }
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+    if (done == kNotCompleted) continue;
+    int64_t n = series.n_tokens[k].load(std::memory_order_relaxed);
+    if (n < 0 || n == 1) n = 0;  // the reference's coercions; 0 stays 0
+    raw->tokens_per_sample.push_back(n);
+    if (!needs_first_token) continue;
+    const int64_t first = series.first_token_ns[k].load(std::memory_order_acquire);
+    const int64_t scheduled = scheduled_ns(series, k / spq);
+    // A missing first token keeps the INT64_MIN marker, as in the reference.
+    const int64_t ttft = first == kNotCompleted ? kMissingLatency : first - scheduled;
+    const int64_t latency = done - scheduled;
+    // (latency - ttft) / (n - 1) with int64 wrap-around instead of UB for the
+    // marker; with n forced to 0 the divisor is -1 (a negative TPOT).
+    const int64_t span =
+        static_cast<int64_t>(static_cast<uint64_t>(latency) - static_cast<uint64_t>(ttft));
+    const int64_t divisor = n - 1;
+    const int64_t tpot = (span == INT64_MIN && divisor == -1) ? INT64_MIN : span / divisor;
+    raw->first_token_latencies_ns.push_back(ttft);
+    raw->time_per_output_token_ns.push_back(tpot);
+  }
 }
 
 void Session::write_summary() {

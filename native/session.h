@@ -9,9 +9,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "accuracy_log.h"
+#include "chrome_trace.h"
 #include "detail_log.h"
 #include "results.h"
 #include "settings.h"
@@ -37,6 +39,19 @@ class SessionHost {
   virtual void flush_queries() = 0;
   // The run is over and outcome() is final. Last call of the session thread.
   virtual void finished() = 0;
+
+  // ---- Registered issue-query threads (spec/30 §6); a host without them keeps the defaults ----
+  // server_num_issue_query_threads = n > 0, before each series (any scenario,
+  // as the reference): waits up to `timeout_ms` until at least n threads are
+  // registered, then returns the registered threads' ids in registration order.
+  virtual std::vector<uint64_t> wait_for_issue_threads(uint64_t n, int64_t timeout_ms) { return {}; }
+  // Server: this series' query q goes to registered thread q % count (0: none,
+  // queries go through wake()). Called before the series' first query.
+  virtual void use_issue_threads(uint64_t count) {}
+  // Queries for issue thread `t` were published while it had no drain pending:
+  // the host must call Session::begin_thread_drain(t), then take that thread's
+  // queries below published_queries().
+  virtual void wake_issue_thread(uint64_t t) {}
 };
 
 struct LogOutputSettings {
@@ -46,6 +61,7 @@ struct LogOutputSettings {
   bool prefix_with_datetime = false;
   bool copy_summary_to_stdout = false;
   bool copy_detail_to_stdout = false;
+  bool enable_trace = false;  // mlperf_log_trace.json (created empty when false)
 };
 
 struct SessionConfig {
@@ -62,7 +78,14 @@ struct SessionConfig {
   int issue_thread_cpu = -1;
   // Longest wait with samples outstanding and no completion arriving (0 = forever).
   uint64_t completion_timeout_ms = 60000;
+  // How long each series waits for server_num_issue_query_threads registrations
+  // (the reference's fixed 10 s; tests shorten it).
+  int64_t issue_thread_wait_ms = 10000;
   LogOutputSettings log;
+  // Messages of what happened to the settings before the run (the audit.config
+  // warning and its FromConfig errors): logged right after the detail-log
+  // header, where the reference's StartTest logs them (spec/00 §6 step 9).
+  std::vector<LogMessage> pre_run_messages;
 };
 
 // Ids that completion calls rejected, by reason. Never written to records.
@@ -72,6 +95,13 @@ struct CompletionErrorCounts {
   uint64_t duplicate_ids = 0;  // completed before
   double first_invalid_id = 0;
   double first_duplicate_id = 0;
+  // Token latencies (spec/30 §9, spec/60 §1.2), one per offending sample.
+  uint64_t first_token_after_completion = 0;  // firstTokenComplete after the sample completed
+  uint64_t duplicate_first_tokens = 0;        // a second firstTokenComplete
+  uint64_t missing_first_tokens = 0;          // completed without a first token (not Offline)
+  uint64_t zero_tokens = 0;                   // n_tokens missing or 0
+  uint64_t negative_tokens = 0;               // n_tokens < 0 (counted as 0)
+  uint64_t one_token = 0;                     // n_tokens == 1 (counted as 0)
 };
 
 // One FindPeakPerformance trial (a full performance run at `target_qps`).
@@ -139,6 +169,25 @@ struct Series {
   std::atomic<uint64_t> done_queries{0};
   std::atomic<uint64_t> completed_samples{0};
   uint64_t issued_queries = 0;
+  // Registered issue threads receiving this series' queries (query q goes to
+  // thread q % issue_stride); 0: the host's own thread gets every query.
+  uint64_t issue_stride = 0;
+  // server_coalesce_queries (Server only, spec/30 §7): queries already due
+  // when one is issued are published with it, and a host drain hands its
+  // whole backlog (all due) to the SUT in one IssueQuery call per thread.
+  bool coalesce = false;
+  // use_token_latencies only (null otherwise: 16 bytes a sample matter). Per
+  // sample: first-token time relative to start_ns (kNotCompleted until
+  // recorded) and the n_tokens its completion reported (0 = none).
+  std::unique_ptr<std::atomic<int64_t>[]> first_token_ns;
+  std::unique_ptr<std::atomic<int64_t>[]> n_tokens;
+  // Token mode outside Offline: first tokens are expected and accuracy
+  // records carry token_data (a copy, so completing threads never read effective_).
+  bool needs_first_token = false;
+  // First-token response bytes of accuracy-logged samples (the record's
+  // token_data), by sample index; only sampled samples are ever cached.
+  std::mutex token_data_mutex;
+  std::unordered_map<uint64_t, std::vector<uint8_t>> token_data;
 
   static constexpr int64_t kNotCompleted = INT64_MIN;
   bool query_done(uint64_t q) const { return query_done_time(q) != kNotCompleted; }
@@ -166,6 +215,15 @@ class Session {
   uint64_t published_queries() const;
   // Clears the pending-drain flag; call before reading published_queries() in a drain.
   void begin_drain() { drain_pending_.store(false, std::memory_order_seq_cst); }
+  // The same for registered issue thread `t` (see SessionHost::wake_issue_thread).
+  void begin_thread_drain(uint64_t t) {
+    if (t < thread_drain_capacity_) thread_drain_pending_[t].store(false, std::memory_order_seq_cst);
+  }
+  // Whether the current series coalesces queries (server_coalesce_queries).
+  bool coalescing() const {
+    const Series* s = current();
+    return s != nullptr && s->coalesce;
+  }
 
   const QueryTrace& trace() const { return current()->trace; }
   // Id of the current series' first sample: sample k has id first_id() + k.
@@ -179,6 +237,18 @@ class Session {
   // Same, with the completion time read by the caller before it gathered the
   // ids (now_ns() clock). A stamp outside [series start, now] is replaced by now.
   void complete_at(int64_t stamp_ns, const double* ids, size_t count);
+  // Token latencies: the same, with each sample's output token count
+  // (n_tokens[i] for ids[i]; NaN counts as 0, fractions truncate). A stamp of
+  // 0 means now. Without use_token_latencies the counts are ignored.
+  void complete_with_tokens(int64_t stamp_ns, const double* ids, const double* n_tokens, size_t count);
+  void complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, const double* n_tokens, size_t count);
+  // The first token of sample `id` arrived at `stamp_ns` (now_ns() clock; 0 or
+  // outside [series start, now] means now). `data` (the first-token response)
+  // is copied only for accuracy-logged samples. No effect without
+  // use_token_latencies; bad ids are counted like completion ids.
+  void first_token(double id, int64_t stamp_ns, const uint8_t* data = nullptr, size_t size = 0);
+  // Whether the run records token latencies (use_token_latencies).
+  bool token_latencies() const { return settings_.use_token_latencies; }
   // The response bytes of a completed sample: written to the accuracy log if
   // the sample is selected for it (accuracy mode: all). Returns true if logged.
   bool log_response(double id, const uint8_t* data, size_t size);
@@ -213,10 +283,22 @@ class Session {
   void write_completion_errors();
   void write_detail_results();
   void write_summary();
+  // mlperf_log_trace.json: one series' samples from its records.
+  void write_trace_series(const Series& series);
+  // print_timestamps lines and the PerfClock/system_clock check (spec/00 §6.1).
+  void check_perf_clocks(int64_t pc_start, int64_t sc_start, int64_t pc_stop, int64_t sc_stop);
+  // Waits for server_num_issue_query_threads registrations; returns the stride.
+  uint64_t attach_issue_threads();
   uint64_t errors_so_far();
   void log(const std::string& key, const std::string& text, bool is_error, bool is_warning);
-  template <typename Id>
-  void complete_ids(int64_t stamp, const Id* ids, size_t count);
+  // Tokens = void: the plain completion path (no token bookkeeping at all).
+  template <typename Tokens, typename Id>
+  void complete_ids(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count);
+  int64_t clamp_stamp(int64_t stamp_ns) const;
+  // Token errors of a finished series (spec/30 §9), counted into outcome_.
+  void check_tokens(const Series& series);
+  // Its TTFT/TPOT/token-count arrays in sample-id order (no error counting).
+  void fill_token_results(const Series& series, SeriesResult* raw) const;
 
   SessionConfig config_;
   SessionHost* host_;
@@ -233,12 +315,21 @@ class Session {
   // completion_timeout_ms, capped by max_duration_ms when that is set; 0 = none.
   int64_t stall_limit_ns_ = 0;
   std::atomic<bool> drain_pending_{false};
+  // One pending-drain flag per registered issue thread; sized once per run
+  // (server_num_issue_query_threads) so the array never moves while hosts read it.
+  std::unique_ptr<std::atomic<bool>[]> thread_drain_pending_;
+  uint64_t thread_drain_capacity_ = 0;
+  uint64_t issue_threads_logged_ = 0;  // "Registered IssueQueryThread" lines written
+  ChromeTrace chrome_trace_;
+  bool clock_check_ = false;  // run_performance: measure PerfClock vs system_clock around its series
   std::atomic<bool> aborted_{false};
   std::atomic<uint64_t> invalid_ids_{0};
   std::atomic<uint64_t> unissued_ids_{0};
   std::atomic<uint64_t> duplicate_ids_{0};
   std::atomic<double> first_invalid_id_{0};
   std::atomic<double> first_duplicate_id_{0};
+  std::atomic<uint64_t> first_token_after_completion_{0};
+  std::atomic<uint64_t> duplicate_first_tokens_{0};
   Signal signal_;
 
   std::mutex messages_mutex_;  // messages come from the session thread and abort()

@@ -786,3 +786,153 @@ TEST(golden_mode_invalid_and_test05_cases) {
   CHECK_EQ(entry(d.effective, "effective_qsl_rng_seed"), "111");
   CHECK_EQ(d.e.target_qps, 100.0);
 }
+
+// ---- provenance (loadgen extension) -----------------------------------------
+
+namespace {
+
+// The last provenance record of `field`, or null.
+const loadgen::ConfigProvenance* last_record(const std::vector<loadgen::ConfigProvenance>& p, const std::string& field) {
+  const loadgen::ConfigProvenance* found = nullptr;
+  for (const auto& r : p)
+    if (r.field == field) found = &r;
+  return found;
+}
+
+}  // namespace
+
+TEST(config_provenance_reports_winning_key_line_and_raw_value) {
+  TestSettings s;
+  s.scenario = Scenario::Server;
+  std::vector<LogMessage> msgs;
+  std::vector<loadgen::ConfigProvenance> prov;
+  ConfigLoader loader(kGoldenMlperfConf);
+  const std::string text =
+      "# user\n*.*.min_query_count = 500\nmodela.Server.min_query_count = 0x20\nmodela.*.max_query_count = 7 9\n"
+      "*.Server.target_latency = 12.7\n";
+  const int rc = loader.from_config_text(s, text, "conf/user.conf", "modela", "Server", loadgen::kConfTypeUser,
+                                         &msgs, &prov);
+  CHECK_EQ(rc, 0);
+  CHECK(msgs.empty());
+  // The same values as without provenance.
+  TestSettings plain_settings;
+  plain_settings.scenario = Scenario::Server;
+  ConfigLoader loader2(kGoldenMlperfConf);
+  loader2.from_config_text(plain_settings, text, "conf/user.conf", "modela", "Server", loadgen::kConfTypeUser, nullptr);
+  CHECK_EQ(plain_settings.min_query_count, s.min_query_count);
+  CHECK_EQ(plain_settings.server_target_latency_ns, s.server_target_latency_ns);
+
+  const loadgen::ConfigProvenance* r = last_record(prov, "min_query_count");
+  CHECK(r != nullptr);
+  if (r != nullptr) {
+    CHECK_EQ(r->key, "modela.Server.min_query_count");  // M.S beats *.*
+    CHECK_EQ(r->source, "conf/user.conf");
+    CHECK_EQ(r->line, 3);
+    CHECK_EQ(r->value, "0x20");
+    CHECK_EQ(r->conf_type, loadgen::kConfTypeUser);
+  }
+  CHECK_EQ(s.min_query_count, 32u);
+  r = last_record(prov, "max_query_count");
+  CHECK(r != nullptr);
+  if (r != nullptr) {
+    CHECK_EQ(r->value, "9");  // the last value of the line
+    CHECK_EQ(r->line, 4);
+  }
+  r = last_record(prov, "server_target_latency_ns");
+  CHECK(r != nullptr);
+  if (r != nullptr) {
+    CHECK_EQ(r->key, "*.Server.target_latency");
+    CHECK_EQ(r->value, "12.7");
+    CHECK_EQ(r->line, 5);
+  }
+  // Seeds came from the built-in text (conf_type 0), under its label.
+  r = last_record(prov, "qsl_rng_seed");
+  CHECK(r != nullptr);
+  if (r != nullptr) {
+    CHECK_EQ(r->source, loadgen::kBuiltinMlperfConfLabel);
+    CHECK_EQ(r->conf_type, loadgen::kConfTypeMlperf);
+    CHECK_EQ(r->key, "*.*.qsl_rng_seed");
+    CHECK_EQ(r->line, 2);
+    CHECK_EQ(r->value, "111");
+  }
+  // min_duration was set by mlperf.conf only; the user's file never touched it.
+  r = last_record(prov, "min_duration_ms");
+  CHECK(r != nullptr);
+  if (r != nullptr) CHECK_EQ(r->conf_type, loadgen::kConfTypeMlperf);
+  // Fields nobody set have no record.
+  CHECK(last_record(prov, "print_timestamps") == nullptr);
+}
+
+TEST(config_provenance_later_line_wins_and_label_override) {
+  TestSettings s;
+  std::vector<loadgen::ConfigProvenance> prov;
+  ConfigLoader loader("*.*.min_query_count = 1\n*.*.min_query_count = 2\n");
+  loader.set_builtin_label("/etc/mlperf.conf");
+  CHECK_EQ(loader.from_config_text(s, "", "mlperf.conf", "m", "Offline", loadgen::kConfTypeMlperf, nullptr, &prov), 0);
+  CHECK_EQ(prov.size(), 1u);
+  if (prov.size() == 1) {
+    CHECK_EQ(prov[0].line, 2);
+    CHECK_EQ(prov[0].value, "2");
+    CHECK_EQ(prov[0].source, "/etc/mlperf.conf");
+  }
+}
+
+TEST(config_provenance_nothing_for_failed_file_or_invalid_mode) {
+  TestSettings s;
+  std::vector<LogMessage> msgs;
+  std::vector<loadgen::ConfigProvenance> prov;
+  CHECK_EQ(loadgen::apply_config_text(s, "*.*.min_query_count = 5\n*.*.max_query_count = x\n", "m", "Server", 2,
+                                      &msgs, &prov, "u"),
+           loadgen::kConfigInvalid);
+  CHECK(prov.empty());
+  msgs.clear();
+  CHECK_EQ(loadgen::apply_config_text(s, "*.*.mode = 7\n*.*.min_query_count = 5\n", "m", "Server", 2, &msgs, &prov,
+                                      "u"),
+           0);
+  CHECK_EQ(prov.size(), 1u);
+  if (!prov.empty()) CHECK_EQ(prov[0].field, "min_query_count");
+  prov.clear();
+  CHECK_EQ(loadgen::apply_config_text(s, "*.*.mode = 1\n*.Server.max_async_queries = 4294967297\n", "m", "Server", 2,
+                                      &msgs, &prov, "u"),
+           0);
+  CHECK_EQ(prov.size(), 2u);
+  CHECK(last_record(prov, "mode") != nullptr);
+  const loadgen::ConfigProvenance* r = last_record(prov, "server_max_async_queries");
+  CHECK(r != nullptr);
+  if (r != nullptr) CHECK_EQ(r->value, "4294967297");
+  CHECK_EQ(s.server_max_async_queries, 1u);
+}
+
+TEST(config_provenance_audit_and_conditional_token_keys) {
+  TestSettings s;
+  s.scenario = Scenario::Offline;
+  std::vector<LogMessage> msgs;
+  std::vector<loadgen::ConfigProvenance> prov;
+  // Token keys not read while use_token_latencies is false: no record.
+  const std::string text =
+      "*.*.mode = 2\nmodelx.Offline.min_query_count = 20\n*.Offline.min_query_count = 30\n*.Server.ttft_latency = 9\n";
+  CHECK_EQ(loadgen::apply_audit_config_text(s, text, &msgs, &prov, "/tmp/x/audit.config"), 0);
+  CHECK_EQ(msgs.size(), 1u);  // the audit warning only
+  CHECK(last_record(prov, "server_ttft_latency") == nullptr);
+  const loadgen::ConfigProvenance* r = last_record(prov, "min_query_count");
+  CHECK(r != nullptr);
+  if (r != nullptr) {
+    CHECK_EQ(r->key, "*.Offline.min_query_count");  // model lines never match model "*"
+    CHECK_EQ(r->line, 3);
+    CHECK_EQ(r->source, "/tmp/x/audit.config");
+    CHECK_EQ(r->conf_type, loadgen::kConfTypeAudit);
+  }
+  // From a file: the path is the source.
+  const std::string path = temp_path("audit_prov");
+  {
+    std::ofstream out(path);
+    out << "*.*.min_duration = 0\n";
+  }
+  prov.clear();
+  int rc = 1;
+  CHECK(loadgen::apply_audit_config_file(s, path, &msgs, &rc, &prov));
+  CHECK_EQ(rc, 0);
+  CHECK_EQ(prov.size(), 1u);
+  if (!prov.empty()) CHECK_EQ(prov[0].source, path);
+  std::remove(path.c_str());
+}

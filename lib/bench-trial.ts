@@ -1,0 +1,226 @@
+/**
+ * One benchmark trial, run in a fresh process by lib/bench.ts:
+ *   node dist/bench-trial.js '<TrialSpec JSON>'
+ * Prints its result as one JSON line.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { Percentiles, ServerTrial, TrialSpec } from './bench.js';
+import { loadNative } from './native.js';
+import { startTest } from './run.js';
+import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts.js';
+import type { SystemUnderTest, TestResult } from './types.js';
+
+const nowNs = (): number => Number(process.hrtime.bigint());
+
+function percentilesOf(values: Float64Array | number[]): Percentiles {
+  const s = Float64Array.from(values).sort();
+  const at = (p: number) => s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
+  return { p50: at(0.5), p99: at(0.99), p999: at(0.999) };
+}
+
+async function withOutdir<T>(fn: (outdir: string) => Promise<T>): Promise<T> {
+  const outdir = mkdtempSync(join(tmpdir(), 'loadgen-bench-'));
+  try {
+    return await fn(outdir);
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+function sutFor(kind: 'null-native' | 'wake'): SystemUnderTest {
+  return kind === 'null-native' ? createNullNativeSut() : createNullSut('null');
+}
+
+function resultPercentiles(r: TestResult): Percentiles {
+  return { p50: r.percentilesNs[50], p99: r.percentilesNs[99], p999: r.percentilesNs[99.9] };
+}
+
+type OverheadLike = { issueLatenessNs?: Percentiles; deliveryLagNs?: Percentiles };
+
+async function platform(tsfnWakes: number) {
+  const native = loadNative();
+  const clockReadNs = native.bench.clockReadNs(5e6);
+  const calls = 2e6;
+  for (let i = 0; i < 1e5; i++) native.isRunning(); // warm up the call site
+  const t0 = nowNs();
+  for (let i = 0; i < calls; i++) native.isRunning();
+  const jsToNativeCallNs = (nowNs() - t0) / calls;
+  const wakes = percentilesOf(await native.bench.tsfnWake(tsfnWakes, 200));
+  return { clockReadNs, jsToNativeCallNs, tsfnWakeNs: { p50: wakes.p50, p99: wakes.p99 } };
+}
+
+/** A plain TypeScript Poisson issuer polling with setImmediate, driving a JS null SUT. */
+function pureJsServer(targetQps: number, durationMs: number, targetLatencyNs: number): Promise<ServerTrial> {
+  const count = Math.max(1, Math.round((targetQps * durationMs) / 1000));
+  const schedule = new Float64Array(count);
+  let t = 0;
+  for (let i = 0; i < count; i++) {
+    schedule[i] = t;
+    t += (-Math.log(1 - Math.random()) / targetQps) * 1e9;
+  }
+  const lateness = new Float64Array(count);
+  const latency = new Float64Array(count);
+  let next = 0;
+  const sut = (i: number, issued: number, start: number) => {
+    lateness[i] = issued - start - schedule[i]!;
+    latency[i] = nowNs() - start - schedule[i]!;
+  };
+  return new Promise((resolve) => {
+    const start = nowNs();
+    const poll = () => {
+      const now = nowNs() - start;
+      while (next < count && schedule[next]! <= now) sut(next++, nowNs(), start);
+      if (next < count) {
+        setImmediate(poll);
+        return;
+      }
+      const elapsed = (nowNs() - start) / 1e9;
+      const lat = percentilesOf(latency);
+      resolve({
+        valid: lat.p99 <= targetLatencyNs,
+        achievedQps: count / elapsed,
+        latencyNs: lat,
+        issueLatenessNs: percentilesOf(lateness),
+        deliveryLagNs: percentilesOf(lateness),
+      });
+    };
+    setImmediate(poll);
+  });
+}
+
+async function server(spec: Extract<TrialSpec, { kind: 'server' }>): Promise<ServerTrial> {
+  if (spec.sut === 'pure-js') return pureJsServer(spec.targetQps, spec.durationMs, spec.targetLatencyNs);
+  const sut = spec.sut;
+  return withOutdir(async (outdir) => {
+    const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+      scenario: 'Server',
+      serverTargetQps: spec.targetQps,
+      serverTargetLatencyNs: spec.targetLatencyNs,
+      minDurationMs: spec.durationMs,
+      minQueryCount: 1,
+    }, { outdir });
+    const overhead = (r as TestResult & { overhead?: OverheadLike }).overhead;
+    return {
+      valid: r.valid,
+      achievedQps: r.completedSamplesPerSecond ?? 0,
+      latencyNs: resultPercentiles(r),
+      issueLatenessNs: overhead?.issueLatenessNs ?? null,
+      deliveryLagNs: overhead?.deliveryLagNs ?? null,
+    };
+  });
+}
+
+async function peak(spec: Extract<TrialSpec, { kind: 'peak' }>) {
+  return withOutdir(async (outdir) => {
+    const r = await startTest(sutFor(spec.sut), createSyntheticQsl(1024), {
+      scenario: 'Server',
+      mode: 'FindPeakPerformance',
+      serverTargetQps: spec.baseQps,
+      serverTargetLatencyNs: spec.targetLatencyNs,
+      serverFindPeakQpsDecimalsOfPrecision: 0,
+      minDurationMs: spec.durationMs,
+      minQueryCount: 1,
+    }, { outdir });
+    return { peakQps: r.findPeak?.peakQps ?? 0, trials: r.findPeak?.trials.length ?? 0 };
+  });
+}
+
+async function singleStream(spec: Extract<TrialSpec, { kind: 'single-stream' }>) {
+  if (spec.sut === 'pure-js') {
+    // The JS ceiling: issue, complete, issue the next, in one loop.
+    const latencies: number[] = [];
+    const start = nowNs();
+    const end = start + spec.durationMs * 1e6;
+    let now = start;
+    while (now < end) {
+      const issued = now;
+      now = nowNs();
+      latencies.push(now - issued);
+    }
+    return { qps: latencies.length / ((now - start) / 1e9), p90Ns: percentileAt(latencies, 0.9) };
+  }
+  const sut = spec.sut;
+  return withOutdir(async (outdir) => {
+    const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+      scenario: 'SingleStream',
+      singleStreamExpectedLatencyNs: 1000,
+      minDurationMs: spec.durationMs,
+      minQueryCount: 1,
+    }, { outdir });
+    return { qps: r.qpsWithLoadgenOverhead ?? 0, p90Ns: r.percentilesNs[90] };
+  });
+}
+
+function percentileAt(values: number[], p: number): number {
+  const s = Float64Array.from(values).sort();
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
+}
+
+async function offline(spec: Extract<TrialSpec, { kind: 'offline' }>) {
+  const sut = spec.sut;
+  return withOutdir(async (outdir) => {
+    const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+      scenario: 'Offline',
+      offlineExpectedQps: 1,
+      minDurationMs: 0,
+      minQueryCount: spec.samples,
+    }, { outdir });
+    return { samplesPerSecond: r.samplesPerSecond ?? 0 };
+  });
+}
+
+async function memory(spec: Extract<TrialSpec, { kind: 'memory' }>) {
+  return withOutdir(async (outdir) => {
+    global.gc?.();
+    const baseline = process.memoryUsage().rss;
+    let peakRss = baseline;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    }, 10);
+    const r = await startTest(createNullNativeSut(), createSyntheticQsl(1024), {
+      scenario: 'Server',
+      serverTargetQps: spec.targetQps,
+      minDurationMs: spec.durationMs,
+      minQueryCount: 1,
+    }, { outdir });
+    clearInterval(sampler);
+    const samples = r.counts.generatedSamples;
+    return { samples, bytesPerSample: (peakRss - baseline) / samples };
+  });
+}
+
+async function main(): Promise<void> {
+  const spec = JSON.parse(process.argv[2] ?? '{}') as TrialSpec;
+  let result: unknown;
+  switch (spec.kind) {
+    case 'platform':
+      result = await platform(spec.tsfnWakes);
+      break;
+    case 'server':
+      result = await server(spec);
+      break;
+    case 'peak':
+      result = await peak(spec);
+      break;
+    case 'single-stream':
+      result = await singleStream(spec);
+      break;
+    case 'offline':
+      result = await offline(spec);
+      break;
+    case 'memory':
+      result = await memory(spec);
+      break;
+    default:
+      throw new Error(`unknown trial kind in ${process.argv[2]}`);
+  }
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,334 @@
+// Token latencies (spec/30 §9): whole runs of the core with a C++ host that
+// reports first tokens and token counts.
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "check.h"
+#include "clock.h"
+#include "session.h"
+
+using namespace loadgen;
+
+namespace {
+
+std::string temp_outdir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("loadgen_tokens_test_" + name);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Serves each issued sample with `respond(session, id, k)` (k = sample index
+// in the series), inline in the drain or on a worker thread.
+class TokenHost : public SessionHost {
+ public:
+  using Respond = std::function<void(Session&, double id, uint64_t k)>;
+  TokenHost(Respond respond, bool on_thread) : respond_(std::move(respond)), on_thread_(on_thread) {}
+  ~TokenHost() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+  void attach(Session* session) {
+    session_ = session;
+    if (on_thread_) worker_ = std::thread([this] { work(); });
+  }
+  bool load_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
+  bool unload_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
+  void series_started() override { cursor_ = 0; }
+  void wake() override {
+    session_->begin_drain();
+    const uint64_t published = session_->published_queries();
+    for (; cursor_ < published; ++cursor_) {
+      if (on_thread_) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pending_.push_back(cursor_);
+        cv_.notify_all();
+      } else {
+        serve(cursor_);
+      }
+    }
+  }
+  void flush_queries() override {}
+  void finished() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+    cv_.notify_all();
+  }
+  const RunOutcome& run(Session& session) {
+    attach(&session);
+    session.start();
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return done_; });
+    lock.unlock();
+    session.join();
+    return session.outcome();
+  }
+
+ private:
+  void serve(uint64_t q) {
+    const uint64_t spq = session_->trace().samples_per_query;
+    for (uint64_t i = 0; i < spq; ++i) {
+      const uint64_t k = q * spq + i;
+      respond_(*session_, static_cast<double>(session_->first_id() + k), k);
+    }
+  }
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+      if (stop_) return;
+      const uint64_t q = pending_.front();
+      pending_.pop_front();
+      lock.unlock();
+      serve(q);
+      lock.lock();
+    }
+  }
+
+  Respond respond_;
+  bool on_thread_;
+  Session* session_ = nullptr;
+  uint64_t cursor_ = 0;
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<uint64_t> pending_;
+  bool stop_ = false;
+  bool done_ = false;
+};
+
+SessionConfig token_config(Scenario scenario, const std::string& name) {
+  SessionConfig c;
+  c.settings.scenario = scenario;
+  c.settings.use_token_latencies = true;
+  c.settings.min_duration_ms = 0;
+  c.settings.min_query_count = 50;
+  c.settings.single_stream_expected_latency_ns = 1000;
+  c.qsl_total_count = 64;
+  c.qsl_performance_count = 64;
+  c.sut_name = "token-sut";
+  c.qsl_name = "token-qsl";
+  c.log.outdir = temp_outdir(name);
+  return c;
+}
+
+void complete_one(Session& s, double id, double n_tokens, int64_t stamp = 0) {
+  s.complete_with_tokens(stamp, &id, &n_tokens, 1);
+}
+
+}  // namespace
+
+TEST(tokens_single_stream_exact_tpot_from_stamps) {
+  SessionConfig c = token_config(Scenario::SingleStream, "ss_exact");
+  TokenHost host(
+      [](Session& s, double id, uint64_t) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        const int64_t now = now_ns();
+        // First token 2 ms before the completion, 5 tokens: TPOT = 2 ms / 4.
+        s.first_token(id, now - 2000000);
+        complete_one(s, id, 5, now);
+      },
+      true);
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK(o.has_summary);
+  CHECK_EQ(o.error_count, uint64_t{0});
+  const PerformanceSummary& s = o.summary;
+  CHECK_EQ(s.time_per_output_token_min, int64_t{500000});
+  CHECK_EQ(s.time_per_output_token_max, int64_t{500000});
+  CHECK_EQ(s.time_per_output_token_mean, int64_t{500000});
+  CHECK(s.first_token_latency_min >= 1000000);
+  CHECK(s.first_token_latency_max < s.sample_latency_max);
+  CHECK_EQ(s.token_count, static_cast<int64_t>(5 * s.sample_count));
+  CHECK_EQ(s.raw.first_token_latencies_ns.size(), s.sample_count);
+  CHECK(o.summary_text.find("th first token percentile latency (ns) : ") != std::string::npos);
+  CHECK(o.summary_text.find("TTFT Early Stopping Result:\n") != std::string::npos);
+  CHECK(o.summary_text.find("TPOT Early Stopping Result:\n") != std::string::npos);
+  CHECK(o.summary_text.find("Min Time per Output Token (ns)                : 500000\n") != std::string::npos);
+  CHECK(o.summary_text.find("TPS w/ loadgen overhead         : ") != std::string::npos);
+}
+
+TEST(tokens_errors_are_counted_and_logged) {
+  SessionConfig c = token_config(Scenario::SingleStream, "errors");
+  c.settings.min_query_count = 70;
+  TokenHost host(
+      [](Session& s, double id, uint64_t k) {
+        switch (k % 7) {
+          case 0:  // no first token
+            complete_one(s, id, 4);
+            break;
+          case 1:
+            s.first_token(id, 0);
+            complete_one(s, id, 0);
+            break;
+          case 2:
+            s.first_token(id, 0);
+            complete_one(s, id, -3);
+            break;
+          case 3:
+            s.first_token(id, 0);
+            complete_one(s, id, 1);
+            break;
+          case 4:  // first token after completion: also missing at completion
+            complete_one(s, id, 4);
+            s.first_token(id, 0);
+            break;
+          case 5:
+            s.first_token(id, 0);
+            s.first_token(id, 0);
+            complete_one(s, id, 4);
+            break;
+          default:
+            s.first_token(id, 0);
+            complete_one(s, id, 4);
+        }
+      },
+      false);
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK(o.has_summary);
+  const CompletionErrorCounts& e = o.completion_errors;
+  CHECK_EQ(o.issued_sample_count, uint64_t{70});
+  CHECK_EQ(e.missing_first_tokens, uint64_t{20});
+  CHECK_EQ(e.zero_tokens, uint64_t{10});
+  CHECK_EQ(e.negative_tokens, uint64_t{10});
+  CHECK_EQ(e.one_token, uint64_t{10});
+  CHECK_EQ(e.first_token_after_completion, uint64_t{10});
+  CHECK_EQ(e.duplicate_first_tokens, uint64_t{10});
+  CHECK_EQ(e.duplicate_ids, uint64_t{0});
+  CHECK_EQ(o.error_count, uint64_t{70});
+  // Coerced counts add nothing: 4 samples of 7 report 4 tokens.
+  CHECK_EQ(o.summary.token_count, int64_t{40 * 4});
+  // A forced 0 gives a divisor of -1: negative TPOTs sort first.
+  CHECK(o.summary.time_per_output_token_min < 0);
+  // Missing first tokens keep the INT64_MIN marker.
+  CHECK_EQ(o.summary.first_token_latency_min, INT64_MIN);
+  const std::string detail = read_file(o.detail_log_path);
+  CHECK_EQ(count_of(detail, "Attempted to record a sample latency before it's first token latency"), size_t{20});
+  CHECK_EQ(count_of(detail, "n_tokens argument missing or attempted to record 0 as number of tokens"), size_t{10});
+  CHECK_EQ(count_of(detail, "Attempted to record a negative number of tokens"), size_t{10});
+  CHECK_EQ(count_of(detail, "Number of tokens need to be greater than 1"), size_t{10});
+  CHECK_EQ(count_of(detail, "Attempted to record token latency after sample was completed"), size_t{10});
+  CHECK_EQ(count_of(detail, "Attempted to complete a sample twice."), size_t{10});
+  CHECK(o.summary_text.find("70 ERRORS encountered. See detailed log.") != std::string::npos);
+}
+
+TEST(tokens_offline_reports_token_count_only) {
+  SessionConfig c = token_config(Scenario::Offline, "offline");
+  c.settings.min_query_count = 200;
+  TokenHost host([](Session& s, double id, uint64_t k) { complete_one(s, id, static_cast<double>(2 + k % 3)); },
+                 false);
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK(o.has_summary);
+  CHECK_EQ(o.error_count, uint64_t{0});  // Offline needs no first token
+  CHECK_EQ(o.summary.sample_count, uint64_t{200});
+  int64_t expected = 0;
+  for (uint64_t k = 0; k < 200; ++k) expected += static_cast<int64_t>(2 + k % 3);
+  CHECK_EQ(o.summary.token_count, expected);
+  CHECK(o.summary.raw.first_token_latencies_ns.empty());
+  CHECK(o.summary.tokens_per_second > 0);
+  CHECK(o.summary_text.find("Tokens per second: ") != std::string::npos);
+  CHECK(o.summary_text.find("First Token") == std::string::npos);
+}
+
+TEST(tokens_accuracy_log_carries_token_fields) {
+  for (const Scenario scenario : {Scenario::SingleStream, Scenario::Offline}) {
+    const bool offline = scenario == Scenario::Offline;
+    SessionConfig c = token_config(scenario, offline ? "acc_offline" : "acc_ss");
+    c.settings.mode = Mode::AccuracyOnly;
+    c.qsl_total_count = 4;
+    c.qsl_performance_count = 4;
+    TokenHost host(
+        [](Session& s, double id, uint64_t) {
+          const uint8_t first[2] = {0xAB, 0x01};
+          const uint8_t response[1] = {0x7F};
+          s.first_token(id, 0, first, sizeof(first));
+          complete_one(s, id, 7);
+          s.log_response(id, response, sizeof(response));
+        },
+        false);
+    Session session(c, &host);
+    const RunOutcome& o = host.run(session);
+    CHECK_EQ(o.accuracy_log_records, uint64_t{4});
+    const std::string log = read_file(o.accuracy_log_path);
+    if (offline) {
+      CHECK_EQ(count_of(log, "\"data\" : \"7F\", \"token_count\" : 7 }"), size_t{4});
+      CHECK(log.find("token_data") == std::string::npos);
+    } else {
+      CHECK_EQ(count_of(log, "\"data\" : \"7F\", \"token_data\" : \"AB01\", \"token_count\" : 7 }"), size_t{4});
+    }
+  }
+}
+
+TEST(tokens_format_record_fields) {
+  AccuracyRecord r;
+  r.seq_id = 3;
+  r.qsl_idx = 9;
+  r.data = {0x00, 0xFF};
+  CHECK_EQ(AccuracyLog::format_record(r), std::string("{ \"seq_id\" : 3, \"qsl_idx\" : 9, \"data\" : \"00FF\" }"));
+  r.with_token_count = true;
+  r.token_count = -2;
+  CHECK_EQ(AccuracyLog::format_record(r),
+           std::string("{ \"seq_id\" : 3, \"qsl_idx\" : 9, \"data\" : \"00FF\", \"token_count\" : -2 }"));
+  r.with_token_data = true;
+  CHECK_EQ(AccuracyLog::format_record(r), std::string("{ \"seq_id\" : 3, \"qsl_idx\" : 9, \"data\" : \"00FF\", "
+                                                      "\"token_data\" : \"\", \"token_count\" : -2 }"));
+}
+
+TEST(tokens_off_ignores_first_tokens_and_counts) {
+  SessionConfig c = token_config(Scenario::SingleStream, "off");
+  c.settings.use_token_latencies = false;
+  TokenHost host(
+      [](Session& s, double id, uint64_t) {
+        s.first_token(id, 0);
+        complete_one(s, id, 1);  // would be an error in token mode
+      },
+      false);
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK(o.has_summary);
+  CHECK_EQ(o.error_count, uint64_t{0});
+  CHECK_EQ(o.summary.token_count, int64_t{0});
+  CHECK(o.summary_text.find("First Token") == std::string::npos);
+}
+
+TEST(tokens_infer_scales_sample_count) {
+  SessionConfig c = token_config(Scenario::Offline, "infer");
+  c.settings.use_token_latencies = false;
+  c.settings.infer_token_latencies = true;
+  c.settings.token_latency_scaling_factor = 10;
+  c.settings.min_query_count = 100;
+  TokenHost host([](Session& s, double id, uint64_t) { s.complete(&id, 1); }, false);
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK(o.has_summary);
+  CHECK_EQ(o.error_count, uint64_t{0});
+  CHECK(o.summary.inferred_tokens_per_second > 0);
+  CHECK(std::abs(o.summary.inferred_tokens_per_second / o.summary.samples_per_second - 10.0) < 1e-9);
+  CHECK(o.summary_text.find("Tokens per second (inferred): ") != std::string::npos);
+}
