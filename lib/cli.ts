@@ -10,7 +10,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 
 import { formatBenchReport, runBenchmark } from './bench.js';
 import { addConfigOptions, loadCliSettings, registerSettingsCommand, usesConfigFiles } from './config-cli.js';
@@ -21,6 +21,7 @@ import { SCENARIOS, settingsFromAssignments, TEST_MODES, type TestSettingsInput 
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts.js';
 import { traceInputFromAssignments, traceInputFromCaseFile, writeTrace, type TraceInput } from './trace.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
+import { collect, positiveInteger } from './cli-options.js';
 
 const EXIT_VALID = 0;
 const EXIT_INVALID = 1;
@@ -62,19 +63,6 @@ interface TraceOptions {
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(resolve(packageRoot, 'package.json'), 'utf8')) as { version: string };
   return pkg.version;
-}
-
-function positiveInteger(name: string) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-      throw new InvalidArgumentError(`${name} must be a positive integer, got '${value}'.`);
-    }
-    return Number(value);
-  };
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /** Loads a user module exporting createSut() and createQsl() (both may be async). */

@@ -2,10 +2,11 @@
  * The CLI's config-file support: `loadgen settings` and the config options of
  * `loadgen run` (kept apart from cli.ts so each command stays small).
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 
 import { deriveEffectiveSettings, loadSettings, type LoadedSettings, type SettingsLayer } from './config.js';
 import { SCENARIOS, SETTINGS_FIELDS, settingsFromAssignments, TEST_MODES, type Scenario, type TestSettingsInput } from './settings.js';
+import { collect, positiveInteger } from './cli-options.js';
 
 /** Config options shared by `run` and `settings`. */
 export interface ConfigCliOptions {
@@ -107,19 +108,6 @@ function settingsCommand(o: SettingsOptions): number {
   process.stdout.write(`${lines.join('\n')}\n`);
   for (const w of loaded.warnings) process.stderr.write(`loadgen: warning: ${w}\n`);
   return 0;
-}
-
-function positiveInteger(name: string) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-      throw new InvalidArgumentError(`${name} must be a positive integer, got '${value}'.`);
-    }
-    return Number(value);
-  };
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
 }
 
 /** Adds the config-file options to a command (`run` and `settings`). */

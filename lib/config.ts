@@ -233,7 +233,6 @@ const INT32_MAX = 2147483647n;
 const SPACE_RE = /[ \t\n\v\f\r]+/;
 
 /** Same grammar the reference accepts as a number, restricted to what means what it looks like. */
-const DEC_INT_RE = /^\+?(0|[1-9]\d*)$/;
 const NEG_INT_RE = /^-\d+$/;
 const HEX_INT_RE = /^\+?0[xX][0-9a-fA-F]+$/;
 const LEADING_ZERO_RE = /^[+-]?0\d+$/;
@@ -326,7 +325,6 @@ function unknownKeyProblem(name: string): string {
 
 /** Checks one value against every field the key reaches from this scenario segment. */
 function checkValue(def: ConfigKeyDef, name: string, targets: readonly KeyTarget[], raw: string): string | undefined {
-  const isInt = targets.some((x) => x.conversion !== 'double');
   if (LEADING_ZERO_RE.test(raw)) {
     return `'${raw}' has a leading zero: the reference reads it as octal (${referenceInteger(raw)}); write the number without leading zeros.`;
   }
