@@ -258,6 +258,24 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
   o.Set("peakTrials", trials);
   o.Set("peakQps", r.peak_qps);
 
+  if (r.overhead.present) {
+    auto stats = [&](const loadgen::OverheadStats& st) {
+      Napi::Object x = Napi::Object::New(env);
+      x.Set("count", number_or_bigint(env, st.count));
+      x.Set("p50", i64(env, st.p50));
+      x.Set("p90", i64(env, st.p90));
+      x.Set("p99", i64(env, st.p99));
+      x.Set("p999", i64(env, st.p999));
+      x.Set("max", i64(env, st.max));
+      x.Set("mean", st.mean);
+      return x;
+    };
+    Napi::Object overhead = Napi::Object::New(env);
+    overhead.Set("issueLatenessNs", stats(r.overhead.issue_lateness));
+    overhead.Set("deliveryLagNs", r.overhead.has_delivery_lag ? Napi::Value(stats(r.overhead.delivery_lag)) : env.Null());
+    o.Set("overhead", overhead);
+  }
+
   if (r.has_summary) {
     Napi::Object sum = Napi::Object::New(env);
     sum.Set("sampleCount", number_or_bigint(env, s.sample_count));

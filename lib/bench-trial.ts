@@ -34,11 +34,13 @@ function sutFor(kind: 'null-native' | 'wake'): SystemUnderTest {
   return kind === 'null-native' ? createNullNativeSut() : createNullSut('null');
 }
 
+function pick(s: { p50: number; p99: number; p999: number }): Percentiles {
+  return { p50: s.p50, p99: s.p99, p999: s.p999 };
+}
+
 function resultPercentiles(r: TestResult): Percentiles {
   return { p50: r.percentilesNs[50], p99: r.percentilesNs[99], p999: r.percentilesNs[99.9] };
 }
-
-type OverheadLike = { issueLatenessNs?: Percentiles; deliveryLagNs?: Percentiles };
 
 async function platform(tsfnWakes: number) {
   const native = loadNative();
@@ -102,13 +104,13 @@ async function server(spec: Extract<TrialSpec, { kind: 'server' }>): Promise<Ser
       minDurationMs: spec.durationMs,
       minQueryCount: 1,
     }, { outdir });
-    const overhead = (r as TestResult & { overhead?: OverheadLike }).overhead;
+    const overhead = r.overhead;
     return {
       valid: r.valid,
       achievedQps: r.completedSamplesPerSecond ?? 0,
       latencyNs: resultPercentiles(r),
-      issueLatenessNs: overhead?.issueLatenessNs ?? null,
-      deliveryLagNs: overhead?.deliveryLagNs ?? null,
+      issueLatenessNs: overhead ? pick(overhead.issueLatenessNs) : null,
+      deliveryLagNs: overhead?.deliveryLagNs ? pick(overhead.deliveryLagNs) : null,
     };
   });
 }

@@ -65,6 +65,7 @@ export {
 } from './errors.js';
 export type {
   LatencyPercentilesNs,
+  OverheadStatsNs,
   QuerySample,
   QuerySampleLibrary,
   QuerySampleResponse,

@@ -184,6 +184,17 @@ export interface NativeOutcome {
   summary?: NativeSummary;
   peakTrials: { targetQps: number; perfConstraintsMet: boolean; targetPercentileLatencyNs: number; queriesIssued: number }[];
   peakQps: number;
+  overhead?: { issueLatenessNs: NativeOverheadStats; deliveryLagNs: NativeOverheadStats | null };
+}
+
+export interface NativeOverheadStats {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
 }
 
 /** A uint64 from the native side: a number when it is a safe integer, else a bigint. */

@@ -442,5 +442,6 @@ export function toTestResult(
   if (scenario === 'Offline' && s !== undefined) result.samplesPerSecond = s.samplesPerSecond;
   if (s?.tokens !== undefined) result.tokens = tokenResult(scenario, s.tokens, outcome.completionErrors);
   if (mode === 'FindPeakPerformance') result.findPeak = { peakQps: outcome.peakQps, trials: outcome.peakTrials };
+  if (outcome.overhead !== undefined) result.overhead = outcome.overhead;
   return result;
 }

@@ -204,6 +204,18 @@ export interface TestResult {
   /** The summary file's text. */
   summaryText: string;
   /**
+   * The loadgen's own share of each query's latency, over the reported
+   * series' queries (also the summary's last block). "Due" is when the query
+   * should reach the SUT: its scheduled time (Server), the start (Offline),
+   * the previous query's completion (SingleStream/MultiStream).
+   */
+  overhead?: {
+    /** Issued − due. */
+    issueLatenessNs: OverheadStatsNs;
+    /** Received by the JS SUT − due; null for the null-native SUT (nothing is delivered). */
+    deliveryLagNs: OverheadStatsNs | null;
+  };
+  /**
    * FindPeakPerformance: every trial in order (each a full Server run at
    * `targetQps`) and the highest QPS that met the latency constraint. The
    * result's statistics are those of the peak's trial.
@@ -212,4 +224,15 @@ export interface TestResult {
     peakQps: number;
     trials: { targetQps: number; perfConstraintsMet: boolean; targetPercentileLatencyNs: number; queriesIssued: number }[];
   };
+}
+
+/** A distribution of one overhead measure, in ns. */
+export interface OverheadStatsNs {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+  mean: number;
 }

@@ -333,12 +333,45 @@ void Session::run_performance(uint64_t qsl_total) {
   clock_check_ = false;
   if (series != nullptr && series->issued_queries != 0) {
     outcome_.summary = summarize_series(*series);
+    outcome_.overhead = measure_overhead(*series);
     outcome_.has_summary = true;
   }
 }
 
 namespace {
+// The loadgen-for-Node block appended after the reference's summary (its
+// layout above is untouched): how much of each query's latency was ours.
+std::string format_overhead_block(const RunOverhead& o) {
+  const std::string sep(48, '=');
+  std::string out = "\n" + sep + "\nLoadgen Overhead (loadgen for Node.js)\n" + sep + "\n";
+  auto lines = [&](const char* what, const OverheadStats& st) {
+    auto line = [&](const char* label, int64_t v) {
+      std::string head = std::string(what) + " " + label + " (ns)";
+      if (head.size() < 32) head.append(32 - head.size(), ' ');
+      out += head + ": " + std::to_string(v) + "\n";
+    };
+    line("p50", st.p50);
+    line("p90", st.p90);
+    line("p99", st.p99);
+    line("p99.9", st.p999);
+    line("max", st.max);
+  };
+  lines("Issue lateness", o.issue_lateness);
+  if (o.has_delivery_lag) lines("Delivery lag", o.delivery_lag);
+  out += "Issue lateness = issued - due; delivery lag = received by the SUT - due.\n";
+  out += "Due = scheduled time (Server), start (Offline), previous completion (SingleStream/MultiStream).\n";
+  return out;
+}
+
 std::string qps_text(double qps) { return std::to_string(qps); }  // the reference's to_string: %f
+
+// The overhead of the (last) trial run at `qps`.
+RunOverhead overhead_of_trial(const std::vector<PeakTrial>& trials, double qps) {
+  for (auto it = trials.rbegin(); it != trials.rend(); ++it) {
+    if (it->target_qps == qps) return it->overhead;
+  }
+  return {};
+}
 }  // namespace
 
 bool Session::run_peak_trial(double qps, bool load, bool unload, PerformanceSummary* summary) {
@@ -353,7 +386,7 @@ bool Session::run_peak_trial(double qps, bool load, bool unload, PerformanceSumm
   *summary = summarize_series(*series);
   outcome_.peak_trials.push_back(PeakTrial{qps, summary->perf_constraints_met,
                                            summary->target_latency_percentile.sample_latency,
-                                           series->issued_queries});
+                                           series->issued_queries, measure_overhead(*series)});
   return true;
 }
 
@@ -381,6 +414,7 @@ void Session::run_find_peak(uint64_t qsl_total) {
         true, false);
     outcome_.summary = lower;
     outcome_.has_summary = true;
+    outcome_.overhead = outcome_.peak_trials.front().overhead;
     return;
   }
 
@@ -396,6 +430,7 @@ void Session::run_find_peak(uint64_t qsl_total) {
       outcome_.summary = lower;
       outcome_.has_summary = true;
       outcome_.peak_qps = lower_qps;
+      outcome_.overhead = overhead_of_trial(outcome_.peak_trials, lower_qps);
       return;
     }
     log("generic_message", "FindBoundaries: Checking fields [" + qps_text(lower_qps) + ", " + qps_text(upper_qps) + ")",
@@ -443,6 +478,51 @@ void Session::run_find_peak(uint64_t qsl_total) {
   outcome_.summary = lower;
   outcome_.has_summary = true;
   outcome_.peak_qps = lower_qps;
+  outcome_.overhead = overhead_of_trial(outcome_.peak_trials, lower_qps);
+}
+
+RunOverhead Session::measure_overhead(const Series& series) const {
+  RunOverhead out;
+  const uint64_t issued = series.issued_queries;
+  if (issued == 0) return out;
+  const bool waits_for_previous =
+      effective_.scenario == Scenario::SingleStream || effective_.scenario == Scenario::MultiStream;
+  std::vector<int64_t> lateness;
+  std::vector<int64_t> lag;
+  lateness.reserve(issued);
+  lag.reserve(issued);
+  for (uint64_t q = 0; q < issued; ++q) {
+    int64_t due = 0;
+    if (effective_.scenario == Scenario::Server) {
+      due = series.trace.scheduled_delta_ns[q];
+    } else if (waits_for_previous && q > 0) {
+      due = series.query_done_time(q - 1);
+      if (due == kNotCompleted) continue;  // never completed: nothing was due
+    }
+    lateness.push_back(series.issued_ns[q] - due);
+    if (series.dispatched_ns[q] != kNotCompleted) lag.push_back(series.dispatched_ns[q] - due);
+  }
+  auto stats = [](std::vector<int64_t>& v) {
+    OverheadStats st;
+    if (v.empty()) return st;
+    std::sort(v.begin(), v.end());
+    const auto at = [&](double p) { return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))]; };
+    st.count = v.size();
+    st.p50 = at(0.50);
+    st.p90 = at(0.90);
+    st.p99 = at(0.99);
+    st.p999 = at(0.999);
+    st.max = v.back();
+    double sum = 0;
+    for (int64_t x : v) sum += static_cast<double>(x);
+    st.mean = sum / static_cast<double>(v.size());
+    return st;
+  };
+  out.present = !lateness.empty();
+  out.issue_lateness = stats(lateness);
+  out.has_delivery_lag = !lag.empty();
+  out.delivery_lag = stats(lag);
+  return out;
 }
 
 Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, bool unload) {
@@ -1103,6 +1183,7 @@ void Session::write_summary() {
     }
   }
   text += format_summary_footer(outcome_.warning_count, outcome_.error_count);
+  if (outcome_.has_summary && outcome_.overhead.present) text += format_overhead_block(outcome_.overhead);
   outcome_.summary_text = text;
 
   std::string base = config_.log.outdir + "/" + config_.log.prefix;

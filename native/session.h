@@ -104,12 +104,31 @@ struct CompletionErrorCounts {
   uint64_t one_token = 0;                     // n_tokens == 1 (counted as 0)
 };
 
+// Distribution of one overhead measure over the queries of a series (ns).
+struct OverheadStats {
+  uint64_t count = 0;
+  int64_t p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+  double mean = 0;
+};
+
+// The loadgen's own share of the latency, per query of the reported series.
+// "Due" is when the query should have reached the SUT: its scheduled time
+// (Server), the start of issuing (Offline), or the completion of the
+// previous query (SingleStream/MultiStream; the start for the first).
+struct RunOverhead {
+  bool present = false;
+  OverheadStats issue_lateness;  // issued - due
+  bool has_delivery_lag = false;  // false for the null-native SUT (nothing is delivered)
+  OverheadStats delivery_lag;     // SUT received (dispatched) - due
+};
+
 // One FindPeakPerformance trial (a full performance run at `target_qps`).
 struct PeakTrial {
   double target_qps = 0;
   bool perf_constraints_met = false;
   int64_t target_percentile_latency_ns = 0;
   uint64_t queries_issued = 0;
+  RunOverhead overhead;
 };
 
 struct RunOutcome {
@@ -140,6 +159,7 @@ struct RunOutcome {
   uint64_t incomplete_sample_count = 0;
   CompletionErrorCounts completion_errors;
   int64_t issue_duration_ns = 0;  // performance series: start of issuing to the last completion
+  RunOverhead overhead;
   // FindPeakPerformance: every trial in order, and the peak found (0 if none).
   std::vector<PeakTrial> peak_trials;
   double peak_qps = 0;
@@ -278,6 +298,7 @@ class Session {
   void complete_on_issue_thread(Series& series, uint64_t q, int64_t t);
   int64_t scheduled_ns(const Series& series, uint64_t q) const;
   PerformanceSummary summarize_series(Series& series);
+  RunOverhead measure_overhead(const Series& series) const;
   void write_detail_header();
   void write_series_footer(const Series& series);
   void write_completion_errors();

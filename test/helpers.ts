@@ -52,13 +52,19 @@ export function delayedSut(delayMs: number): SystemUnderTest & { received: Query
  * label, values become <v>, and numbers inside free text become <n>.
  */
 export function summaryLayout(text: string): string[] {
-  return text.split('\n').map((line) => {
+  return referencePart(text).split('\n').map((line) => {
     // The reference's warning count depends on its logger's timing (spec/60 §3.31).
     if (/^(No warnings|\d+ warnings?) encountered/.test(line)) return '<warnings footer>';
     const m = /^(.*?)(\s*:\s)(.*)$/.exec(line);
     if (m && !line.startsWith(' * ')) return `${m[1]}${m[2]}<v>`;
     return line.replace(/\d+(\.\d+)?/g, '<n>');
   });
+}
+
+/** The summary without loadgen's own overhead block (appended after the reference's lines). */
+export function referencePart(summary: string): string {
+  const at = summary.indexOf('\n================================================\nLoadgen Overhead');
+  return at === -1 ? summary : summary.slice(0, at);
 }
 
 export function readText(path: string): string {

@@ -188,3 +188,31 @@ describe('the README example', () => {
     expect(result.percentilesNs[99]).toBeGreaterThan(0);
   });
 });
+
+describe('loadgen overhead in every run', () => {
+  it.each(scenarios)('%s: issue lateness and delivery lag in the result and after the reference summary', async (scenario) => {
+    const result = await startTest(createNullSut(), createSyntheticQsl(1000, 256), validSettings[scenario], { outdir: tempDir() });
+    const o = result.overhead!;
+    expect(o.issueLatenessNs.count).toBeGreaterThan(0);
+    expect(o.deliveryLagNs).not.toBeNull();
+    expect(o.deliveryLagNs!.count).toBe(o.issueLatenessNs.count);
+    for (const st of [o.issueLatenessNs, o.deliveryLagNs!]) {
+      expect(st.p50).toBeLessThanOrEqual(st.p99);
+      expect(st.p99).toBeLessThanOrEqual(st.max);
+    }
+    // Delivery happens after issuing, for the median query at least.
+    expect(o.deliveryLagNs!.p50).toBeGreaterThanOrEqual(o.issueLatenessNs.p50);
+    const text = result.summaryText;
+    const block = text.slice(text.indexOf('Loadgen Overhead'));
+    expect(text.indexOf('Loadgen Overhead')).toBeGreaterThan(text.indexOf('No errors encountered during test.'));
+    expect(block).toContain(`Issue lateness p99 (ns)         : ${o.issueLatenessNs.p99}\n`);
+    expect(block).toContain(`Delivery lag p50 (ns)           : ${o.deliveryLagNs!.p50}\n`);
+  });
+
+  it('the null-native SUT has issue lateness but no delivery', async () => {
+    const result = await startTest(createNullNativeSut(), createSyntheticQsl(64), validSettings.Server, { outdir: tempDir() });
+    expect(result.overhead!.issueLatenessNs.count).toBe(result.counts.issuedQueries);
+    expect(result.overhead!.deliveryLagNs).toBeNull();
+    expect(result.summaryText).not.toContain('Delivery lag');
+  });
+});
