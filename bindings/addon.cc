@@ -13,6 +13,7 @@
 #include "bindings/conformance.h"
 #include "bindings/convert.h"
 #include "bindings/js_host.h"
+#include "bindings/progress.h"
 #include "native/clock.h"
 
 namespace loadgen_addon {
@@ -61,6 +62,9 @@ class SessionRef {
     }
   }
   explicit operator bool() const { return session_ != nullptr; }
+  // The run was started in this environment: its completions may hand over
+  // (Session::complete), since this thread also drains its queries.
+  bool own() const { return !shared_.has_value(); }
   loadgen::Session* operator->() const { return session_; }
   loadgen::Session* get() const { return session_; }
 
@@ -153,22 +157,29 @@ void MarkDispatched(const Napi::CallbackInfo& info) {
   if (q >= 0 && q < 9007199254740992.0) session->mark_dispatched(static_cast<uint64_t>(q));
 }
 
+// The completion calls return undefined, or the new published-query count
+// when the call issued the next SingleStream/MultiStream query itself (hand-
+// over): the caller must drain it (lib/handover.ts); no wake comes for it.
+Napi::Value handed_over(const Napi::Env& env, uint64_t published) {
+  return published == 0 ? env.Undefined() : Napi::Number::New(env, static_cast<double>(published));
+}
+
 // Hot path: one sample id as a number. No allocation, no exceptions for bad ids.
-void CompleteOne(const Napi::CallbackInfo& info) {
+Napi::Value CompleteOne(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   SessionRef session(env);
   if (!session) {
     state(env).completions_outside_run += 1;
-    return;
+    return env.Undefined();
   }
   const double id = (info.Length() >= 1 && info[0].IsNumber()) ? info[0].As<Napi::Number>().DoubleValue() : -1.0;
-  session->complete(&id, 1);
+  return handed_over(env, session->complete(&id, 1, session.own()));
 }
 
 // Hot path: many ids in one Float64Array or Uint32Array; `count` (optional)
 // limits how many of its elements are read; `stampNs` (optional) is the
 // completion time read with clockNs() before the ids were gathered.
-void CompleteBatch(const Napi::CallbackInfo& info) {
+Napi::Value CompleteBatch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsTypedArray())
     throw Napi::TypeError::New(env, "querySamplesCompleteIds expects a Float64Array or Uint32Array of ids");
@@ -194,15 +205,18 @@ void CompleteBatch(const Napi::CallbackInfo& info) {
   SessionRef session(env);
   if (!session) {
     state(env).completions_outside_run += static_cast<double>(count);
-    return;
+    return env.Undefined();
   }
+  const bool own = session.own();
+  uint64_t published;
   if (type == napi_float64_array && stamp_ns > 0) {
-    session->complete_at(stamp_ns, array.As<Napi::Float64Array>().Data(), count);
+    published = session->complete_at(stamp_ns, array.As<Napi::Float64Array>().Data(), count, own);
   } else if (type == napi_float64_array) {
-    session->complete(array.As<Napi::Float64Array>().Data(), count);
+    published = session->complete(array.As<Napi::Float64Array>().Data(), count, own);
   } else {
-    session->complete(array.As<Napi::Uint32Array>().Data(), count);
+    published = session->complete(array.As<Napi::Uint32Array>().Data(), count, own);
   }
+  return handed_over(env, published);
 }
 
 // Bytes of an ArrayBuffer, typed array or DataView (no copy); false otherwise.
@@ -246,7 +260,7 @@ void FirstTokenComplete(const Napi::CallbackInfo& info) {
 // Token latencies: completions with each sample's output token count.
 // (ids: Float64Array | Uint32Array, nTokens: Float64Array, count?, stampNs?);
 // nTokens must hold at least `count` elements.
-void CompleteWithTokens(const Napi::CallbackInfo& info) {
+Napi::Value CompleteWithTokens(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsTypedArray() || !info[1].IsTypedArray())
     throw Napi::TypeError::New(env, "completeWithTokens expects ids and nTokens typed arrays");
@@ -275,14 +289,14 @@ void CompleteWithTokens(const Napi::CallbackInfo& info) {
   SessionRef session(env);
   if (!session) {
     state(env).completions_outside_run += static_cast<double>(count);
-    return;
+    return env.Undefined();
   }
   const double* n = tokens.As<Napi::Float64Array>().Data();
+  const bool own = session.own();
   if (type == napi_float64_array) {
-    session->complete_with_tokens(stamp_ns, ids.As<Napi::Float64Array>().Data(), n, count);
-  } else {
-    session->complete_with_tokens(stamp_ns, ids.As<Napi::Uint32Array>().Data(), n, count);
+    return handed_over(env, session->complete_with_tokens(stamp_ns, ids.As<Napi::Float64Array>().Data(), n, count, own));
   }
+  return handed_over(env, session->complete_with_tokens(stamp_ns, ids.As<Napi::Uint32Array>().Data(), n, count, own));
 }
 
 Napi::Value Acknowledge(const Napi::CallbackInfo& info) {
@@ -355,6 +369,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   register_issue_threads(env, exports);
   register_bench(env, exports);
   register_config(env, exports);
+  register_progress(env, exports);
   return exports;
 }
 

@@ -118,6 +118,9 @@ loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
   if (cpu < -1 || cpu > 65535) throw Napi::RangeError::New(o.Env(), "native config: issue_thread_cpu out of range");
   c.issue_thread_cpu = static_cast<int>(cpu);
   c.completion_timeout_ms = get_u64(o, "completion_timeout_ms");
+  c.dispatch = static_cast<loadgen::DispatchMode>(get_enum(o, "dispatch", 2));
+  c.dispatch_workers = get_u64(o, "dispatch_workers");
+  c.dispatch_spin_ns = static_cast<int64_t>(get_u64(o, "dispatch_spin_us")) * 1000;
 
   c.qsl_total_count = get_u64(o, "qsl_total_sample_count");
   c.qsl_performance_count = get_u64(o, "qsl_performance_sample_count");

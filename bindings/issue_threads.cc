@@ -46,9 +46,11 @@ SharedSession::~SharedSession() {
 
 // ---- IssueThreadPort ----
 
-std::shared_ptr<IssueThreadPort> IssueThreadPort::create(Napi::Env env, Napi::Function dispatcher, double thread_id) {
+std::shared_ptr<IssueThreadPort> IssueThreadPort::create(Napi::Env env, Napi::Function dispatcher, double thread_id,
+                                                         PortRole role) {
   auto port = std::make_shared<IssueThreadPort>();
   port->thread_id_ = thread_id;
+  port->role_ = role;
   port->serial_ = g_next_serial.fetch_add(1);
   port->self_ = port;
   // Unbounded queue: BlockingCall never blocks; drains are coalesced by the session.
@@ -132,7 +134,10 @@ void IssueThreadPort::teardown() {
   IssueThreadRegistry::instance().remove(serial_);
   if (in_run.load()) {
     SharedSession shared;
-    if (shared.get() != nullptr) shared.get()->abort("a registered issue-query thread ended during the run");
+    if (shared.get() != nullptr) {
+      shared.get()->abort(role_ == PortRole::DispatchWorker ? "a dispatch worker thread ended during the run"
+                                                            : "a registered issue-query thread ended during the run");
+    }
   }
 }
 
@@ -162,20 +167,27 @@ std::shared_ptr<IssueThreadPort> IssueThreadRegistry::remove(uint64_t serial) {
   return nullptr;
 }
 
-std::vector<uint64_t> IssueThreadRegistry::wait_for(uint64_t n, int64_t timeout_ms) {
+std::vector<uint64_t> IssueThreadRegistry::wait_for(uint64_t n, int64_t timeout_ms, PortRole role) {
   std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms), [&] { return ports_.size() >= n; });
-  std::vector<uint64_t> ids;
-  for (const auto& port : ports_) ids.push_back(static_cast<uint64_t>(port->thread_id()));
-  return ids;
+  auto ids_of_role = [&] {
+    std::vector<uint64_t> ids;
+    for (const auto& port : ports_)
+      if (port->role() == role) ids.push_back(static_cast<uint64_t>(port->thread_id()));
+    return ids;
+  };
+  cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms),
+               [&] { return ids_of_role().size() >= n; });
+  return ids_of_role();
 }
 
-std::vector<std::shared_ptr<IssueThreadPort>> IssueThreadRegistry::take(uint64_t count) {
+std::vector<std::shared_ptr<IssueThreadPort>> IssueThreadRegistry::take(uint64_t count, PortRole role) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::shared_ptr<IssueThreadPort>> out;
-  for (uint64_t i = 0; i < count && i < ports_.size(); ++i) {
-    ports_[i]->in_run.store(true);
-    out.push_back(ports_[i]);
+  for (const auto& port : ports_) {
+    if (out.size() >= count) break;
+    if (port->role() != role) continue;
+    port->in_run.store(true);
+    out.push_back(port);
   }
   return out;
 }
@@ -239,6 +251,7 @@ void register_issue_threads(Napi::Env env, Napi::Object exports) {
   exports.Set("registerIssueThread", Napi::Function::New(env, RegisterIssueThread, "registerIssueThread"));
   exports.Set("unregisterIssueThread", Napi::Function::New(env, UnregisterIssueThread, "unregisterIssueThread"));
   exports.Set("publishedQueries", Napi::Function::New(env, PublishedQueries, "publishedQueries"));
+  register_dispatch_workers(env, exports);
 }
 
 }  // namespace loadgen_addon

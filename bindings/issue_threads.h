@@ -71,10 +71,17 @@ struct PortEvent {
   uint64_t stride = 0;
 };
 
+// What a registration serves: issue-query threads (server_num_issue_query_threads)
+// get drains through their TSFN; dispatch workers (dispatch 'worker') take
+// queries with dispatchNext() and only hear Released through it.
+enum class PortRole : int { IssueThread = 0, DispatchWorker = 1 };
+
 // One registered thread: a threadsafe function into its environment.
 class IssueThreadPort {
  public:
-  static std::shared_ptr<IssueThreadPort> create(Napi::Env env, Napi::Function dispatcher, double thread_id);
+  static std::shared_ptr<IssueThreadPort> create(Napi::Env env, Napi::Function dispatcher, double thread_id,
+                                                 PortRole role = PortRole::IssueThread);
+  PortRole role() const { return role_; }
 
   double thread_id() const { return thread_id_; }
   uint64_t serial() const { return serial_; }
@@ -98,6 +105,7 @@ class IssueThreadPort {
   bool released_ = false;
   std::atomic<uint64_t> index_{0};
   double thread_id_ = 0;
+  PortRole role_ = PortRole::IssueThread;
   uint64_t serial_ = 0;
   std::shared_ptr<IssueThreadPort> self_;  // dropped by the TSFN's finalizer
 };
@@ -109,10 +117,10 @@ class IssueThreadRegistry {
   uint64_t add(std::shared_ptr<IssueThreadPort> port);
   // Removes a port (unregistered or its environment is going away); returns it if found.
   std::shared_ptr<IssueThreadPort> remove(uint64_t serial);
-  // Waits up to timeout_ms for >= n registrations; the registered ids in order.
-  std::vector<uint64_t> wait_for(uint64_t n, int64_t timeout_ms);
-  // The first `count` registrations, marked as in the run.
-  std::vector<std::shared_ptr<IssueThreadPort>> take(uint64_t count);
+  // Waits up to timeout_ms for >= n registrations of `role`; their ids in order.
+  std::vector<uint64_t> wait_for(uint64_t n, int64_t timeout_ms, PortRole role = PortRole::IssueThread);
+  // The first `count` registrations of `role`, marked as in the run.
+  std::vector<std::shared_ptr<IssueThreadPort>> take(uint64_t count, PortRole role = PortRole::IssueThread);
   // End of a run: every registration is released (the reference releases all
   // registered threads at the end of StartTest).
   void release_all();
@@ -126,5 +134,7 @@ class IssueThreadRegistry {
 // Module exports: registerIssueThread(dispatcher, threadId) -> {index, serial},
 // unregisterIssueThread(serial), publishedQueries().
 void register_issue_threads(Napi::Env env, Napi::Object exports);
+// Module exports of bindings/dispatch_workers.cc (dispatch 'worker').
+void register_dispatch_workers(Napi::Env env, Napi::Object exports);
 
 }  // namespace loadgen_addon

@@ -121,6 +121,13 @@ void JsHost::wake_issue_thread(uint64_t t) {
   if (t < issue_ports_.size()) issue_ports_[t]->post_drain();
 }
 
+std::vector<uint64_t> JsHost::wait_for_dispatch_workers(uint64_t n, int64_t timeout_ms) {
+  std::vector<uint64_t> ids = IssueThreadRegistry::instance().wait_for(n, timeout_ms, PortRole::DispatchWorker);
+  // Marked as in the run: a worker whose environment goes away now aborts it.
+  IssueThreadRegistry::instance().take(n, PortRole::DispatchWorker);
+  return ids;
+}
+
 void JsHost::finish() {
   session_->join();
   if (!tsfn_released_) {

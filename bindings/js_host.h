@@ -51,6 +51,7 @@ class JsHost : public loadgen::SessionHost {
   std::vector<uint64_t> wait_for_issue_threads(uint64_t n, int64_t timeout_ms) override;
   void use_issue_threads(uint64_t count) override;
   void wake_issue_thread(uint64_t t) override;
+  std::vector<uint64_t> wait_for_dispatch_workers(uint64_t n, int64_t timeout_ms) override;
 
  private:
   static void CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, HostEvent* event);

@@ -7,9 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { Percentiles, ServerTrial, TrialSpec } from './bench.js';
+import type { BenchSut, Percentiles, ServerTrial, TrialSpec } from './bench.js';
 import { loadNative } from './native.js';
-import { startTest } from './run.js';
+import { NULL_SUT_MODULE } from './null-sut-module.js';
+import { startTest, type StartTestOptions } from './run.js';
+import type { DispatchMode } from './settings.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts.js';
 import type { SystemUnderTest, TestResult } from './types.js';
 
@@ -30,8 +32,17 @@ async function withOutdir<T>(fn: (outdir: string) => Promise<T>): Promise<T> {
   }
 }
 
-function sutFor(kind: 'null-native' | 'wake'): SystemUnderTest {
+function sutFor(kind: Exclude<BenchSut, 'pure-js'>): SystemUnderTest {
   return kind === 'null-native' ? createNullNativeSut() : createNullSut('null');
+}
+
+/** The dispatch setting of a trial's SUT kind (`worker`: the JS null SUT in 1 worker). */
+function dispatchOf(kind: Exclude<BenchSut, 'pure-js'>): { dispatch: DispatchMode } {
+  return { dispatch: kind === 'poll' || kind === 'worker' ? kind : 'wake' };
+}
+
+function optionsOf(kind: Exclude<BenchSut, 'pure-js'>): StartTestOptions {
+  return kind === 'worker' ? { sutModule: NULL_SUT_MODULE } : {};
 }
 
 function pick(s: { p50: number; p99: number; p999: number }): Percentiles {
@@ -98,12 +109,13 @@ async function server(spec: Extract<TrialSpec, { kind: 'server' }>): Promise<Ser
   const sut = spec.sut;
   return withOutdir(async (outdir) => {
     const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+      ...dispatchOf(sut),
       scenario: 'Server',
       serverTargetQps: spec.targetQps,
       serverTargetLatencyNs: spec.targetLatencyNs,
       minDurationMs: spec.durationMs,
       minQueryCount: 1,
-    }, { outdir });
+    }, { outdir }, optionsOf(sut));
     const overhead = r.overhead;
     return {
       valid: r.valid,
@@ -147,11 +159,12 @@ async function singleStream(spec: Extract<TrialSpec, { kind: 'single-stream' }>)
   const sut = spec.sut;
   return withOutdir(async (outdir) => {
     const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+      ...dispatchOf(sut),
       scenario: 'SingleStream',
       singleStreamExpectedLatencyNs: 1000,
       minDurationMs: spec.durationMs,
       minQueryCount: 1,
-    }, { outdir });
+    }, { outdir }, optionsOf(sut));
     return { qps: r.qpsWithLoadgenOverhead ?? 0, p90Ns: r.percentilesNs[90] };
   });
 }
@@ -165,11 +178,12 @@ async function offline(spec: Extract<TrialSpec, { kind: 'offline' }>) {
   const sut = spec.sut;
   return withOutdir(async (outdir) => {
     const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+      ...dispatchOf(sut),
       scenario: 'Offline',
       offlineExpectedQps: 1,
       minDurationMs: 0,
       minQueryCount: spec.samples,
-    }, { outdir });
+    }, { outdir }, optionsOf(sut));
     return { samplesPerSecond: r.samplesPerSecond ?? 0 };
   });
 }

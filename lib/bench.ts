@@ -8,10 +8,14 @@ import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Who runs the SUT in a trial. `pure-js` is a plain TypeScript Poisson issuer, no native core. */
-export type BenchSut = 'null-native' | 'wake' | 'pure-js';
+/**
+ * Who runs the SUT in a trial. `wake`, `poll`, `worker`: the JS null SUT
+ * with that dispatch mode (`worker`: in 1 worker thread). `pure-js` is a
+ * plain TypeScript Poisson issuer, no native core.
+ */
+export type BenchSut = 'null-native' | 'wake' | 'poll' | 'worker' | 'pure-js';
 
-export const BENCH_SUTS: readonly BenchSut[] = ['null-native', 'wake', 'pure-js'];
+export const BENCH_SUTS: readonly BenchSut[] = ['null-native', 'wake', 'poll', 'worker', 'pure-js'];
 
 export interface Percentiles {
   p50: number;
@@ -188,7 +192,7 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
   }
 
   const offlineSamplesPerSec: BenchReport['offlineSamplesPerSec'] = {};
-  for (const sut of ['null-native', 'wake'] as const) {
+  for (const sut of ['null-native', 'wake', 'poll', 'worker'] as const) {
     log(`offline ${sut} (x${repeat})`);
     const trials = await repeatTrial<{ samplesPerSecond: number }>(
       { kind: 'offline', sut, samples: tiny ? 100_000 : 1_000_000 },

@@ -7,7 +7,7 @@
  * QSL threw, or loadgen itself failed).
  */
 import { createWriteStream, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { Command, CommanderError, Option } from 'commander';
@@ -18,10 +18,13 @@ import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.
 import { packageRoot } from './native.js';
 import { startTest } from './run.js';
 import { SCENARIOS, settingsFromAssignments, TEST_MODES, type TestSettingsInput } from './settings.js';
+import { NULL_SUT_MODULE } from './null-sut-module.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts.js';
 import { traceInputFromAssignments, traceInputFromCaseFile, writeTrace, type TraceInput } from './trace.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
 import { collect, positiveInteger } from './cli-options.js';
+import { registerReportCommand, runProgress, writeRunReport } from './cli-report.js';
+import { addDemoOptions, demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from './demo/cli.js';
 
 const EXIT_VALID = 0;
 const EXIT_INVALID = 1;
@@ -41,6 +44,9 @@ interface RunOptions {
   qslPerformance?: number;
   json?: boolean;
   quiet?: boolean;
+  /** false with --no-progress / --no-report. */
+  progress: boolean;
+  report: boolean;
   mlperfConf?: string;
   userConf?: string;
   model?: string;
@@ -65,8 +71,11 @@ function packageVersion(): string {
   return pkg.version;
 }
 
-/** Loads a user module exporting createSut() and createQsl() (both may be async). */
-async function loadModuleSut(path: string): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
+/**
+ * Loads a user module exporting createSut() and createQsl() (both may be async).
+ * `inWorkers` (dispatch 'worker'): createSut() runs in the workers, not here.
+ */
+async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
   const url = pathToFileURL(resolve(process.cwd(), path)).href;
   let mod: Record<string, unknown>;
   try {
@@ -82,7 +91,9 @@ async function loadModuleSut(path: string): Promise<{ sut: SystemUnderTest; qsl:
       );
     }
   }
-  const sut = (await (mod.createSut as () => unknown)()) as SystemUnderTest;
+  const sut = inWorkers
+    ? ({ name: basename(path).replace(/\.[cm]?[jt]s$/, '') } as SystemUnderTest)
+    : ((await (mod.createSut as () => unknown)()) as SystemUnderTest);
   const qsl = (await (mod.createQsl as () => unknown)()) as QuerySampleLibrary;
   return { sut, qsl };
 }
@@ -92,12 +103,10 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 }
 
 async function runCommand(options: RunOptions): Promise<number> {
-  if (options.sut === undefined) {
-    throw new InterfaceError(
-      "--sut is required: 'null' (a JS SUT completing every sample at once), 'null-native' " +
-        "(completed inside the native core) or a path to a module exporting createSut() and createQsl().",
-    );
-  }
+  // No --sut: the built-in onnxruntime demo (lib/demo/).
+  if (options.sut === undefined) return runDemoCommand(options as RunOptions & DemoCliOptions);
+  const demoOnly = demoOnlyOptionsUsed(options as Partial<DemoCliOptions>);
+  if (demoOnly.length > 0) throw new InterfaceError(`${demoOnly.join(', ')} ${demoOnly.length === 1 ? 'applies' : 'apply'} to the built-in demo only (loadgen run without --sut)`);
   let settings: TestSettingsInput;
   if (usesConfigFiles(options)) {
     // Config files first, then --scenario/--mode/--set on top; audit.config is startTest's.
@@ -112,13 +121,19 @@ async function runCommand(options: RunOptions): Promise<number> {
 
   let sut: SystemUnderTest;
   let qsl: QuerySampleLibrary;
+  // dispatch 'worker': the SUT is created in each worker from a module.
+  const inWorkers = settings.dispatch === 'worker';
+  let sutModule: string | undefined;
   if (options.sut === 'null' || options.sut === 'null-native') {
     sut = options.sut === 'null' ? createNullSut() : createNullNativeSut();
+    if (inWorkers && options.sut === 'null') sutModule = NULL_SUT_MODULE;
     qsl = createSyntheticQsl(options.qslTotal, options.qslPerformance ?? options.qslTotal);
   } else {
-    ({ sut, qsl } = await loadModuleSut(options.sut));
+    ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers));
+    if (inWorkers) sutModule = pathToFileURL(resolve(process.cwd(), options.sut)).href;
   }
 
+  const progress = runProgress(options);
   const result: TestResult = await startTest(sut, qsl, settings, {
     outdir: options.outdir,
     ...(options.logPrefix !== undefined ? { prefix: options.logPrefix } : {}),
@@ -127,12 +142,15 @@ async function runCommand(options: RunOptions): Promise<number> {
   }, {
     auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
     lenientConfig: options.lenient === true,
-  });
+    ...(sutModule !== undefined ? { sutModule } : {}),
+  }).finally(() => progress.stop());
+  const reportPath = writeRunReport(result, options);
   if (options.json) {
     process.stdout.write(`${JSON.stringify(result, jsonReplacer, 2)}\n`);
   } else if (!options.quiet) {
     process.stdout.write(result.summaryText);
     if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
+    if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
   }
   return result.valid ? EXIT_VALID : EXIT_INVALID;
 }
@@ -196,7 +214,7 @@ function buildProgram(): Command {
   program
     .command('run')
     .description('run a benchmark against a SUT and write the MLPerf logs')
-    .option('--sut <sut>', "'null', 'null-native', or a path to a module exporting createSut() and createQsl()")
+    .option('--sut <sut>', "'null', 'null-native', or a path to a module exporting createSut() and createQsl() (default: the built-in demo)")
     .addOption(new Option('--scenario <name>', 'test scenario').choices([...SCENARIOS]))
     .addOption(new Option('--mode <name>', 'test mode').choices([...TEST_MODES]))
     .option('--set <key=value>', 'any TestSettings field by its reference name, e.g. server_target_qps=1000 (repeatable)', collect, [])
@@ -207,7 +225,9 @@ function buildProgram(): Command {
     .option('--qsl-total <n>', 'total samples of the synthetic QSL used by the null SUTs', positiveInteger('--qsl-total'), 1024)
     .option('--qsl-performance <n>', 'performance sample count of the synthetic QSL (default: --qsl-total)', positiveInteger('--qsl-performance'))
     .option('--json', 'print the result as JSON instead of the summary')
-    .option('--quiet', 'print nothing but errors')
+    .option('--quiet', 'print nothing but errors (no progress either)')
+    .option('--no-progress', 'no live progress on stderr (a line every 5 s when stderr is not a terminal)')
+    .option('--no-report', 'do not write report.html beside the logs')
     .option('--audit-conf <file>', "audit.config to apply at the start of the test (default: 'audit.config' in the working directory, if present)")
     .option('--no-audit-config', 'do not apply an audit.config')
     .addHelpText(
@@ -221,6 +241,7 @@ function buildProgram(): Command {
     });
 
   addConfigOptions(program.commands.find((c) => c.name() === 'run')!);
+  addDemoOptions(program.commands.find((c) => c.name() === 'run')!);
   registerSettingsCommand(program);
 
   program
@@ -244,6 +265,7 @@ function buildProgram(): Command {
     .action(async (options: TraceOptions) => {
       process.exitCode = await traceCommand(options);
     });
+  registerReportCommand(program);
   program
     .command('bench')
     .description("measure loadgen's own overhead on this machine (each trial in a fresh process)")

@@ -5,6 +5,7 @@
  * for samples that go to the accuracy log.
  */
 import { activeSeries, wantsResponse } from './active.js';
+import { noteHandOver } from './handover.js';
 import { loadNative, type NativeAddon } from './native.js';
 import type { QuerySample, QuerySampleResponse } from './types.js';
 
@@ -28,14 +29,14 @@ export function querySamplesComplete(responses: readonly (QuerySampleResponse | 
   if (activeSeries.tokens) {
     completeWithTokens(lib, responses, n);
   } else if (n === 1) {
-    lib.completeOne(responses[0]!.id);
+    noteHandOver(lib.completeOne(responses[0]!.id));
   } else {
     // The clock is read before the ids are gathered, so a large batch's
     // latency does not include this loop.
     const stamp = lib.clockNs();
     if (n > scratch.length) scratch = new Float64Array(Math.max(n, scratch.length * 2));
     for (let i = 0; i < n; i++) scratch[i] = responses[i]!.id;
-    lib.completeBatch(scratch, n, stamp);
+    noteHandOver(lib.completeBatch(scratch, n, stamp));
   }
   if (!activeSeries.anySampled) return;
   for (let i = 0; i < n; i++) {
@@ -55,7 +56,7 @@ function completeWithTokens(lib: NativeAddon, responses: readonly (QuerySampleRe
     scratch[i] = response.id;
     tokenScratch[i] = response.nTokens ?? 0;
   }
-  lib.completeWithTokens(scratch, tokenScratch, n, stamp);
+  noteHandOver(lib.completeWithTokens(scratch, tokenScratch, n, stamp));
 }
 
 /**
@@ -67,9 +68,9 @@ export function querySampleComplete(id: number, data?: ArrayBufferView | ArrayBu
   if (activeSeries.tokens) {
     scratch[0] = id;
     tokenScratch[0] = nTokens ?? 0;
-    lib.completeWithTokens(scratch, tokenScratch, 1);
+    noteHandOver(lib.completeWithTokens(scratch, tokenScratch, 1));
   } else {
-    lib.completeOne(id);
+    noteHandOver(lib.completeOne(id));
   }
   if (wantsResponse(id)) lib.logResponse(id, data ?? EMPTY);
 }
@@ -93,8 +94,8 @@ export function firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuf
  */
 export function querySamplesCompleteIds(ids: Float64Array | Uint32Array, count?: number, nTokens?: Float64Array): void {
   const lib = addon();
-  if (nTokens !== undefined) lib.completeWithTokens(ids, nTokens, count);
-  else lib.completeBatch(ids, count);
+  if (nTokens !== undefined) noteHandOver(lib.completeWithTokens(ids, nTokens, count));
+  else noteHandOver(lib.completeBatch(ids, count));
   if (!activeSeries.anySampled) return;
   const n = count ?? ids.length;
   for (let i = 0; i < n; i++) if (wantsResponse(ids[i]!)) lib.logResponse(ids[i]!, EMPTY);

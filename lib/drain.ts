@@ -6,6 +6,7 @@
  * reference merges every query already due when it issues one; a backlog
  * exists exactly when this thread was too busy to take queries on time).
  */
+import { HAND_OVER_SLICE_MS, handOver, yieldHandOver } from './handover.js';
 import type { NativeAddon, NativeSeriesInfo } from './native.js';
 import type { QuerySample, SystemUnderTest } from './types.js';
 
@@ -34,8 +35,9 @@ export function startDrainSeries(state: DrainState, info: NativeSeriesInfo, inde
 }
 
 /**
- * Issues this thread's queries below `published`. `onError` gets what
- * issueQuery threw (or its promise rejected with); a throw stops the drain.
+ * Issues this thread's queries below `published`, then those that completion
+ * calls made during the drain handed over (lib/handover.ts). `onError` gets
+ * what issueQuery threw (or its promise rejected with); a throw stops the drain.
  */
 export function drainQueries(
   native: NativeAddon,
@@ -44,8 +46,40 @@ export function drainQueries(
   published: number,
   onError: (error: unknown) => void,
 ): void {
+  const outer = handOver.draining;
+  handOver.draining = true;
+  try {
+    drainLoop(native, sut, state, published, onError);
+  } finally {
+    handOver.draining = outer;
+  }
+}
+
+function drainLoop(
+  native: NativeAddon,
+  sut: Pick<SystemUnderTest, 'issueQuery'>,
+  state: DrainState,
+  published: number,
+  onError: (error: unknown) => void,
+): void {
   const { stride, samplesPerQuery: spq, firstId, sampleIndex, coalesced } = state;
-  while (state.cursor < published) {
+  let handed = 0;
+  let sliceStart = 0;
+  for (;;) {
+    if (state.cursor >= published) {
+      if (handOver.published <= published) return;
+      published = handOver.published;
+      // Handed-over queries keep coming while the SUT completes inside
+      // issueQuery: give the event loop a turn every few milliseconds.
+      if ((++handed & 255) === 1) {
+        const now = performance.now();
+        if (handed === 1) sliceStart = now;
+        else if (now - sliceStart >= HAND_OVER_SLICE_MS) {
+          yieldHandOver();
+          return;
+        }
+      }
+    }
     const q = state.cursor;
     // One issueQuery call: this query, or with coalescing every query of this
     // thread published so far (all are due: the core publishes on time).

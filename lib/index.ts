@@ -17,6 +17,8 @@ export {
   type SettingsLayer,
 } from './config.js';
 export { registerIssueQueryThread, type IssueQueryThreadRegistration } from './issue-threads.js';
+export { runDispatchWorker, type DispatchWorkerContext } from './dispatch.js';
+export { NULL_SUT_MODULE } from './null-sut-module.js';
 export {
   firstTokenComplete,
   querySampleComplete,
@@ -33,6 +35,8 @@ export {
 } from './suts.js';
 export {
   DEFAULT_LOG_SETTINGS,
+  DISPATCH_MODES,
+  type DispatchMode,
   DEFAULT_TEST_SETTINGS,
   LOG_SETTINGS_FIELDS,
   parseSettingAssignment,
@@ -75,3 +79,6 @@ export type {
   TokenLatencyStatsNs,
   TokenResult,
 } from './types.js';
+export { startProgress, type ProgressHandle, type ProgressOptions } from './progress.js';
+export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report.js';
+export type { NativeProgress } from './native.js';

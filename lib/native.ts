@@ -23,6 +23,8 @@ export type Dispatcher = (kind: number, arg?: unknown, token?: number) => void;
 
 /** Event kinds sent to a registered issue-query thread (bindings/issue_threads.h). */
 export const IssueThreadEventKind = { Drain: 0, SeriesStarted: 1, Released: 2 } as const;
+/** dispatchNext() results (native/session.h Session::kDispatch*). */
+export const DispatchStatus = { Claimed: 1, Idle: 0, SeriesEnded: -1, Over: -2 } as const;
 export type IssueThreadDispatcher = (kind: number, published?: number, firstId?: number, index?: number, stride?: number) => void;
 
 export interface NativeSeriesInfo {
@@ -420,15 +422,50 @@ export interface NativeConfig {
  */
 export type NativeRunConfig = Record<string, number | boolean | bigint | string | NativeMessage[]>;
 
+/**
+ * Live state of the active run (bindings/progress.cc): counters and a running
+ * latency histogram of the current series, never its records.
+ */
+export interface NativeProgress {
+  /** 'starting' (series generated, not issuing yet), 'issuing', or 'draining' (issuing ended). */
+  phase: 'starting' | 'issuing' | 'draining';
+  seriesKind: 'accuracy' | 'performance';
+  scenario: string;
+  /** 0-based index of the current series; seriesCount: series started so far. */
+  seriesIndex: number;
+  seriesCount: number;
+  /** Since the current series started issuing. */
+  elapsedNs: number;
+  /** Expected issuing time (minimum duration; Server: last scheduled query); 0 when unknown (accuracy). */
+  targetDurationNs: number;
+  generatedQueries: number;
+  samplesPerQuery: number;
+  issuedQueries: number;
+  issuedSamples: number;
+  completedSamples: number;
+  /** Issued samples not completed yet. */
+  outstanding: number;
+  /** Sample latencies in the histogram so far, and its running percentiles (within 0.8 %). */
+  latencyCount: number;
+  p50Ns: number;
+  p99Ns: number;
+  maxNs: number;
+}
+
 export interface NativeAddon {
   start(config: NativeRunConfig, dispatcher: Dispatcher): void;
   seriesInfo(): NativeSeriesInfo;
   markDispatched(query: number): void;
   logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean;
-  completeOne(id: number): void;
-  completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number): void;
+  /**
+   * The completion calls return the new published-query count when the call
+   * issued the next SingleStream/MultiStream query itself (hand-over, only in
+   * the thread that started the run): drain it (lib/handover.ts). Else undefined.
+   */
+  completeOne(id: number): number | undefined;
+  completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number): number | undefined;
   /** Token latencies: completions with each sample's token count (nTokens[i] for ids[i]). */
-  completeWithTokens(ids: Float64Array | Uint32Array, nTokens: Float64Array, count?: number, stampNs?: number): void;
+  completeWithTokens(ids: Float64Array | Uint32Array, nTokens: Float64Array, count?: number, stampNs?: number): number | undefined;
   /** Token latencies: the first token of sample `id` (stamped on entry). */
   firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer): void;
   acknowledge(token: number, error?: string): boolean;
@@ -436,6 +473,8 @@ export interface NativeAddon {
   finish(): NativeOutcome;
   isRunning(): boolean;
   completionsOutsideRun(): number;
+  /** Live progress of the process's active run; null when none is running. Cheap: safe to poll. */
+  progress(): NativeProgress | null;
   clockNs(): number;
   /**
    * Registers this thread as an issue-query thread (spec/30 §6). Events:
@@ -446,6 +485,19 @@ export interface NativeAddon {
   unregisterIssueThread(serial: number): boolean;
   /** Queries of the current series issued so far (any thread; 0 without a run). */
   publishedQueries(): number;
+  /** dispatch 'worker': registers this thread as a dispatch worker; its dispatcher only hears (2) released. */
+  registerDispatchWorker(dispatcher: IssueThreadDispatcher, threadId: number): { index: number; serial: number };
+  /**
+   * dispatch 'worker': claims the next work of the active run, blocking this
+   * thread up to ~20 ms (200 µs while samples are outstanding). Returns
+   * {@link DispatchStatus}; Claimed: out = [firstId, firstSample, samples];
+   * SeriesEnded: out[0] = the series' firstId (pass it as flushedFirstId next).
+   */
+  dispatchNext(out: Float64Array, flushedFirstId: number): number;
+  /** Aborts the active run from any thread, keeping `serialized` (v8.serialize of the error) for takeWorkerError(). */
+  abortWithError(reason: string, serialized?: Uint8Array): boolean;
+  /** The serialized error a worker left with abortWithError (cleared by the call). */
+  takeWorkerError(): Uint8Array | undefined;
   readonly napiVersion: number;
   readonly conformance: NativeConformance;
   readonly config: NativeConfig;

@@ -3,10 +3,15 @@
  * serves its requests (issue queries, load/unload samples) on this thread.
  */
 import { mkdir } from 'node:fs/promises';
+import { resolve as resolvePath } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { deserialize } from 'node:v8';
 
 import { setActiveSeries } from './active.js';
 import { applyAuditConfig } from './config.js';
+import { DispatchWorkerPool, PollLoop } from './dispatch.js';
 import { drainQueries, newDrainState, startDrainSeries, type DrainState } from './drain.js';
+import { resetHandOver } from './handover.js';
 import { BusyError, InterfaceError, LogOutputError, LoadgenError, SutError } from './errors.js';
 import { HostEventKind, loadNative, type NativeAddon, type NativeMessage, type NativeOutcome, type NativeTokenSummary } from './native.js';
 import {
@@ -43,6 +48,16 @@ export interface StartTestOptions {
   auditConfig?: string | false;
   /** Apply audit.config exactly as the reference even if it has problems (reported via process.emitWarning). Default false. */
   lenientConfig?: boolean;
+  /**
+   * `dispatch: 'worker'`: a module exporting `createSut(context)` (a path
+   * relative to `process.cwd()`, or a URL). startTest starts
+   * `dispatchWorkers` worker threads that each create their SUT with it and
+   * serve the run (see runDispatchWorker), and starts the run once all have
+   * registered. The `sut` argument then only names the SUT. Without it,
+   * startTest waits (10 s) for workers you start yourself that call
+   * runDispatchWorker.
+   */
+  sutModule?: string | URL;
 }
 
 /** The audit.config file name the reference's StartTest uses by default. */
@@ -54,14 +69,30 @@ export const DEFAULT_AUDIT_CONFIG = 'audit.config';
  * input is invalid, and with a SutError (cause: what was thrown, result: the
  * partial result) when the SUT or QSL fails during the run.
  */
-export async function startTest(
+export function startTest(
   sut: SystemUnderTest,
+  qsl: QuerySampleLibrary,
+  settings?: TestSettingsInput,
+  logSettings?: LogSettingsInput,
+  options?: StartTestOptions,
+): Promise<TestResult>;
+/** `dispatch: 'worker'`: the SUTs live in the workers; `sut` only names them (flushQueries, if any, is called here too). */
+export function startTest(
+  sut: Pick<SystemUnderTest, 'name' | 'flushQueries'>,
+  qsl: QuerySampleLibrary,
+  settings: TestSettingsInput & { dispatch: 'worker' },
+  logSettings?: LogSettingsInput,
+  options?: StartTestOptions,
+): Promise<TestResult>;
+export async function startTest(
+  sut: SystemUnderTest | Pick<SystemUnderTest, 'name' | 'flushQueries'>,
   qsl: QuerySampleLibrary,
   settings: TestSettingsInput = {},
   logSettings: LogSettingsInput = {},
   options: StartTestOptions = {},
 ): Promise<TestResult> {
-  checkSut(sut);
+  const workerDispatch = (settings as { dispatch?: unknown } | undefined)?.dispatch === 'worker';
+  checkSut(sut as SystemUnderTest, !workerDispatch);
   checkQsl(qsl);
   let resolved = resolveTestSettings(settings);
   // StartTest applies audit.config to the requested settings before test05
@@ -81,6 +112,7 @@ export async function startTest(
   }
   assertRunnableMode(resolved);
   resolveQslDependentChecks(resolved, qsl);
+  const sutModule = checkDispatch(sut as SystemUnderTest, resolved, options.sutModule);
   const log = resolveLogSettings(logSettings);
   const native = loadNative();
   if (runActiveHere || native.isRunning()) throw new BusyError('a loadgen test is already running in this thread');
@@ -92,7 +124,21 @@ export async function startTest(
     } catch (cause) {
       throw new LogOutputError(`cannot create the log directory outdir='${log.outdir}': ${(cause as Error).message}`, cause);
     }
-    return await new ActiveRun(native, sut, qsl, resolved, log, preRunMessages).run();
+    native.takeWorkerError();  // a stale error of an earlier run
+    let pool: DispatchWorkerPool | undefined;
+    if (sutModule !== undefined) {
+      try {
+        pool = await DispatchWorkerPool.start(sutModule, resolved.dispatchWorkers);
+      } catch (cause) {
+        throw new SutError(`a dispatch worker failed before the run started: ${messageOf(cause)}`, cause, undefined);
+      }
+    }
+    try {
+      return await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, log, preRunMessages, pool).run();
+    } catch (error) {
+      await pool?.terminate();
+      throw error;
+    }
   } finally {
     runActiveHere = false;
   }
@@ -105,10 +151,25 @@ function issueThreadWaitOverride(): { issue_thread_wait_ms?: number } {
   return { issue_thread_wait_ms: Number(raw) };
 }
 
-function checkSut(sut: SystemUnderTest): void {
+/** The dispatch mode's own rules; returns the sutModule URL to start workers from. */
+function checkDispatch(sut: SystemUnderTest, s: ResolvedTestSettings, sutModule: unknown): string | undefined {
+  if (s.dispatch !== 'wake' && isNullNativeSut(sut))
+    throw new InterfaceError(`the null-native SUT completes inside the native core; dispatch '${s.dispatch}' does not apply (use dispatch 'wake')`);
+  if (sutModule === undefined) return undefined;
+  if (s.dispatch !== 'worker')
+    throw new InterfaceError(`options.sutModule starts SUTs in worker threads; it needs dispatch 'worker' (dispatch is '${s.dispatch}')`);
+  if (sutModule instanceof URL) return sutModule.href;
+  if (typeof sutModule !== 'string' || sutModule === '')
+    throw new InterfaceError(`options.sutModule must be a module path or URL, got ${describe(sutModule)}`);
+  return /^[a-z][a-z0-9+.-]*:/i.test(sutModule) && !/^[a-z]:[\\/]/i.test(sutModule)
+    ? sutModule
+    : pathToFileURL(resolvePath(process.cwd(), sutModule)).href;
+}
+
+function checkSut(sut: SystemUnderTest, needsIssueQuery = true): void {
   if (typeof sut !== 'object' || sut === null) throw new InterfaceError(`sut must be an object, got ${describe(sut)}`);
   if (typeof sut.name !== 'string') throw new InterfaceError(`sut.name must be a string, got ${describe(sut.name)}`);
-  if (typeof sut.issueQuery !== 'function')
+  if (needsIssueQuery && typeof sut.issueQuery !== 'function')
     throw new InterfaceError(`sut.issueQuery must be a function, got ${describe(sut.issueQuery)}`);
   if (sut.flushQueries !== undefined && typeof sut.flushQueries !== 'function')
     throw new InterfaceError(`sut.flushQueries must be a function when present, got ${describe(sut.flushQueries)}`);
@@ -149,7 +210,21 @@ class ActiveRun {
     private readonly settings: ResolvedTestSettings,
     private readonly log: ResolvedLogSettings,
     private readonly preRunMessages: NativeMessage[] = [],
-  ) {}
+    private readonly pool?: DispatchWorkerPool,
+  ) {
+    // dispatch 'poll': drains once per event-loop turn while a series issues.
+    if (settings.dispatch === 'poll') {
+      this.poll = new PollLoop(native, (published) => {
+        try {
+          this.drain(published);
+        } catch (error) {
+          this.fail(error, 'loadgen');
+        }
+      });
+    }
+  }
+
+  private readonly poll: PollLoop | undefined;
 
   run(): Promise<TestResult> {
     const promise = new Promise<TestResult>((resolve, reject) => {
@@ -174,6 +249,7 @@ class ActiveRun {
       log_enable_trace: this.log.enableTrace,
       ...issueThreadWaitOverride(),
     };
+    this.pool?.listen((error, index) => this.fail(error, `dispatch worker ${index}`));
     try {
       this.native.start(config, this.dispatch);
     } catch (error) {
@@ -194,6 +270,8 @@ class ActiveRun {
           const info = this.native.seriesInfo();
           startDrainSeries(this.queries, info);
           setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies);
+          resetHandOver(this.drainHandedOver);
+          this.poll?.start();
           break;
         }
         case HostEventKind.Load:
@@ -203,6 +281,7 @@ class ActiveRun {
           this.callQsl('unloadSamplesFromRam', arg as Uint32Array, token!);
           break;
         case HostEventKind.Flush:
+          this.poll?.stop(true);  // the last query is published: take it, then flush
           this.sut.flushQueries?.();
           break;
         case HostEventKind.Finished:
@@ -218,6 +297,15 @@ class ActiveRun {
     if (this.failure !== undefined) return;
     drainQueries(this.native, this.sut, this.queries, published, (error) => this.fail(error, 'sut.issueQuery'));
   }
+
+  // Queries a completion call issued itself (lib/handover.ts), outside a drain.
+  private readonly drainHandedOver = (published: number): void => {
+    try {
+      this.drain(published);
+    } catch (error) {
+      this.fail(error, 'loadgen');
+    }
+  };
 
   private callQsl(method: 'loadSamplesToRam' | 'unloadSamplesFromRam', indices: Uint32Array, token: number): void {
     const list = Array.from(indices);
@@ -249,7 +337,9 @@ class ActiveRun {
   }
 
   private finished(): void {
+    this.poll?.stop(false);
     setActiveSeries(0, new Uint8Array(0));
+    resetHandOver();
     let outcome: NativeOutcome;
     try {
       outcome = this.native.finish();
@@ -258,6 +348,23 @@ class ActiveRun {
       return;
     }
     const result = toTestResult(outcome, this.settings, this.sut.name, this.qsl.name);
+    // Started workers end (released) before the result: their errors count.
+    if (this.pool !== undefined) void this.pool.close().then(() => this.settle(outcome, result));
+    else this.settle(outcome, result);
+  }
+
+  private settle(outcome: NativeOutcome, result: TestResult): void {
+    // What a worker's SUT threw (runDispatchWorker), serialized across threads.
+    const stored = this.native.takeWorkerError();
+    if (stored !== undefined && this.failure === undefined) {
+      let error: unknown;
+      try {
+        error = deserialize(stored);
+      } catch {
+        error = new Error(outcome.abortReason);
+      }
+      this.recordFailure(error, 'sut.issueQuery in a dispatch worker');
+    }
     if (this.failure !== undefined) {
       const { error, where } = this.failure;
       this.reject(new SutError(`the run was aborted because ${where} failed: ${messageOf(error)}`, error, result));

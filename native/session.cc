@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "format.h"
+#include "report_data.h"
 #include "settings_log.h"
 
 namespace loadgen {
@@ -105,6 +106,7 @@ void Session::abort(const std::string& reason) {
     outcome_.abort_reason = reason;
   }
   signal_.notify();
+  dispatch_signal_.notify();
 }
 
 uint64_t Session::published_queries() const {
@@ -180,6 +182,9 @@ void Session::run() {
     abort(e.what());
   }
 
+  // Workers waiting in dispatch_next() return now instead of at their timeout.
+  run_over_.store(true, std::memory_order_seq_cst);
+  dispatch_signal_.notify();
   accuracy_log_.close();
   chrome_trace_.close();
   outcome_.accuracy_log_records = accuracy_log_.records_written();
@@ -212,6 +217,8 @@ void Session::run() {
   }
   outcome_.error_count += completion_error_lines_;
   write_summary();
+  // For `loadgen report`: computed from the records now that the run is over.
+  write_report_data(series_, effective_, outcome_, config_.log);
   detail_.close();
   host_->finished();
 }
@@ -630,6 +637,12 @@ Series* Session::prepare_series(const LoadableSet& set, SeriesKind kind) {
   }
   // Before the series is visible: hosts ask whether it coalesces when it starts.
   s.coalesce = effective_.scenario == Scenario::Server && settings_.server_coalesce_queries;
+  const int64_t live_target_ns =
+      kind == SeriesKind::Accuracy ? 0
+      : effective_.scenario == Scenario::Server
+          ? s.trace.scheduled_delta_ns.back()
+          : static_cast<int64_t>(effective_.target_duration_ms) * 1000000;
+  live_.begin_series(kind, effective_.scenario, live_target_ns, queries, s.samples_per_query);
   series_.push_back(std::move(owned));
   current_.store(&s, std::memory_order_release);
   if (!config_.complete_on_issue_thread) host_->series_started();
@@ -685,17 +698,32 @@ void Session::issue_queries(Series& series) {
   const uint64_t stride = attach_issue_threads();
   series.issue_stride = stride;
   const bool coalesce = series.coalesce;
+  const DispatchMode dispatch = config_.dispatch;
+  if (dispatch == DispatchMode::Worker && !config_.complete_on_issue_thread && !attach_dispatch_workers()) return;
+  // SingleStream/MultiStream hand-over: the host's completing calls may issue
+  // the next query themselves (set before the first publication, like the limits).
+  series.hand_over =
+      waits_for_previous && !config_.complete_on_issue_thread && stride == 0 && dispatch != DispatchMode::Worker;
+  series.stop_min_queries = s.min_query_count;
+  series.stop_max_queries = s.max_query_count;
+  series.stop_target_ns = target_duration_ns;
+  series.stop_max_ns = s.max_duration_ms != 0 ? max_duration_ns : 0;
   // The issue thread named in early-out messages: the one that issued query q.
   auto thread_of = [&](uint64_t q) { return std::to_string(stride == 0 ? 0 : q % stride); };
 
   series.wall_start_ns = wall_now_ns();
   series.start_ns = now_ns();
+  live_.issuing_started(series.start_ns);
   for (uint64_t q = 0; q < queries; ++q) {
     if (aborted()) {
       ran_out = false;
       break;
     }
     int64_t now;
+    // Hand-over: queries handed_from..q were issued by completing calls (only
+    // the last one's stop checks can end issuing; they are repeated below).
+    bool handed = false;
+    uint64_t handed_from = q;
     if (server) {
       const int64_t target = series.start_ns + series.trace.scheduled_delta_ns[q];
       now = now_ns();
@@ -708,26 +736,55 @@ void Session::issue_queries(Series& series) {
       }
       now = wait_until_ns(target, kServerSpinWindowNs);
     } else if (waits_for_previous && q > 0) {
-      if (!wait_with_stall_limit(series, [&] { return series.query_done(q - 1); })) {
+      // The previous query must complete; with hand-over the completing call
+      // may have issued this one (and more) already. No per-query wake then:
+      // only the end of issuing or a completion that handed nothing over.
+      if (!wait_with_stall_limit(series, [&] {
+            if (!series.hand_over) return series.query_done(q - 1);
+            if (series.issue_ended.load(std::memory_order_acquire)) return true;
+            return series.query_done(series.next_issue.load(std::memory_order_acquire) - 1) &&
+                   series.handing_over.load(std::memory_order_seq_cst) == 0;
+          })) {
         if (!aborted()) stalled = true;
         ran_out = false;
         break;
       }
-      now = now_ns();
+      if (series.hand_over) {
+        uint64_t n = series.next_issue.load(std::memory_order_acquire);
+        if (n == q) series.next_issue.compare_exchange_strong(n, q + 1, std::memory_order_acq_rel);
+        if (n > q) {  // claimed by a completing call (a lost CAS reloads n)
+          while (series.published.load(std::memory_order_acquire) < n) cpu_relax();
+          handed = true;
+          q = n - 1;
+        }
+      }
+      now = handed ? series.start_ns + series.issued_ns[q] : now_ns();
     } else {
       now = now_ns();
     }
     // Coalescing (spec/30 §7): every following query already due is issued
     // with this one (same issue time, its own scheduled time) and published
     // at once; the host's drain merges them into one IssueQuery call.
-    const uint64_t first = q;
+    const uint64_t first = handed ? handed_from : q;
     if (coalesce) {
       while (q + 1 < queries && now - series.start_ns >= series.trace.scheduled_delta_ns[q + 1]) ++q;
     }
-    for (uint64_t j = first; j <= q; ++j) series.issued_ns[j] = now - series.start_ns;
-    series.published.store(q + 1, std::memory_order_release);
+    if (!handed) {
+      for (uint64_t j = first; j <= q; ++j) series.issued_ns[j] = now - series.start_ns;
+      if (series.hand_over) {
+        // Claimed here (q > 0: by the CAS above); whether issuing ends after
+        // this query is known before a completing call could claim the next.
+        if (q == 0) series.next_issue.store(1, std::memory_order_relaxed);
+        if (sequence_ends(series, q + 1, now - series.start_ns)) {
+          series.issue_ended.store(true, std::memory_order_release);
+        }
+      }
+      series.published.store(q + 1, std::memory_order_release);
+    }
     issued += q - first + 1;
-    if (config_.complete_on_issue_thread) {
+    if (handed) {
+      // Already with the host: the completing call hands it to the SUT.
+    } else if (config_.complete_on_issue_thread) {
       for (uint64_t j = first; j <= q; ++j) complete_on_issue_thread(series, j, now_ns() - series.start_ns);
     } else if (stride != 0) {
       // Wake each issue thread that got a query, unless its drain is pending.
@@ -735,6 +792,10 @@ void Session::issue_queries(Series& series) {
         const uint64_t t = j % stride;
         if (!thread_drain_pending_[t].exchange(true, std::memory_order_seq_cst)) host_->wake_issue_thread(t);
       }
+    } else if (dispatch == DispatchMode::Worker) {
+      dispatch_signal_.notify();  // a syscall only when a worker sleeps
+    } else if (dispatch == DispatchMode::Poll) {
+      // Nothing: the host's thread polls published_queries() while the series runs.
     } else if (!drain_pending_.exchange(true, std::memory_order_seq_cst)) {
       host_->wake();
     }
@@ -776,6 +837,15 @@ void Session::issue_queries(Series& series) {
     }
   }
 
+  if (series.hand_over) {
+    // Completing calls issue nothing more. One that claimed a query after the
+    // loop stopped looking (an abort) still publishes it: count it as issued.
+    const uint64_t claimed = series.next_issue.exchange(Series::kHandOverClosed, std::memory_order_acq_rel);
+    while (series.published.load(std::memory_order_acquire) < claimed) cpu_relax();
+    issued = std::max(issued, claimed);
+  }
+  series.issuing_ended.store(true, std::memory_order_seq_cst);
+  dispatch_signal_.notify();
   if (!config_.complete_on_issue_thread && !aborted()) host_->flush_queries();
   if (ran_out && !aborted()) {
     log("error_runtime",
@@ -784,6 +854,7 @@ void Session::issue_queries(Series& series) {
         "are more accurate.",
         true, false);
   }
+  live_.issuing_ended();
   series.issued_queries = issued;
   const uint64_t issued_samples = issued * series.samples_per_query;
   outcome_.issued_query_count += issued;
@@ -803,6 +874,7 @@ void Session::issue_queries(Series& series) {
                                     "completion timeout after issuing ended).");
     }
   }
+  if (dispatch == DispatchMode::Worker && !config_.complete_on_issue_thread) quiesce_dispatch_workers();
   const uint64_t completed = series.completed_samples.load(std::memory_order_acquire);
   const uint64_t completed_issued = std::min(completed, issued_samples);
   outcome_.completed_sample_count += completed_issued;
@@ -841,6 +913,117 @@ uint64_t Session::attach_issue_threads() {
   for (uint64_t t = 0; t < stride; ++t) thread_drain_pending_[t].store(false, std::memory_order_seq_cst);
   host_->use_issue_threads(stride);
   return stride;
+}
+
+bool Session::attach_dispatch_workers() {
+  if (dispatch_attached_) return true;
+  const uint64_t n = config_.dispatch_workers;
+  const std::vector<uint64_t> ids = host_->wait_for_dispatch_workers(n, config_.issue_thread_wait_ms);
+  for (uint64_t i = 0; i < ids.size(); ++i) {
+    log("generic_message", "Registered dispatch worker[" + std::to_string(i) + "]. thread ID : " + std::to_string(ids[i]),
+        false, false);
+  }
+  if (ids.size() < n) {
+    const std::string text = "dispatch 'worker' needs " + std::to_string(n) + " registered worker thread(s) but " +
+                             std::to_string(ids.size()) + " registered within " +
+                             std::to_string(config_.issue_thread_wait_ms) + " ms";
+    log("error_runtime", text, true, false);
+    abort(text);
+    return false;
+  }
+  dispatch_parts_ = std::max<uint64_t>(1, n);
+  dispatch_attached_ = true;
+  return true;
+}
+
+uint64_t Session::outstanding_samples() const {
+  const Series* s = current();
+  if (s == nullptr) return 0;
+  const uint64_t issued = s->published.load(std::memory_order_acquire) * s->samples_per_query;
+  const uint64_t done = s->completed_samples.load(std::memory_order_acquire);
+  return issued > done ? issued - done : 0;
+}
+
+bool Session::claim(Series& series, DispatchClaim* out) {
+  const uint64_t spq = series.samples_per_query;
+  // Offline's one query is split so every worker gets a part; otherwise a
+  // claim is one whole query (every due one when coalescing).
+  const bool split = effective_.scenario == Scenario::Offline;
+  const uint64_t part = split ? (spq + dispatch_parts_ - 1) / dispatch_parts_ : spq;
+  uint64_t cur = series.claimed_samples.load(std::memory_order_acquire);
+  uint64_t n = 0;
+  for (;;) {
+    const uint64_t available = series.published.load(std::memory_order_acquire) * spq;
+    if (cur >= available) return false;
+    n = series.coalesce ? available - cur : std::min(part, available - cur);
+    if (series.claimed_samples.compare_exchange_weak(cur, cur + n, std::memory_order_acq_rel)) break;
+  }
+  // The claim holding a query's first sample stamps its delivery (one writer per query).
+  const int64_t t = now_ns() - series.start_ns;
+  for (uint64_t q = (cur + spq - 1) / spq; q * spq < cur + n; ++q) series.dispatched_ns[q] = t;
+  out->first_id = series.first_id;
+  out->first_sample = cur;
+  out->samples = n;
+  return true;
+}
+
+void Session::quiesce_dispatch_workers() {
+  // A worker's completion call is followed by its accuracy-log calls
+  // (logResponse) in the same JS task; the series' records must be in before
+  // the log moves on. Every worker back inside dispatch_next() proves its
+  // task ended. Bounded: a worker that stopped (its SUT threw) never returns.
+  const int64_t deadline = now_ns() + 1000000000;
+  while (dispatch_inside_.load(std::memory_order_seq_cst) < dispatch_parts_ && !aborted() && now_ns() < deadline) {
+    wait_until_ns(now_ns() + 50000, 0);
+  }
+}
+
+int Session::dispatch_next(uint64_t flushed_first_id, int64_t spin_ns, int64_t wait_ns, DispatchClaim* out) {
+  dispatch_inside_.fetch_add(1, std::memory_order_seq_cst);
+  struct Leave {
+    std::atomic<uint64_t>& inside;
+    ~Leave() { inside.fetch_sub(1, std::memory_order_seq_cst); }
+  } leave{dispatch_inside_};
+  int status = kDispatchIdle;
+  // Signal::wait may call the predicate again after it returned true (its
+  // check before sleeping): a claim already made must not be replaced.
+  auto ready = [&] {
+    if (status != kDispatchIdle) return true;
+    if (aborted()) {
+      status = kDispatchOver;
+      return true;
+    }
+    Series* s = current();
+    if (s == nullptr) {
+      if (!run_over_.load(std::memory_order_acquire)) return false;
+      status = kDispatchOver;
+      return true;
+    }
+    if (claim(*s, out)) {
+      status = kDispatchClaimed;
+      return true;
+    }
+    if (s->issuing_ended.load(std::memory_order_acquire) && s->first_id != flushed_first_id) {
+      // Everything is published now: claim what the first look may have missed.
+      if (claim(*s, out)) {
+        status = kDispatchClaimed;
+        return true;
+      }
+      out->first_id = s->first_id;
+      status = kDispatchSeriesEnded;
+      return true;
+    }
+    // After the last series' end was reported: a worker flushes even when the
+    // run ended before it got to look (a loaded machine).
+    if (run_over_.load(std::memory_order_acquire)) {
+      status = kDispatchOver;
+      return true;
+    }
+    return false;
+  };
+  const int64_t deadline = now_ns() + std::max<int64_t>(wait_ns, 0);
+  dispatch_signal_.wait(ready, deadline, std::min(spin_ns, wait_ns), wait_ns);
+  return status;
 }
 
 void Session::write_trace_series(const Series& series) {
@@ -903,6 +1086,7 @@ void Session::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
       accuracy_log_.append(std::move(record));
     }
   }
+  live_.record_completion(series, q, t, spq);
   if (spq > 1) {
     series.outstanding[q].store(0, std::memory_order_relaxed);
     series.query_done_ns[q].store(t, std::memory_order_release);
@@ -942,14 +1126,18 @@ inline int64_t token_count_of(double n) {
 }
 
 template <typename Tokens, typename Id>
-void Session::complete_ids(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count) {
+uint64_t Session::complete_ids(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over) {
   Series* s = current();
   const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
   if (published == 0) {
     invalid_ids_.fetch_add(count, std::memory_order_relaxed);
-    return;
+    return 0;
   }
   Series& series = *s;
+  hand_over = hand_over && series.hand_over;
+  // Before any completion is visible: the issue thread must not claim the
+  // next query while this call may still hand it over.
+  if (hand_over) series.handing_over.fetch_add(1, std::memory_order_seq_cst);
   const int64_t t = stamp - series.start_ns;
   const uint64_t spq = series.samples_per_query;
   const uint64_t issued_samples = published * spq;
@@ -980,6 +1168,7 @@ void Session::complete_ids(int64_t stamp, const Id* ids, const Tokens* n_tokens,
       if (series.n_tokens) series.n_tokens[k].store(token_count_of(n_tokens[i]), std::memory_order_relaxed);
     }
     ++newly_completed;
+    live_.record_completion(series, k / spq, t);
     if (spq == 1) {
       series.done_queries.fetch_add(1, std::memory_order_acq_rel);
       any_query_done = true;
@@ -990,12 +1179,45 @@ void Session::complete_ids(int64_t stamp, const Id* ids, const Tokens* n_tokens,
     }
   }
   if (newly_completed != 0) series.completed_samples.fetch_add(newly_completed, std::memory_order_acq_rel);
-  if (any_query_done) signal_.notify();
+  const uint64_t handed = hand_over && any_query_done ? hand_over_next(series) : 0;
+  if (hand_over) series.handing_over.fetch_sub(1, std::memory_order_seq_cst);
+  // A hand-over needs no wake of the issue thread (it learns of the last
+  // query of the series from hand_over_next's own notify).
+  if (any_query_done && handed == 0) signal_.notify();
+  return handed;
+}
+
+bool Session::sequence_ends(const Series& series, uint64_t issued, int64_t elapsed) {
+  if (issued >= series.trace.query_count()) return true;  // ran out (or the last query)
+  if (series.kind == SeriesKind::Accuracy) return false;  // no stop checks
+  if (issued >= series.stop_min_queries && elapsed >= series.stop_target_ns) return true;
+  if (series.stop_max_queries != 0 && issued >= series.stop_max_queries) return true;
+  return series.stop_max_ns != 0 && elapsed > series.stop_max_ns;
+}
+
+uint64_t Session::hand_over_next(Series& series) {
+  // The claimant of query n-1 set issue_ended before publishing it, and this
+  // call saw that publication (it completed a sample of n-1).
+  if (series.issue_ended.load(std::memory_order_acquire) || aborted()) return 0;
+  uint64_t n = series.next_issue.load(std::memory_order_acquire);
+  if (n == 0 || n >= series.trace.query_count() || !series.query_done(n - 1)) return 0;
+  if (!series.next_issue.compare_exchange_strong(n, n + 1, std::memory_order_acq_rel)) return 0;
+  const int64_t elapsed = now_ns() - series.start_ns;  // scheduled = issued = now (spec/30 §2)
+  series.issued_ns[n] = elapsed;
+  const bool ends = sequence_ends(series, n + 1, elapsed);
+  if (ends) series.issue_ended.store(true, std::memory_order_release);
+  series.published.store(n + 1, std::memory_order_release);
+  if (ends) signal_.notify();  // the issue thread logs the stop and ends the loop
+  return n + 1;
 }
 
 // One clock reading for the whole batch, taken before anything else.
-void Session::complete(const double* ids, size_t count) { complete_ids<void>(now_ns(), ids, nullptr, count); }
-void Session::complete(const uint32_t* ids, size_t count) { complete_ids<void>(now_ns(), ids, nullptr, count); }
+uint64_t Session::complete(const double* ids, size_t count, bool hand_over) {
+  return complete_ids<void>(now_ns(), ids, nullptr, count, hand_over);
+}
+uint64_t Session::complete(const uint32_t* ids, size_t count, bool hand_over) {
+  return complete_ids<void>(now_ns(), ids, nullptr, count, hand_over);
+}
 
 int64_t Session::clamp_stamp(int64_t stamp_ns) const {
   const int64_t now = now_ns();
@@ -1004,16 +1226,18 @@ int64_t Session::clamp_stamp(int64_t stamp_ns) const {
   return stamp_ns;
 }
 
-void Session::complete_at(int64_t stamp_ns, const double* ids, size_t count) {
-  complete_ids<void>(clamp_stamp(stamp_ns), ids, nullptr, count);
+uint64_t Session::complete_at(int64_t stamp_ns, const double* ids, size_t count, bool hand_over) {
+  return complete_ids<void>(clamp_stamp(stamp_ns), ids, nullptr, count, hand_over);
 }
 
-void Session::complete_with_tokens(int64_t stamp_ns, const double* ids, const double* n_tokens, size_t count) {
-  complete_ids<double>(stamp_ns == 0 ? now_ns() : clamp_stamp(stamp_ns), ids, n_tokens, count);
+uint64_t Session::complete_with_tokens(int64_t stamp_ns, const double* ids, const double* n_tokens, size_t count,
+                                       bool hand_over) {
+  return complete_ids<double>(stamp_ns == 0 ? now_ns() : clamp_stamp(stamp_ns), ids, n_tokens, count, hand_over);
 }
 
-void Session::complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, const double* n_tokens, size_t count) {
-  complete_ids<double>(stamp_ns == 0 ? now_ns() : clamp_stamp(stamp_ns), ids, n_tokens, count);
+uint64_t Session::complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, const double* n_tokens, size_t count,
+                                       bool hand_over) {
+  return complete_ids<double>(stamp_ns == 0 ? now_ns() : clamp_stamp(stamp_ns), ids, n_tokens, count, hand_over);
 }
 
 void Session::first_token(double id_value, int64_t stamp_ns, const uint8_t* data, size_t size) {

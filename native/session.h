@@ -15,6 +15,7 @@
 #include "accuracy_log.h"
 #include "chrome_trace.h"
 #include "detail_log.h"
+#include "live_stats.h"
 #include "results.h"
 #include "settings.h"
 #include "trace.h"
@@ -52,6 +53,26 @@ class SessionHost {
   // the host must call Session::begin_thread_drain(t), then take that thread's
   // queries below published_queries().
   virtual void wake_issue_thread(uint64_t t) {}
+
+  // ---- Dispatch workers (SessionConfig::dispatch == Worker) ----
+  // Before the first series: waits up to `timeout_ms` until at least n worker
+  // threads are registered and returns their ids (registration order). The
+  // workers then take queries with Session::dispatch_next() on their own.
+  virtual std::vector<uint64_t> wait_for_dispatch_workers(uint64_t n, int64_t timeout_ms) { return {}; }
+};
+
+// How queries reach the SUT (the `dispatch` setting; README "Dispatch modes").
+enum class DispatchMode : int {
+  Wake = 0,    // publish, and host_->wake() when no drain is pending
+  Poll = 1,    // publish only: the host's thread polls published_queries()
+  Worker = 2,  // publish and notify: worker threads claim with dispatch_next()
+};
+
+// What Session::dispatch_next() handed a worker.
+struct DispatchClaim {
+  uint64_t first_id = 0;      // the series' first sample id (identifies the series)
+  uint64_t first_sample = 0;  // claimed samples [first_sample, first_sample + samples) of the series
+  uint64_t samples = 0;
 };
 
 struct LogOutputSettings {
@@ -81,6 +102,9 @@ struct SessionConfig {
   // How long each series waits for server_num_issue_query_threads registrations
   // (the reference's fixed 10 s; tests shorten it).
   int64_t issue_thread_wait_ms = 10000;
+  DispatchMode dispatch = DispatchMode::Wake;
+  uint64_t dispatch_workers = 1;  // Worker: threads that must register before the run
+  int64_t dispatch_spin_ns = 0;   // Worker: how long a worker spins before it sleeps (dispatchSpinUs)
   LogOutputSettings log;
   // Messages of what happened to the settings before the run (the audit.config
   // warning and its FromConfig errors): logged right after the detail-log
@@ -196,6 +220,26 @@ struct Series {
   // when one is issued are published with it, and a host drain hands its
   // whole backlog (all due) to the SUT in one IssueQuery call per thread.
   bool coalesce = false;
+  // Worker dispatch: samples handed to workers so far (claims never overlap),
+  // and whether the last query of the series was published.
+  std::atomic<uint64_t> claimed_samples{0};
+  std::atomic<bool> issuing_ended{false};
+  // SingleStream/MultiStream hand-over (Session::complete with hand_over):
+  // the completing call that makes the next query due may issue it itself.
+  // next_issue: how many queries were claimed for issuing, by the issue
+  // thread or a completing call (one CAS per query decides who issues it);
+  // kHandOverClosed once the issue loop is over. issue_ended: set, before its
+  // publication, with the query after which the stop checks end issuing.
+  static constexpr uint64_t kHandOverClosed = UINT64_MAX;
+  bool hand_over = false;
+  std::atomic<uint64_t> next_issue{0};
+  std::atomic<bool> issue_ended{false};
+  // Completion calls with hand_over under way: the issue thread leaves a
+  // done query's successor to them (it claims only when none is).
+  std::atomic<uint32_t> handing_over{0};
+  // The stop checks' limits (spec/30 §4), copied for completing threads.
+  uint64_t stop_min_queries = 0, stop_max_queries = 0;
+  int64_t stop_target_ns = 0, stop_max_ns = 0;
   // use_token_latencies only (null otherwise: 16 bytes a sample matter). Per
   // sample: first-token time relative to start_ns (kNotCompleted until
   // recorded) and the n_tokens its completion reported (0 = none).
@@ -252,16 +296,25 @@ class Session {
   void mark_dispatched(uint64_t q);
   // Records completion of samples by id (one clock reading for the batch).
   // Ids are validated; bad ones are only counted.
-  void complete(const double* ids, size_t count);
-  void complete(const uint32_t* ids, size_t count);
+  //
+  // hand_over (SingleStream/MultiStream, from the thread that takes the
+  // host's queries, i.e. drains them): when this call completes the query in
+  // flight, it issues the next one itself (stamps its issue time, runs the
+  // stop checks, publishes it) instead of leaving that to the issue thread,
+  // and returns the new published_queries(); the caller must then hand that
+  // query to the SUT (no wake() comes for it). Returns 0 otherwise.
+  uint64_t complete(const double* ids, size_t count, bool hand_over = false);
+  uint64_t complete(const uint32_t* ids, size_t count, bool hand_over = false);
   // Same, with the completion time read by the caller before it gathered the
   // ids (now_ns() clock). A stamp outside [series start, now] is replaced by now.
-  void complete_at(int64_t stamp_ns, const double* ids, size_t count);
+  uint64_t complete_at(int64_t stamp_ns, const double* ids, size_t count, bool hand_over = false);
   // Token latencies: the same, with each sample's output token count
   // (n_tokens[i] for ids[i]; NaN counts as 0, fractions truncate). A stamp of
   // 0 means now. Without use_token_latencies the counts are ignored.
-  void complete_with_tokens(int64_t stamp_ns, const double* ids, const double* n_tokens, size_t count);
-  void complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, const double* n_tokens, size_t count);
+  uint64_t complete_with_tokens(int64_t stamp_ns, const double* ids, const double* n_tokens, size_t count,
+                                bool hand_over = false);
+  uint64_t complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, const double* n_tokens, size_t count,
+                                bool hand_over = false);
   // The first token of sample `id` arrived at `stamp_ns` (now_ns() clock; 0 or
   // outside [series start, now] means now). `data` (the first-token response)
   // is copied only for accuracy-logged samples. No effect without
@@ -272,9 +325,30 @@ class Session {
   // The response bytes of a completed sample: written to the accuracy log if
   // the sample is selected for it (accuracy mode: all). Returns true if logged.
   bool log_response(double id, const uint8_t* data, size_t size);
+  // ---- Worker dispatch (config dispatch == Worker), from any worker thread ----
+  // Claims the next published, unclaimed work of the current series: one
+  // query (all due queries with server_coalesce_queries; an Offline query is
+  // split into dispatch_workers parts) and stamps its dispatched time. Spins
+  // `spin_ns`, then sleeps on a futex, at most `wait_ns` in total. Returns
+  // kDispatchClaimed with `out` set; kDispatchSeriesEnded when the series
+  // whose first id is not `flushed_first_id` has published its last query
+  // and nothing is left to claim (the worker flushes, then passes that id);
+  // kDispatchIdle when the wait timed out; kDispatchOver when the run ended.
+  static constexpr int kDispatchClaimed = 1, kDispatchIdle = 0, kDispatchSeriesEnded = -1, kDispatchOver = -2;
+  int dispatch_next(uint64_t flushed_first_id, int64_t spin_ns, int64_t wait_ns, DispatchClaim* out);
+  // Samples of the current series issued but not completed (a worker blocks
+  // only briefly while some are outstanding: their async completions may
+  // need its event loop).
+  uint64_t outstanding_samples() const;
+  int64_t dispatch_spin_ns() const { return config_.dispatch_spin_ns; }
+
   // Ends the run early (the SUT or QSL failed). Safe from any thread.
   void abort(const std::string& reason);
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+
+  // Live progress of the current series from counters and a histogram (any
+  // thread, any time; never reads the per-sample records). live_stats.cc.
+  LiveSnapshot progress() const;
 
   // ---- After finished() ----
   const RunOutcome& outcome() const { return outcome_; }
@@ -314,7 +388,14 @@ class Session {
   void log(const std::string& key, const std::string& text, bool is_error, bool is_warning);
   // Tokens = void: the plain completion path (no token bookkeeping at all).
   template <typename Tokens, typename Id>
-  void complete_ids(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count);
+  uint64_t complete_ids(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over);
+  // SingleStream/MultiStream: whether the stop checks end issuing after
+  // `issued` queries, the last issued `elapsed` ns after the start (or the
+  // trace ran out). Mirrors the issue loop's checks.
+  static bool sequence_ends(const Series& series, uint64_t issued, int64_t elapsed);
+  // A completing call issues the next query if it is due and unclaimed;
+  // returns the new published count, or 0.
+  uint64_t hand_over_next(Series& series);
   int64_t clamp_stamp(int64_t stamp_ns) const;
   // Token errors of a finished series (spec/30 §9), counted into outcome_.
   void check_tokens(const Series& series);
@@ -352,7 +433,22 @@ class Session {
   std::atomic<uint64_t> first_token_after_completion_{0};
   std::atomic<uint64_t> duplicate_first_tokens_{0};
   Signal signal_;
+  // Worker dispatch: notified on every publish (a futex wake only when a
+  // worker sleeps), at each series' end and when the run ends.
+  Signal dispatch_signal_;
+  uint64_t dispatch_parts_ = 1;  // registered workers: an Offline query is split into this many claims
+  bool dispatch_attached_ = false;
+  // Workers inside dispatch_next(): one that is inside has finished the
+  // synchronous JS of its last claim, including the accuracy-log calls that
+  // follow a completion (see quiesce_dispatch_workers()).
+  std::atomic<uint64_t> dispatch_inside_{0};
+  void quiesce_dispatch_workers();
+  // Worker dispatch, before the first series: waits for the registrations; false aborts the run.
+  bool attach_dispatch_workers();
+  std::atomic<bool> run_over_{false};
+  bool claim(Series& series, DispatchClaim* out);
 
+  LiveStats live_;  // progress(): fed by the completion paths
   std::mutex messages_mutex_;  // messages come from the session thread and abort()
   RunOutcome outcome_;
 };

@@ -15,7 +15,8 @@ namespace loadgen {
 // text when pinning was requested but is not permitted or not supported.
 std::string prepare_issue_thread(int cpu);
 
-// Sleeps until `target_ns` (now_ns() clock) minus `spin_window_ns`, then spins.
+// Sleeps until `target_ns` (now_ns() clock) minus `spin_window_ns`, then spins
+// (yielding to other runnable threads until the last 20 us).
 // Returns the clock reading that ended the wait (>= target_ns).
 int64_t wait_until_ns(int64_t target_ns, int64_t spin_window_ns);
 

@@ -73,10 +73,11 @@ describe('loadgen run', () => {
     expect(existsSync(join(outdir, 'mlperf_log_summary.txt'))).toBe(false);
   });
 
-  it('explains a missing --sut and a module without the exports', () => {
-    const missing = loadgen(['run']);
-    expect(missing.status).toBe(2);
-    expect(missing.stderr).toMatch(/--sut is required/);
+  it('explains demo-only options given with --sut and a module without the exports', () => {
+    // `run` without --sut is the demo (test/demo.test.ts).
+    const demoOnly = loadgen(['run', '--sut', 'null', '--ep', 'cpu', '--outdir', tempDir()]);
+    expect(demoOnly.status).toBe(2);
+    expect(demoOnly.stderr).toMatch(/--ep applies to the built-in demo only/);
     const bad = loadgen(['run', '--sut', 'test/fixtures/worker-run.mjs', '--outdir', tempDir()]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/createSut|cannot import/);

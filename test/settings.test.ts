@@ -89,7 +89,7 @@ const camel = (snake: string): string => snake.replace(/_([a-z0-9])/g, (_m, c: s
 describe('defaults', () => {
   it('match spec/10 §2 field by field, in the reference order, plus the two extensions', () => {
     const names = SETTINGS_FIELDS.map((f) => f.snake);
-    expect(names).toEqual([...Object.keys(REFERENCE_DEFAULTS), 'issue_thread_cpu', 'completion_timeout_ms']);
+    expect(names).toEqual([...Object.keys(REFERENCE_DEFAULTS), 'issue_thread_cpu', 'completion_timeout_ms', 'dispatch', 'dispatch_workers', 'dispatch_spin_us']);
     for (const [snake, value] of Object.entries(REFERENCE_DEFAULTS)) {
       expect(DEFAULT_TEST_SETTINGS[camel(snake) as keyof ResolvedTestSettings], snake).toEqual(value);
     }
@@ -139,7 +139,9 @@ describe('SETTINGS_FIELDS', () => {
       expect(f.allowed.length, f.name).toBeGreaterThan(0);
       if (f.kind === 'enum') expect(f.constraints.values).toContain(f.default);
     }
-    expect(SETTINGS_FIELDS.filter((f) => f.extension).map((f) => f.name)).toEqual(['issueThreadCpu', 'completionTimeoutMs']);
+    expect(SETTINGS_FIELDS.filter((f) => f.extension).map((f) => f.name)).toEqual([
+      'issueThreadCpu', 'completionTimeoutMs', 'dispatch', 'dispatchWorkers', 'dispatchSpinUs',
+    ]);
     expect(SETTINGS_FIELDS.filter((f) => f.unit === 'ns').map((f) => f.name)).toEqual([
       'singleStreamExpectedLatencyNs',
       'multiStreamExpectedLatencyNs',
@@ -639,6 +641,9 @@ describe('toNativeSettings', () => {
       mode: 2,
       issue_thread_cpu: -1,
       completion_timeout_ms: 60000,
+      dispatch: 0,
+      dispatch_workers: 1,
+      dispatch_spin_us: 0,
     });
   });
 
@@ -662,7 +667,9 @@ describe.skipIf(!existsSync(golden))('golden settings round-trip', () => {
     const file = new URL(`logs/${dir}/run_settings.json`, golden);
     const run = JSON.parse(readFileSync(file, 'utf8')) as { settings: Record<string, unknown> };
     const n = toNativeSettings(resolveTestSettings(fromSnakeCaseSettings(run.settings)));
-    expect(toReference(n)).toEqual({ ...run.settings, issue_thread_cpu: -1, completion_timeout_ms: 60000 });
+    expect(toReference(n)).toEqual({
+      ...run.settings, issue_thread_cpu: -1, completion_timeout_ms: 60000, dispatch: 0, dispatch_workers: 1, dispatch_spin_us: 0,
+    });
   });
 
   it('settings_derivation.json: every settings_after_from_config resolves and passes the QSL checks', () => {
@@ -685,6 +692,9 @@ describe.skipIf(!existsSync(golden))('golden settings round-trip', () => {
         ...c.settings_after_from_config,
         issue_thread_cpu: -1,
         completion_timeout_ms: 60000,
+        dispatch: 0,
+        dispatch_workers: 1,
+        dispatch_spin_us: 0,
       });
     }
   });

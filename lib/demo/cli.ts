@@ -1,0 +1,128 @@
+/**
+ * `loadgen run` without --sut: the demo's CLI options and command (kept out of
+ * cli.ts, which only routes here).
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+
+import { positiveInteger } from '../cli-options.js';
+import { runProgress, writeRunReport } from '../cli-report.js';
+import { InterfaceError } from '../errors.js';
+import { settingsFromAssignments, type LogSettingsInput, type TestSettingsInput } from '../settings.js';
+import { describeRun, runDemo } from './run.js';
+import { EXECUTION_PROVIDERS, type ExecutionProvider } from './sut.js';
+
+/** The `run` options the demo reads (a subset of cli.ts's RunOptions plus its own). */
+export interface DemoCliOptions {
+  scenario?: string;
+  mode?: string;
+  set: string[];
+  outdir: string;
+  logPrefix?: string;
+  logSuffix?: string;
+  prefixWithDatetime?: boolean;
+  json?: boolean;
+  quiet?: boolean;
+  mlperfConf?: string;
+  userConf?: string;
+  model?: string;
+  lenient?: boolean;
+  auditConf?: string;
+  auditConfig: boolean;
+  /** false with --no-progress / --no-report. */
+  progress?: boolean;
+  report?: boolean;
+  ep?: string;
+  batchSize?: number;
+  maxWaitMs?: number;
+  workers?: number;
+}
+
+function nonNegativeNumber(name: string): (value: string) => number {
+  return (value: string) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0) {
+      throw new InvalidArgumentError(`${name} must be a number >= 0, got '${value}'.`);
+    }
+    return n;
+  };
+}
+
+/** Adds the demo's options to the `run` command. */
+export function addDemoOptions(run: Command): void {
+  run
+    .addOption(new Option('--ep <provider>', 'demo: onnxruntime execution provider').choices([...EXECUTION_PROVIDERS]))
+    .option('--batch-size <n>', 'demo: most samples per onnxruntime run (default 32)', positiveInteger('--batch-size'))
+    .option('--max-wait-ms <ms>', 'demo: longest a sample waits for its batch to fill (default 2)', nonNegativeNumber('--max-wait-ms'))
+    .option('--workers <n>', 'demo: inference worker threads, one onnxruntime session each (default: one per core, up to 4)', positiveInteger('--workers'))
+    .addHelpText(
+      'after',
+      '\nWithout --sut, runs the built-in demo: onnxruntime-node runs a small CNN (models/demo-cnn.onnx) over a\n' +
+        'synthetic data set, Offline then Server at 50% of the Offline throughput, 10 s each (--set\n' +
+        'min_duration_ms=… to change), logs under <outdir>/Offline and <outdir>/Server. --mode AccuracyOnly\n' +
+        'checks every output against a TypeScript computation of the model. Exit status as above; 1 also\n' +
+        'when an output does not match; 2 when onnxruntime-node or the execution provider is unavailable.',
+    );
+}
+
+/** The options that only mean something to the demo, when a --sut is given. */
+export function demoOnlyOptionsUsed(o: Partial<DemoCliOptions>): string[] {
+  return [
+    o.ep !== undefined ? '--ep' : '',
+    o.batchSize !== undefined ? '--batch-size' : '',
+    o.maxWaitMs !== undefined ? '--max-wait-ms' : '',
+    o.workers !== undefined ? '--workers' : '',
+  ].filter((s) => s !== '');
+}
+
+function jsonReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/**
+ * Runs the demo for `loadgen run` without --sut. Returns the exit status:
+ * 0 every run VALID and every output matched, 1 otherwise; throws
+ * InterfaceError (status 2) when onnxruntime-node or the execution provider
+ * is unavailable, LoadgenError (status 3) when inference failed.
+ */
+export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
+  if (options.mlperfConf !== undefined || options.userConf !== undefined || options.model !== undefined) {
+    throw new InterfaceError('the demo takes its settings from --set, --scenario and --mode; --mlperf-conf, --user-conf and --model need --sut');
+  }
+  const settings: TestSettingsInput = settingsFromAssignments(options.set);
+  if (options.scenario !== undefined) settings.scenario = options.scenario as TestSettingsInput['scenario'];
+  if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
+  const logSettings: LogSettingsInput = {
+    ...(options.logPrefix !== undefined ? { prefix: options.logPrefix } : {}),
+    ...(options.logSuffix !== undefined ? { suffix: options.logSuffix } : {}),
+    ...(options.prefixWithDatetime ? { prefixWithDatetime: true } : {}),
+  };
+  const progress = !options.quiet && !options.json;
+  const outcome = await runDemo({
+    outdir: options.outdir,
+    settings,
+    logSettings,
+    executionProvider: (options.ep ?? 'cpu') as ExecutionProvider,
+    ...(options.batchSize !== undefined ? { maxBatchSize: options.batchSize } : {}),
+    ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    startTestOptions: {
+      auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
+      lenientConfig: options.lenient === true,
+    },
+    ...(progress ? { log: (line: string) => process.stderr.write(`${line}\n`) } : {}),
+    startProgress: (_scenario, dir) => {
+      const handle = runProgress({ ...options, outdir: dir });
+      return () => handle.stop();
+    },
+    afterRun: (run) => writeRunReport(run.result, { ...options, outdir: run.outdir }),
+  });
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(outcome, jsonReplacer, 2)}\n`);
+  } else if (!options.quiet) {
+    for (const run of outcome.runs) {
+      process.stdout.write(`${describeRun(run)}\n  logs: ${run.result.files.summary ?? run.outdir}\n`);
+      if (run.report !== undefined) process.stdout.write(`  report: ${run.report}\n`);
+    }
+  }
+  return outcome.ok ? 0 : 1;
+}

@@ -1,0 +1,20 @@
+/**
+ * The worker script startTest starts for `dispatch: 'worker'` with a
+ * `sutModule`: imports the module, serves the run with its createSut(), and
+ * tells the parent once registered (startTest starts the run only then).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+
+import { runDispatchWorker, type DispatchWorkerContext } from './dispatch.js';
+import { InterfaceError } from './errors.js';
+import type { SystemUnderTest } from './types.js';
+
+const { sutModule, workerIndex, workerCount } = workerData as { sutModule: string } & DispatchWorkerContext;
+const mod = (await import(sutModule)) as { createSut?: unknown };
+if (typeof mod.createSut !== 'function') {
+  throw new InterfaceError(`sutModule ${sutModule} must export a function createSut() (found ${typeof mod.createSut})`);
+}
+const createSut = mod.createSut as (context: DispatchWorkerContext) => SystemUnderTest | Promise<SystemUnderTest>;
+await runDispatchWorker(() => createSut({ workerIndex, workerCount }), {
+  onRegistered: () => parentPort?.postMessage({ kind: 'registered' }),
+});

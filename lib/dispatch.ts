@@ -1,0 +1,223 @@
+/**
+ * Dispatch modes other than `wake` (README "Dispatch modes"):
+ *
+ * - `poll`: while a series runs, the thread that started the test polls the
+ *   published-query count in a setImmediate loop and drains it. No wake-up
+ *   costs; the event loop keeps turning (timers and I/O of the SUT work); the
+ *   thread stays busy.
+ * - `worker`: SUTs run in worker threads that take queries straight from the
+ *   native core ({@link runDispatchWorker}); the main thread only starts the
+ *   run and receives the result.
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { serialize } from 'node:v8';
+import { threadId, Worker } from 'node:worker_threads';
+
+import { setActiveSeries } from './active.js';
+import { InterfaceError } from './errors.js';
+import {
+  DispatchStatus,
+  IssueThreadEventKind,
+  loadNative,
+  packageRoot,
+  type NativeAddon,
+  type NativeSeriesInfo,
+} from './native.js';
+import type { QuerySample, SystemUnderTest } from './types.js';
+
+/** `poll`: drains the published queries once per event-loop turn while started. */
+export class PollLoop {
+  private immediate: NodeJS.Immediate | undefined;
+
+  constructor(
+    private readonly native: NativeAddon,
+    private readonly drain: (published: number) => void,
+  ) {}
+
+  start(): void {
+    if (this.immediate === undefined) this.immediate = setImmediate(this.tick);
+  }
+
+  /** Drains what is published now, then stops (end of the series). */
+  stop(finalDrain: boolean): void {
+    if (this.immediate === undefined) return;
+    clearImmediate(this.immediate);
+    this.immediate = undefined;
+    if (finalDrain) this.drain(this.native.publishedQueries());
+  }
+
+  private readonly tick = (): void => {
+    this.immediate = setImmediate(this.tick);  // first: a throwing drain must not end the loop silently
+    this.drain(this.native.publishedQueries());
+  };
+}
+
+/** What a {@link runDispatchWorker} SUT module exports (`startTest`'s `sutModule` option). */
+export interface DispatchWorkerContext {
+  /** 0-based index of this worker among the run's workers. */
+  workerIndex: number;
+  /** How many workers the run started (`dispatchWorkers`). */
+  workerCount: number;
+}
+
+/**
+ * Serves loadgen runs from this (worker) thread with `dispatch: 'worker'`:
+ * creates the SUT, registers, and calls `sut.issueQuery` here with queries
+ * taken straight from the native core. Completions are the usual
+ * synchronous calls (querySamplesComplete etc.) made from this thread.
+ * `sut.flushQueries` is called once per series after its last query was
+ * taken. A throw (or rejected promise) from the SUT aborts the run;
+ * startTest rejects with it as the cause. Resolves when the run that used
+ * this worker is over (registrations are released when any run ends).
+ */
+export async function runDispatchWorker(
+  createSut: () => Pick<SystemUnderTest, 'issueQuery' | 'flushQueries'> | Promise<Pick<SystemUnderTest, 'issueQuery' | 'flushQueries'>>,
+  options: { onRegistered?: () => void } = {},
+): Promise<void> {
+  if (typeof createSut !== 'function') throw new InterfaceError('runDispatchWorker(createSut) expects a function returning a SUT');
+  const sut = await createSut();
+  if (typeof sut !== 'object' || sut === null || typeof sut.issueQuery !== 'function')
+    throw new InterfaceError('runDispatchWorker: createSut() must return an object with an issueQuery function');
+  const native = loadNative();
+  const out = new Float64Array(3);
+  let info: NativeSeriesInfo | undefined;
+  let flushed = 0;  // first id of the last series flushed here
+  let stopped = false;
+  let resolveReleased!: () => void;
+  const released = new Promise<void>((resolve) => {
+    resolveReleased = resolve;
+  });
+
+  const fail = (error: unknown): void => {
+    if (stopped) return;
+    stopped = true;
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = serialize(error);
+    } catch {
+      bytes = serialize(new Error(String(error)));
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    native.abortWithError(`sut.issueQuery threw in dispatch worker thread ${threadId}: ${message}`, bytes);
+  };
+
+  const issue = (firstId: number, first: number, count: number): void => {
+    if (info === undefined || info.firstId !== firstId) {
+      info = native.seriesInfo();
+      setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies);
+      if (info.firstId !== firstId) return;  // claimed from a series that already ended
+    }
+    const index = info.sampleIndex;
+    const samples: QuerySample[] = new Array(count);
+    for (let i = 0; i < count; i++) samples[i] = { id: firstId + first + i, index: index[first + i]! };
+    let returned: unknown;
+    try {
+      returned = sut.issueQuery(samples);
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    if (returned !== undefined && returned !== null && typeof (returned as Promise<void>).then === 'function') {
+      (returned as Promise<void>).then(undefined, fail);
+    }
+  };
+
+  // Takes work until none is left (at most a budget, so this thread's event
+  // loop turns: an async SUT completes there), then yields. dispatchNext
+  // blocks briefly in native code when nothing is published.
+  const turn = (): void => {
+    if (stopped) return;
+    for (let i = 0; i < 256; i++) {
+      const status = native.dispatchNext(out, flushed);
+      if (status === DispatchStatus.Claimed) {
+        issue(out[0]!, out[1]!, out[2]!);
+        if (stopped) return;
+      } else if (status === DispatchStatus.SeriesEnded) {
+        flushed = out[0]!;
+        try {
+          sut.flushQueries?.();
+        } catch (error) {
+          fail(error);
+          return;
+        }
+      } else if (status === DispatchStatus.Over) {
+        setTimeout(turn, 1);  // Released follows
+        return;
+      } else {
+        break;
+      }
+    }
+    setImmediate(turn);
+  };
+
+  native.registerDispatchWorker((kind: number) => {
+    if (kind !== IssueThreadEventKind.Released) return;
+    stopped = true;
+    setActiveSeries(0, new Uint8Array(0));
+    resolveReleased();
+  }, threadId);
+  options.onRegistered?.();
+  setImmediate(turn);
+  await released;
+}
+
+/** Worker threads startTest started for `dispatch: 'worker'` with a `sutModule`. */
+export class DispatchWorkerPool {
+  private readonly workers: Worker[] = [];
+  private readonly exits: Promise<void>[] = [];
+  private onError: ((error: unknown, index: number) => void) | undefined;
+  private failedEarly: { error: unknown; index: number } | undefined;
+
+  /** Starts `count` workers importing `sutModule`; resolves once all registered. */
+  static async start(sutModule: string, count: number): Promise<DispatchWorkerPool> {
+    const pool = new DispatchWorkerPool();
+    // The compiled entry (also when this module runs from the TypeScript sources).
+    const entry = pathToFileURL(resolve(packageRoot, 'dist', 'dispatch-worker-entry.js'));
+    const ready: Promise<void>[] = [];
+    for (let index = 0; index < count; index++) {
+      const worker = new Worker(entry, { workerData: { sutModule, workerIndex: index, workerCount: count } });
+      pool.workers.push(worker);
+      ready.push(
+        new Promise<void>((resolve, reject) => {
+          worker.once('message', () => resolve());  // the one message: registered
+          worker.once('error', reject);
+          worker.once('exit', (code) => reject(new InterfaceError(`dispatch worker ${index} exited (code ${code}) before it registered`)));
+        }),
+      );
+      worker.on('error', (error) => {
+        if (pool.onError !== undefined) pool.onError(error, index);
+        else pool.failedEarly ??= { error, index };
+      });
+      pool.exits.push(new Promise<void>((resolve) => worker.once('exit', () => resolve())));
+    }
+    try {
+      await Promise.all(ready);
+    } catch (error) {
+      await pool.terminate();
+      throw error;
+    }
+    return pool;
+  }
+
+  /** Errors a worker raises from now on (uncaught in the worker: it has ended). */
+  listen(onError: (error: unknown, index: number) => void): void {
+    this.onError = onError;
+    if (this.failedEarly !== undefined) onError(this.failedEarly.error, this.failedEarly.index);
+  }
+
+  /** After the run: waits for the workers to end (released), terminating stragglers. */
+  async close(graceMs = 2000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.all(this.exits), timeout]);
+    clearTimeout(timer);
+    await this.terminate();
+  }
+
+  async terminate(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}

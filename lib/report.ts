@@ -1,0 +1,365 @@
+/**
+ * report.html: one self-contained page (uPlot and the data inlined, nothing
+ * fetched) built from a log folder alone: the summary and detail logs plus
+ * loadgen_report_data.json, which the core writes after every run
+ * (native/report_data.h). `loadgen report <logdir>` and the end of
+ * `loadgen run` call {@link writeReport}.
+ */
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, join } from 'node:path';
+
+import { InterfaceError } from './errors.js';
+import { REPORT_CLIENT_JS } from './report-client.js';
+
+/** One distribution in loadgen_report_data.json (ns). */
+export interface ReportDistribution {
+  count: number;
+  min: number;
+  max: number;
+  mean: number;
+  /** CDF: fractions p[i] and the values at them, ns[i]. */
+  p: number[];
+  ns: number[];
+  histogram: { scale: 'log' | 'linear'; edges: number[]; counts: number[]; above: number };
+}
+
+/** The reported series in loadgen_report_data.json. */
+export interface ReportSeries {
+  kind: 'accuracy' | 'performance';
+  issued_queries: number;
+  samples_per_query: number;
+  issued_samples: number;
+  completed_samples: number;
+  duration_ns: number;
+  sample_latency: ReportDistribution | null;
+  /** MultiStream only. */
+  query_latency?: ReportDistribution | null;
+  /** Per window of window_ns: issued queries, and completions with their latency percentiles (null: none). */
+  timeline: {
+    window_ns: number;
+    issued_queries: number[];
+    completed_samples: number[];
+    latency_p50_ns: Array<number | null>;
+    latency_p99_ns: Array<number | null>;
+    latency_max_ns: Array<number | null>;
+  };
+  issue_lateness: ReportDistribution | null;
+  delivery_lag: ReportDistribution | null;
+}
+
+/** loadgen_report_data.json (version 1). */
+export interface ReportData {
+  format: 'loadgen-report-data';
+  version: number;
+  test_datetime: string;
+  scenario: string;
+  mode: string;
+  target_latency_ns: number;
+  target_latency_percentile: number;
+  files: { summary: string; detail: string; accuracy: string; trace: string };
+  series: ReportSeries | null;
+}
+
+/** One line of mlperf_log_detail.txt. */
+interface DetailEntry {
+  key: string;
+  value: unknown;
+  metadata?: { is_error?: boolean; is_warning?: boolean };
+}
+
+const DATA_FILE = /^loadgen_(?:.*_)?report_data.*\.json$/;
+
+/**
+ * The report data file name of a run, as the core names it:
+ * `loadgen_[<datetime>_]report_data<suffix>.json`.
+ */
+export function reportDataFileName(testDatetime: string, suffix = '', prefixWithDatetime = false): string {
+  return `loadgen_${prefixWithDatetime ? `${testDatetime}_` : ''}report_data${suffix}.json`;
+}
+
+/** report.html's name beside a data file: `[<datetime>_]report<suffix>.html`. */
+export function reportFileNameFor(dataFile: string): string {
+  return basename(dataFile).replace(/^loadgen_/, '').replace('report_data', 'report').replace(/\.json$/, '.html');
+}
+
+/** Options of {@link writeReport}. */
+export interface WriteReportOptions {
+  /** The data file to use (default: the newest loadgen_*report_data*.json in the folder). */
+  dataFile?: string;
+  /** Where to write the page (default: report.html beside the data, see {@link reportFileNameFor}). */
+  output?: string;
+}
+
+/**
+ * Builds report.html from a log folder and returns its path. Throws an
+ * InterfaceError when the folder has neither report data nor a summary log.
+ */
+export function writeReport(logdir: string, options: WriteReportOptions = {}): string {
+  if (!existsSync(logdir) || !statSync(logdir).isDirectory()) {
+    throw new InterfaceError(`report: '${logdir}' is not a directory`);
+  }
+  const dataPath = options.dataFile ?? newest(logdir, (name) => DATA_FILE.test(name));
+  let data: ReportData | undefined;
+  if (dataPath !== undefined) {
+    try {
+      data = JSON.parse(readFileSync(dataPath, 'utf8')) as ReportData;
+    } catch (cause) {
+      throw new InterfaceError(`report: cannot read ${dataPath}: ${(cause as Error).message}`);
+    }
+    if (data.format !== 'loadgen-report-data') throw new InterfaceError(`report: ${dataPath} is not loadgen report data`);
+  }
+  const dir = dataPath !== undefined ? dirname(dataPath) : logdir;
+  const summaryPath = data?.files.summary ? join(dir, data.files.summary) : newest(logdir, (n) => /summary.*\.txt$/.test(n));
+  const detailPath = data?.files.detail ? join(dir, data.files.detail) : newest(logdir, (n) => /detail.*\.txt$/.test(n));
+  if (data === undefined && summaryPath === undefined) {
+    throw new InterfaceError(`report: no loadgen logs in '${logdir}' (expected loadgen_report_data.json or an mlperf_log_summary.txt)`);
+  }
+  const summary = summaryPath !== undefined && existsSync(summaryPath) ? readFileSync(summaryPath, 'utf8') : '';
+  const detail = detailPath !== undefined && existsSync(detailPath) ? parseDetailLog(readFileSync(detailPath, 'utf8')) : [];
+  const html = renderReport({ summary, detail, ...(data !== undefined ? { data } : {}) });
+  const output = options.output ?? join(dir, dataPath !== undefined ? reportFileNameFor(dataPath) : 'report.html');
+  writeFileSync(output, html);
+  return output;
+}
+
+function newest(dir: string, match: (name: string) => boolean): string | undefined {
+  let best: { path: string; mtime: number } | undefined;
+  for (const name of readdirSync(dir)) {
+    if (!match(name)) continue;
+    const path = join(dir, name);
+    const mtime = statSync(path).mtimeMs;
+    if (best === undefined || mtime > best.mtime) best = { path, mtime };
+  }
+  return best?.path;
+}
+
+/** The entries of a detail log (lines that are not `:::MLLOG {json}` are skipped). */
+export function parseDetailLog(text: string): DetailEntry[] {
+  const out: DetailEntry[] = [];
+  for (const line of text.split('\n')) {
+    const at = line.indexOf(':::MLLOG ');
+    if (at < 0) continue;
+    try {
+      out.push(JSON.parse(line.slice(at + 9)) as DetailEntry);
+    } catch {
+      // A line the SUT's own output interleaved with: not ours to judge here.
+    }
+  }
+  return out;
+}
+
+/** A summary file's parts the report shows. */
+export interface ParsedSummary {
+  verdict: string;
+  /** "label : value" pairs of the results and additional stats. */
+  metrics: Array<[string, string]>;
+  /** The indented checks under "Result is". */
+  checks: Array<[string, string]>;
+  /** Bulleted lines under Recommendations and Early Stopping Result. */
+  recommendations: string[];
+  earlyStopping: string[];
+  overhead: Array<[string, string]>;
+}
+
+/** Reads the reference-format summary (plus our overhead block). */
+export function parseSummary(text: string): ParsedSummary {
+  const out: ParsedSummary = { verdict: '', metrics: [], checks: [], recommendations: [], earlyStopping: [], overhead: [] };
+  let section = '';
+  let list: string[] | undefined;
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; ++i) {
+    const line = lines[i]!;
+    if (/^=+$/.test(line)) {
+      if (i + 2 < lines.length && /^=+$/.test(lines[i + 2]!)) {
+        section = lines[i + 1]!.trim();
+        i += 2;
+        list = undefined;
+      }
+      continue;
+    }
+    if (line.trim() === '') {
+      list = undefined;
+      continue;
+    }
+    if (line === 'Recommendations:') {
+      list = out.recommendations;
+      continue;
+    }
+    if (/^.*Early Stopping Result:$/.test(line)) {
+      list = out.earlyStopping;
+      if (!line.startsWith('Early')) out.earlyStopping.push(line.trim());
+      continue;
+    }
+    if (list !== undefined && line.startsWith(' * ')) {
+      list.push(line.slice(3).trim());
+      continue;
+    }
+    if (list !== undefined && list.length > 0 && line.startsWith(' ')) {
+      list[list.length - 1] += ` ${line.trim()}`;  // a wrapped bullet
+      continue;
+    }
+    const m = /^(\s*)(.*?)\s*:\s?(.*)$/.exec(line);
+    if (m === null) continue;
+    const [, indent, label, value] = m as unknown as [string, string, string, string];
+    if (section.startsWith('MLPerf Results Summary')) {
+      if (label === 'Result is') out.verdict = value.trim();
+      else if (indent!.length > 0) out.checks.push([label, value.trim()]);
+      else out.metrics.push([label, value.trim()]);
+    } else if (section === 'Additional Stats') {
+      out.metrics.push([label, value.trim()]);
+    } else if (section.startsWith('Loadgen Overhead') && /\(ns\)$/.test(label)) {
+      out.overhead.push([label, value.trim()]);
+    }
+  }
+  return out;
+}
+
+/** What {@link renderReport} draws from. */
+export interface ReportInputs {
+  summary: string;
+  detail: DetailEntry[];
+  data?: ReportData;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** A display unit for ns values of this magnitude. */
+function unitFor(maxNs: number): { name: string; div: number } {
+  if (maxNs >= 1e7) return { name: 'ms', div: 1e6 };
+  if (maxNs >= 1e4) return { name: 'µs', div: 1e3 };
+  return { name: 'ns', div: 1 };
+}
+
+function valueAt(dist: ReportDistribution | null | undefined, p: number): number {
+  if (!dist || dist.p.length === 0) return 0;
+  let best = 0;
+  for (let i = 0; i < dist.p.length; ++i) if (Math.abs(dist.p[i]! - p) < Math.abs(dist.p[best]! - p)) best = i;
+  return dist.ns[best]!;
+}
+
+function table(rows: Array<[string, string]>, cls = ''): string {
+  if (rows.length === 0) return '<p class="muted">None.</p>';
+  return `<table class="${cls}"><tbody>${rows
+    .map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`)
+    .join('')}</tbody></table>`;
+}
+
+function uplotAssets(): { js: string; css: string } {
+  const require = createRequire(import.meta.url);
+  const js = readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8');
+  const css = readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8');
+  return { js, css };
+}
+
+/** Inline <script> text cannot contain "</script": escape every "</". */
+function scriptSafe(text: string): string {
+  return text.replace(/<\/(script)/gi, '<\\/$1');
+}
+
+/** The complete HTML page. */
+export function renderReport(inputs: ReportInputs): string {
+  const s = parseSummary(inputs.summary);
+  const settings = new Map<string, unknown>();
+  const notes: Array<[string, string]> = [];
+  let sutName = '';
+  for (const e of inputs.detail) {
+    if (e.key.startsWith('effective_')) settings.set(e.key.slice('effective_'.length), e.value);
+    if (e.key === 'sut_name') sutName = String(e.value);
+    if (e.metadata?.is_error || e.metadata?.is_warning) {
+      notes.push([e.metadata.is_error ? 'error' : 'warning', typeof e.value === 'string' ? e.value : JSON.stringify(e.value)]);
+    }
+  }
+  const data = inputs.data;
+  const scenario = data?.scenario ?? String(settings.get('scenario') ?? '');
+  const verdict = s.verdict || String(inputs.detail.find((e) => e.key === 'result_validity')?.value ?? 'UNKNOWN');
+  const series = data?.series ?? null;
+  const latency = scenario === 'MultiStream' && series?.query_latency ? series.query_latency : series?.sample_latency;
+  const targetPercentile = data?.target_latency_percentile ?? Number(settings.get('target_latency_percentile') ?? 0);
+  const boundNs = scenario === 'Server' ? (data?.target_latency_ns ?? 0) : 0;
+  const overheadMax = Math.max(series?.issue_lateness?.max ?? 0, series?.delivery_lag?.max ?? 0);
+  const clientData = {
+    scenario,
+    data: data ?? null,
+    unit: unitFor(Math.max(latency?.max ?? 0, boundNs)),
+    overheadUnit: unitFor(overheadMax),
+    targetPercentile,
+    targetPercentileLabel: String(Math.round(targetPercentile * 1000) / 10),
+    targetPercentileLatencyNs: valueAt(latency, targetPercentile),
+    boundNs,
+  };
+
+  const failed = s.checks.filter(([, v]) => v !== 'Yes');
+  const reasons = [
+    ...failed.map(([k]) => `${k}: No`),
+    ...s.recommendations,
+    ...(failed.some(([k]) => /early stopping/i.test(k)) ? s.earlyStopping : []),
+  ];
+  const valid = verdict === 'VALID';
+  const title = `loadgen report: ${scenario || 'run'} ${data?.mode ?? ''} ${verdict}`.trim();
+  const chart = (id: string, heading: string, note: string): string =>
+    `<section class="chart"><h3>${escapeHtml(heading)}</h3><p class="muted">${escapeHtml(note)}</p><div id="${id}" class="plot"></div></section>`;
+  const charts = series
+    ? [
+        chart('chart-latency-histogram', `${scenario === 'MultiStream' ? 'Query' : 'Sample'} latency histogram`,
+          'Latency from the scheduled time to completion. Dashed lines: the target percentile' + (boundNs > 0 ? ' and the latency bound.' : '.')),
+        chart('chart-latency-cdf', 'Latency CDF', 'Fraction of samples completed within each latency.'),
+        chart('chart-latency-time', 'Latency over time', `Percentiles of the samples completing in each ${series.timeline.window_ns / 1e6} ms window.`),
+        chart('chart-qps-time', 'Throughput over time', `Issued queries and completed samples per second, per ${series.timeline.window_ns / 1e6} ms window.`),
+        chart('chart-issue-lateness', 'Issue lateness', 'How late each query was issued against when it was due (loadgen overhead).'),
+        chart('chart-delivery-lag', 'Delivery lag', 'From when each query was due until the SUT received it.'),
+      ].join('\n')
+    : '<p class="muted">No performance series was recorded (accuracy-only run, or logs without loadgen_report_data.json): no charts.</p>';
+  const { js, css } = uplotAssets();
+  const settingsRows: Array<[string, string]> = [...settings.entries()].map(([k, v]) => [k, String(v)]);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>${css}</style>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; color: #111827; background: #f9fafb; }
+main { max-width: 1140px; margin: 0 auto; padding: 16px 24px 48px; }
+h1 { font-size: 22px; margin: 8px 0; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid #e5e7eb; padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 4px 0; }
+.verdict { display: inline-block; padding: 4px 12px; border-radius: 6px; font-weight: 700; color: #fff; }
+.verdict.valid { background: #16a34a; } .verdict.invalid { background: #dc2626; }
+.muted { color: #6b7280; font-size: 13px; margin: 2px 0 8px; }
+table { border-collapse: collapse; font-size: 13px; background: #fff; }
+th, td { text-align: left; padding: 3px 12px 3px 6px; border-bottom: 1px solid #f3f4f6; vertical-align: top; }
+th { font-weight: 500; color: #374151; } td { font-variant-numeric: tabular-nums; }
+.grid { display: flex; flex-wrap: wrap; gap: 24px; }
+.chart { background: #fff; border: 1px solid #e5e7eb; border-radius: 8px; padding: 12px; margin: 16px 0; }
+pre { background: #fff; border: 1px solid #e5e7eb; padding: 12px; overflow-x: auto; font-size: 12px; }
+li { margin: 2px 0; }
+</style>
+</head>
+<body>
+<main>
+<h1>${escapeHtml(scenario)} ${escapeHtml(data?.mode ?? '')} <span class="verdict ${valid ? 'valid' : 'invalid'}">${escapeHtml(verdict)}</span></h1>
+<p class="muted">SUT ${escapeHtml(sutName || '?')} · ${escapeHtml(data?.test_datetime ?? '')}</p>
+<section id="verdict">
+${valid ? '<p>Every check passed.</p>' : `<h3>Why the result is ${escapeHtml(verdict)}</h3><ul>${(reasons.length > 0 ? reasons : ['See the summary below.']).map((r) => `<li>${escapeHtml(r)}</li>`).join('')}</ul>`}
+${table(s.checks)}
+</section>
+<h2>Key metrics</h2>
+<div class="grid">${table(s.metrics)}${s.overhead.length > 0 ? `<div><h3>Loadgen overhead</h3>${table(s.overhead)}</div>` : ''}</div>
+<h2>Charts</h2>
+${charts}
+<h2>Effective settings</h2>
+${table(settingsRows)}
+${notes.length > 0 ? `<h2>Errors and warnings</h2>${table(notes)}` : ''}
+<h2>Summary log</h2>
+<details><summary>mlperf_log_summary.txt</summary><pre>${escapeHtml(inputs.summary)}</pre></details>
+</main>
+<script id="report-data" type="application/json">${scriptSafe(JSON.stringify(clientData))}</script>
+<script>${scriptSafe(js)}</script>
+<script>${scriptSafe(REPORT_CLIENT_JS)}</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,298 @@
+#include "report_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "detail_log.h"
+#include "session.h"
+
+namespace loadgen {
+
+namespace {
+
+constexpr int64_t kNotCompleted = Series::kNotCompleted;
+// Histogram bins of a distribution, and the target number of timeline windows.
+constexpr size_t kHistogramBins = 60;
+constexpr int64_t kTimelineWindows = 200;
+
+std::string num(int64_t v) { return std::to_string(v); }
+std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+std::string basename_of(const std::string& path) {
+  const size_t slash = path.find_last_of("/\\");
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The value at fraction p, with the rank the exact results use (floor(p * n)).
+int64_t at(const std::vector<int64_t>& sorted, double p) {
+  const size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size()));
+  return sorted[std::min(sorted.size() - 1, i)];
+}
+
+// {"count","min","max","mean","p":[...],"ns":[...],"histogram":{...}} of
+// `values` (sorted here). `mark_ns` > 0 widens the histogram to show it.
+std::string distribution(std::vector<int64_t>& values, int64_t mark_ns) {
+  if (values.empty()) return "null";
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  double sum = 0;
+  for (int64_t v : values) sum += static_cast<double>(v);
+  std::string o = "{\"count\":" + num(static_cast<uint64_t>(n)) + ",\"min\":" + num(values.front()) +
+                  ",\"max\":" + num(values.back()) + ",\"mean\":" + num(sum / static_cast<double>(n));
+  // The CDF: 500 even steps plus the tail points a latency target looks at.
+  std::vector<double> ps;
+  for (int i = 0; i <= 500; ++i) ps.push_back(i / 500.0);
+  for (double p : {0.995, 0.999, 0.9995, 0.9999}) ps.push_back(p);
+  std::sort(ps.begin(), ps.end());
+  ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
+  std::string p_list, ns_list;
+  for (double p : ps) {
+    if (!p_list.empty()) {
+      p_list += ',';
+      ns_list += ',';
+    }
+    p_list += num(p);
+    ns_list += num(p >= 1.0 ? values.back() : at(values, p));
+  }
+  o += ",\"p\":[" + p_list + "],\"ns\":[" + ns_list + "]";
+  // Bins from the minimum to p99.9 (to the maximum when the tail is short),
+  // so one outlier does not squash the shape; the rest is "above". Log-spaced
+  // when the range spans more than a factor of 50 (latencies usually do).
+  const int64_t lo = values.front();
+  const int64_t q999 = at(values, 0.999);
+  int64_t hi = (values.back() - lo <= 2 * (q999 - lo)) ? values.back() : q999;
+  if (mark_ns > hi && mark_ns <= values.back()) hi = mark_ns;
+  if (hi <= lo) hi = lo + 1;
+  const bool log_scale = lo > 0 && static_cast<double>(hi) / static_cast<double>(lo) > 50.0;
+  std::vector<int64_t> edges(kHistogramBins + 1);
+  for (size_t i = 0; i <= kHistogramBins; ++i) {
+    const double f = static_cast<double>(i) / static_cast<double>(kHistogramBins);
+    edges[i] = log_scale ? static_cast<int64_t>(std::llround(static_cast<double>(lo) *
+                                                             std::pow(static_cast<double>(hi) / lo, f)))
+                         : lo + static_cast<int64_t>(std::llround(f * static_cast<double>(hi - lo)));
+  }
+  edges.back() = hi + 1;  // bins are [edge, next edge)
+  std::vector<uint64_t> bins(kHistogramBins, 0);
+  uint64_t above = 0;
+  size_t b = 0;
+  for (int64_t v : values) {  // sorted: the bin index only grows
+    while (b < kHistogramBins && v >= edges[b + 1]) ++b;
+    if (b == kHistogramBins) {
+      ++above;
+    } else {
+      ++bins[b];
+    }
+  }
+  o += ",\"histogram\":{\"scale\":\"" + std::string(log_scale ? "log" : "linear") + "\",\"edges\":[";
+  for (size_t i = 0; i < edges.size(); ++i) o += (i ? "," : "") + num(edges[i]);
+  o += "],\"counts\":[";
+  for (size_t i = 0; i < bins.size(); ++i) o += (i ? "," : "") + num(bins[i]);
+  o += "],\"above\":" + num(above) + "}}";
+  return o;
+}
+
+// The smallest 1/2/5 x 10^k ns step giving at most kTimelineWindows windows (>= 1 us).
+int64_t window_for(int64_t duration_ns) {
+  const int64_t want = std::max<int64_t>(1, duration_ns / kTimelineWindows);
+  for (int64_t decade = 1000;; decade *= 10) {
+    for (int64_t m : {1, 2, 5}) {
+      if (decade * m >= want) return decade * m;
+    }
+  }
+}
+
+int64_t scheduled_of(const Series& series, Scenario scenario, uint64_t q) {
+  switch (scenario) {
+    case Scenario::Server:
+      return series.trace.scheduled_delta_ns[q];
+    case Scenario::Offline:
+      return 0;
+    default:
+      return series.issued_ns[q];
+  }
+}
+
+std::string series_json(const Series& series, const EffectiveSettings& effective) {
+  const Scenario scenario = effective.scenario;
+  const uint64_t issued = series.issued_queries;
+  const uint64_t spq = series.samples_per_query;
+  const uint64_t issued_samples = issued * spq;
+  const int64_t bound = scenario == Scenario::Server ? effective.target_latency_ns : 0;
+
+  std::vector<int64_t> latencies;
+  latencies.reserve(issued_samples);
+  int64_t end_ns = 0;
+  uint64_t completed = 0;
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+    if (done == kNotCompleted) continue;
+    ++completed;
+    end_ns = std::max(end_ns, done);
+  }
+  for (uint64_t q = 0; q < issued; ++q) end_ns = std::max(end_ns, series.issued_ns[q]);
+
+  // Timeline: samples grouped by completion window (a counting sort, so the
+  // per-window percentiles cost one array of the run's size).
+  const int64_t window = window_for(end_ns);
+  const size_t windows = static_cast<size_t>(end_ns / window) + 1;
+  std::vector<uint64_t> issued_per(windows, 0), offsets(windows + 1, 0);
+  for (uint64_t q = 0; q < issued; ++q) ++issued_per[static_cast<size_t>(series.issued_ns[q] / window)];
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+    if (done != kNotCompleted) ++offsets[static_cast<size_t>(done / window) + 1];
+  }
+  for (size_t w = 0; w < windows; ++w) offsets[w + 1] += offsets[w];
+  std::vector<int64_t> by_window(completed);
+  {
+    std::vector<uint64_t> fill(offsets.begin(), offsets.end() - 1);
+    for (uint64_t k = 0; k < issued_samples; ++k) {
+      const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+      if (done == kNotCompleted) continue;
+      const int64_t latency = done - scheduled_of(series, scenario, k / spq);
+      by_window[fill[static_cast<size_t>(done / window)]++] = latency;
+      latencies.push_back(latency);
+    }
+  }
+  std::string issued_list, completed_list, p50_list, p99_list, max_list;
+  for (size_t w = 0; w < windows; ++w) {
+    const char* sep = w ? "," : "";
+    const auto first = by_window.begin() + static_cast<std::ptrdiff_t>(offsets[w]);
+    const auto last = by_window.begin() + static_cast<std::ptrdiff_t>(offsets[w + 1]);
+    issued_list += sep + num(issued_per[w]);
+    completed_list += sep + num(static_cast<uint64_t>(last - first));
+    if (first == last) {
+      p50_list += std::string(sep) + "null";
+      p99_list += std::string(sep) + "null";
+      max_list += std::string(sep) + "null";
+      continue;
+    }
+    std::sort(first, last);
+    const size_t count = static_cast<size_t>(last - first);
+    p50_list += sep + num(*(first + static_cast<std::ptrdiff_t>(count / 2)));
+    p99_list += sep + num(*(first + static_cast<std::ptrdiff_t>(std::min(count - 1, count * 99 / 100))));
+    max_list += sep + num(*(last - 1));
+  }
+  by_window.clear();
+  by_window.shrink_to_fit();
+
+  std::string o = "{\"kind\":\"" + std::string(series.kind == SeriesKind::Accuracy ? "accuracy" : "performance") +
+                  "\",\"issued_queries\":" + num(issued) + ",\"samples_per_query\":" + num(spq) +
+                  ",\"issued_samples\":" + num(issued_samples) + ",\"completed_samples\":" + num(completed) +
+                  ",\"duration_ns\":" + num(end_ns);
+  o += ",\"sample_latency\":" + distribution(latencies, bound);
+  latencies.clear();
+  latencies.shrink_to_fit();
+  if (scenario == Scenario::MultiStream) {
+    std::vector<int64_t> query_latencies;
+    query_latencies.reserve(issued);
+    for (uint64_t q = 0; q < issued; ++q) {
+      const int64_t done = series.query_done_time(q);
+      if (done != kNotCompleted) query_latencies.push_back(done - series.issued_ns[q]);
+    }
+    o += ",\"query_latency\":" + distribution(query_latencies, 0);
+  }
+  o += ",\"timeline\":{\"window_ns\":" + num(window) + ",\"issued_queries\":[" + issued_list +
+       "],\"completed_samples\":[" + completed_list + "],\"latency_p50_ns\":[" + p50_list +
+       "],\"latency_p99_ns\":[" + p99_list + "],\"latency_max_ns\":[" + max_list + "]}";
+
+  // Loadgen overhead per query, with the summary's definition of "due"
+  // (Session::measure_overhead).
+  const bool waits_for_previous = scenario == Scenario::SingleStream || scenario == Scenario::MultiStream;
+  std::vector<int64_t> lateness, lag;
+  lateness.reserve(issued);
+  lag.reserve(issued);
+  for (uint64_t q = 0; q < issued; ++q) {
+    int64_t due = 0;
+    if (scenario == Scenario::Server) {
+      due = series.trace.scheduled_delta_ns[q];
+    } else if (waits_for_previous && q > 0) {
+      due = series.query_done_time(q - 1);
+      if (due == kNotCompleted) continue;
+    }
+    lateness.push_back(series.issued_ns[q] - due);
+    if (series.dispatched_ns[q] != kNotCompleted) lag.push_back(series.dispatched_ns[q] - due);
+  }
+  o += ",\"issue_lateness\":" + distribution(lateness, 0);
+  o += ",\"delivery_lag\":" + distribution(lag, 0);
+  o += "}";
+  return o;
+}
+
+}  // namespace
+
+std::string report_data_path(const LogOutputSettings& log, const std::string& test_datetime) {
+  std::string name = "loadgen_";
+  if (log.prefix_with_datetime) name += test_datetime + "_";
+  return log.outdir + "/" + name + "report_data" + log.suffix + ".json";
+}
+
+const Series* reported_series(const std::vector<std::unique_ptr<Series>>& series, const RunOutcome& outcome) {
+  std::vector<const Series*> performance;
+  for (const auto& s : series) {
+    if (s && s->kind == SeriesKind::Performance && s->issued_queries != 0) performance.push_back(s.get());
+  }
+  if (performance.empty() || !outcome.has_summary) return nullptr;
+  if (!outcome.peak_trials.empty()) {
+    // Trials and performance series correspond one to one, in order.
+    for (size_t i = std::min(outcome.peak_trials.size(), performance.size()); i-- > 0;) {
+      if (outcome.peak_trials[i].target_qps == outcome.peak_qps) return performance[i];
+    }
+    return performance.front();  // the base trial failed its constraints: it is the one reported
+  }
+  return performance.back();
+}
+
+std::string report_data_json(const Series* reported, const EffectiveSettings& effective, const RunOutcome& outcome,
+                             const LogOutputSettings& log) {
+  std::string trace_file;
+  if (log.enable_trace) {
+    std::string base = log.prefix;
+    if (log.prefix_with_datetime) base += outcome.test_datetime + "_";
+    trace_file = base + "trace" + log.suffix + ".json";
+  }
+  std::string o = "{\"format\":\"loadgen-report-data\",\"version\":" + std::to_string(kReportDataVersion);
+  o += ",\"test_datetime\":" + DetailLog::quote(outcome.test_datetime);
+  o += ",\"scenario\":" + DetailLog::quote(to_string(effective.scenario));
+  o += ",\"mode\":" + DetailLog::quote(to_string(outcome.mode));
+  o += ",\"target_latency_ns\":" + num(effective.target_latency_ns);
+  o += ",\"target_latency_percentile\":" + num(effective.target_latency_percentile);
+  o += ",\"files\":{\"summary\":" + DetailLog::quote(basename_of(outcome.summary_path)) +
+       ",\"detail\":" + DetailLog::quote(basename_of(outcome.detail_log_path)) +
+       ",\"accuracy\":" + DetailLog::quote(basename_of(outcome.accuracy_log_path)) +
+       ",\"trace\":" + DetailLog::quote(trace_file) + "}";
+  o += ",\"series\":" + (reported ? series_json(*reported, effective) : std::string("null"));
+  o += "}\n";
+  return o;
+}
+
+bool write_report_data(const std::vector<std::unique_ptr<Series>>& series, const EffectiveSettings& effective,
+                       const RunOutcome& outcome, const LogOutputSettings& log) {
+  const std::string path = report_data_path(log, outcome.test_datetime);
+  const std::string text = report_data_json(reported_series(series, outcome), effective, outcome, log);
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+    out << text;
+    if (!out.flush()) {
+      out.close();
+      std::remove(temp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace loadgen

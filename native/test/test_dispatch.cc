@@ -1,0 +1,229 @@
+// Dispatch modes without JS: poll (a host thread polls published_queries())
+// and worker (threads claim work with Session::dispatch_next()).
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "check.h"
+#include "session.h"
+
+using namespace loadgen;
+
+namespace {
+
+std::string temp_outdir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("loadgen_core_test_dispatch_" + name);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+SessionConfig dispatch_config(Scenario scenario, DispatchMode mode, const std::string& name) {
+  SessionConfig c;
+  c.settings.scenario = scenario;
+  c.settings.min_duration_ms = 100;
+  c.settings.min_query_count = 100;
+  c.settings.server_target_qps = 10000;  // >= 662 queries for early stopping at p99
+  c.settings.single_stream_expected_latency_ns = 50;
+  c.settings.offline_expected_qps = 1000;
+  c.qsl_total_count = 64;
+  c.qsl_performance_count = 64;
+  c.sut_name = "dispatch-sut";
+  c.qsl_name = "dispatch-qsl";
+  c.dispatch = mode;
+  c.issue_thread_wait_ms = 2000;
+  c.log.outdir = temp_outdir(name);
+  return c;
+}
+
+// Counts what the session asks of its host; poll and worker modes never wake it.
+class DispatchHost : public SessionHost {
+ public:
+  explicit DispatchHost(uint64_t registered = 0) : registered_(registered) {}
+  bool load_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
+  bool unload_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
+  void series_started() override { series.fetch_add(1); }
+  void wake() override { wakes.fetch_add(1); }
+  void flush_queries() override {}
+  void finished() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_ = true;
+    cv_.notify_all();
+  }
+  std::vector<uint64_t> wait_for_dispatch_workers(uint64_t, int64_t) override {
+    std::vector<uint64_t> ids;
+    for (uint64_t i = 0; i < registered_; ++i) ids.push_back(100 + i);
+    return ids;
+  }
+  void wait_finished() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return done_; });
+  }
+  std::atomic<int> series{0};
+  std::atomic<int> wakes{0};
+
+ private:
+  uint64_t registered_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
+// Per sample id: how often it was delivered. Large enough for these runs.
+struct Deliveries {
+  std::unique_ptr<std::atomic<int>[]> count{new std::atomic<int>[1 << 20]()};
+  std::atomic<uint64_t> total{0};
+  void add(uint64_t id) {
+    count[id].fetch_add(1);
+    total.fetch_add(1);
+  }
+  bool each_once(uint64_t first, uint64_t n) const {
+    for (uint64_t id = first; id < first + n; ++id)
+      if (count[id].load() != 1) return false;
+    return true;
+  }
+};
+
+// A worker thread as runDispatchWorker runs it: claim, complete, flush once per series.
+void worker_loop(Session* session, Deliveries* seen, std::atomic<uint64_t>* claims, std::atomic<int>* flushes) {
+  uint64_t flushed = 0;
+  for (;;) {
+    DispatchClaim c;
+    const int status = session->dispatch_next(flushed, 20000, 2000000, &c);
+    if (status == Session::kDispatchOver) return;
+    if (status == Session::kDispatchSeriesEnded) {
+      flushed = c.first_id;
+      flushes->fetch_add(1);
+      continue;
+    }
+    if (status != Session::kDispatchClaimed) continue;
+    claims->fetch_add(1);
+    std::vector<double> ids;
+    for (uint64_t k = c.first_sample; k < c.first_sample + c.samples; ++k) {
+      ids.push_back(static_cast<double>(c.first_id + k));
+      seen->add(c.first_id + k);
+    }
+    session->complete(ids.data(), ids.size());
+  }
+}
+
+struct WorkerRun {
+  RunOutcome outcome;
+  std::vector<uint64_t> claims;  // per worker
+  int flushes;
+  int wakes;
+  bool each_once;
+  uint64_t delivered;
+};
+
+WorkerRun run_workers(Scenario scenario, const std::string& name, int workers) {
+  SessionConfig c = dispatch_config(scenario, DispatchMode::Worker, name);
+  if (scenario == Scenario::Offline) {
+    c.settings.min_duration_ms = 0;  // one query of min_query_count samples
+    c.settings.min_query_count = 1000;
+  }
+  c.dispatch_workers = static_cast<uint64_t>(workers);
+  DispatchHost host(static_cast<uint64_t>(workers));
+  Session session(c, &host);
+  Deliveries seen;
+  std::vector<std::atomic<uint64_t>> claims(workers);
+  std::atomic<int> flushes{0};
+  session.start();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < workers; ++i) threads.emplace_back(worker_loop, &session, &seen, &claims[i], &flushes);
+  host.wait_finished();
+  session.join();
+  for (auto& t : threads) t.join();
+  WorkerRun r;
+  r.outcome = session.outcome();
+  for (auto& n : claims) r.claims.push_back(n.load());
+  r.flushes = flushes.load();
+  r.wakes = host.wakes.load();
+  r.each_once = seen.each_once(1, r.outcome.issued_sample_count);
+  r.delivered = seen.total.load();
+  return r;
+}
+
+}  // namespace
+
+TEST(dispatch_worker_server_delivers_every_sample_once_across_workers) {
+  WorkerRun r = run_workers(Scenario::Server, "worker_server", 2);
+  CHECK(r.outcome.has_summary);  // validity (p99 under 100 ms) depends on the machine's load
+  CHECK_EQ(r.outcome.completed_sample_count, r.outcome.issued_sample_count);
+  CHECK_EQ(r.delivered, r.outcome.issued_sample_count);
+  CHECK(r.each_once);
+  CHECK_EQ(r.wakes, 0);
+  CHECK_EQ(r.flushes, 2);  // each worker flushes the one series once
+  CHECK_EQ(r.claims[0] + r.claims[1], r.outcome.issued_query_count);
+}
+
+TEST(dispatch_worker_single_stream_valid) {
+  WorkerRun r = run_workers(Scenario::SingleStream, "worker_ss", 2);
+  CHECK(r.outcome.summary.result_valid);
+  CHECK(r.each_once);
+  CHECK_EQ(r.delivered, r.outcome.issued_sample_count);
+  CHECK_EQ(r.wakes, 0);
+}
+
+TEST(dispatch_worker_offline_query_is_split_per_worker) {
+  WorkerRun r = run_workers(Scenario::Offline, "worker_offline", 2);
+  CHECK(r.outcome.summary.result_valid);
+  CHECK_EQ(r.outcome.issued_query_count, uint64_t{1});
+  CHECK(r.each_once);
+  CHECK_EQ(r.delivered, r.outcome.issued_sample_count);
+  CHECK_EQ(r.claims[0] + r.claims[1], uint64_t{2});  // two halves, whoever took them
+}
+
+TEST(dispatch_worker_too_few_registrations_aborts) {
+  SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Worker, "worker_missing");
+  c.dispatch_workers = 3;
+  DispatchHost host(1);
+  Session session(c, &host);
+  session.start();
+  host.wait_finished();
+  session.join();
+  CHECK(session.outcome().aborted);
+  CHECK(session.outcome().abort_reason.find("needs 3 registered worker") != std::string::npos);
+  CHECK(!session.outcome().has_summary);
+}
+
+TEST(dispatch_poll_never_wakes_the_host) {
+  SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Poll, "poll_server");
+  DispatchHost host;
+  Session session(c, &host);
+  Deliveries seen;
+  std::atomic<bool> stop{false};
+  session.start();
+  // The host's thread polls the published count, as lib/run.ts's setImmediate loop does.
+  std::thread poller([&] {
+    uint64_t cursor = 0;
+    uint64_t first_id = 0;
+    while (!stop.load()) {
+      if (!session.has_series()) continue;
+      if (session.first_id() != first_id) {
+        first_id = session.first_id();
+        cursor = 0;
+      }
+      const uint64_t published = session.published_queries();
+      for (; cursor < published; ++cursor) {
+        session.mark_dispatched(cursor);
+        const double id = static_cast<double>(first_id + cursor);
+        seen.add(first_id + cursor);
+        session.complete(&id, 1);
+      }
+      std::this_thread::yield();
+    }
+  });
+  host.wait_finished();
+  stop.store(true);
+  poller.join();
+  session.join();
+  const RunOutcome& o = session.outcome();
+  CHECK(o.summary.result_valid);
+  CHECK_EQ(host.wakes.load(), 0);
+  CHECK_EQ(seen.total.load(), o.issued_sample_count);
+  CHECK(seen.each_once(1, o.issued_sample_count));
+}

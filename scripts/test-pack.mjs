@@ -1,0 +1,338 @@
+#!/usr/bin/env node
+// Packed-tarball test (part of `npm test`): what a user gets from the registry.
+//
+//  1. `npm run prebuild` when prebuilds/<platform>-<arch>/loadgen.napi.node is
+//     missing or older than the native sources;
+//  2. `npm pack` into a temporary directory; the file list must hold the
+//     prebuild, dist (JS + .d.ts), the native sources and the install scripts,
+//     and nothing from test/, benchmarks/ or source maps;
+//  3. an empty temporary project installs the tarball with a PATH that has
+//     node/npm/npx and a shell but no compiler, make, ninja or cmake (checked);
+//  4. the installed addon is the prebuild (nothing was built from source);
+//  5. `npx loadgen run --sut null --scenario Offline ...` exits 0 and writes a
+//     VALID mlperf_log_summary.txt;
+//  6. an ESM script imports { startTest, createNullSut } from 'loadgen' and
+//     runs a short test;
+//  7. `tsc --noEmit` (the repository's typescript) type-checks a .ts file
+//     against the installed package's types (exports "types");
+//  8. the install step with a build from source forced and no compiler says
+//     what to install and exits non-zero;
+//  9. the demo (`npx loadgen run --set min_duration_ms=500 --quiet --outdir demo`,
+//     no --sut), once the package has one.
+//
+// LOADGEN_PACK_KEEP=1 keeps the temporary directory.
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const prebuild = join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'loadgen.napi.node');
+const started = Date.now();
+let passed = 0;
+let failed = 0;
+
+function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    const note = fn();
+    passed++;
+    console.log(`ok   ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${note ? `: ${note}` : ''}`);
+  } catch (err) {
+    failed++;
+    console.log(`FAIL ${name}: ${err instanceof Error ? err.message : err}`);
+    throw err;
+  }
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
+  if (r.error) throw new Error(`${cmd} ${args.join(' ')}: ${r.error.message}`);
+  return r;
+}
+
+function mustRun(cmd, args, opts = {}) {
+  const r = run(cmd, args, opts);
+  if (r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}\n${tail(r.stdout)}\n${tail(r.stderr)}`);
+  }
+  return r;
+}
+
+function tail(text, lines = 40) {
+  return (text ?? '').trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+function newestMtime(dir, filter) {
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const st = statSync(p);
+    if (st.isFile() && filter(name)) newest = Math.max(newest, st.mtimeMs);
+  }
+  return newest;
+}
+
+function findFiles(dir, name) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((p) => p.split(/[/\\]/).pop() === name)
+    .map((p) => join(dir, p));
+}
+
+const work = mkdtempSync(join(tmpdir(), 'loadgen-pack-'));
+const keep = process.env.LOADGEN_PACK_KEEP === '1';
+let exitCode = 0;
+try {
+  main();
+} catch {
+  exitCode = 1;
+} finally {
+  if (keep) console.log(`kept ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+  console.log(`pack-test: ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  process.exit(exitCode);
+}
+
+function main() {
+  // -- 1. prebuild ---------------------------------------------------------
+  step('prebuild present and current', () => {
+    const sources = Math.max(
+      newestMtime(join(root, 'native'), (n) => /\.(cc|h|in)$/.test(n) || n === 'CMakeLists.txt'),
+      newestMtime(join(root, 'bindings'), (n) => /\.(cc|h)$/.test(n)),
+      statSync(join(root, 'CMakeLists.txt')).mtimeMs,
+    );
+    if (existsSync(prebuild) && statSync(prebuild).mtimeMs >= sources) return 'up to date';
+    mustRun('npm', ['run', 'prebuild'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (!existsSync(prebuild)) throw new Error(`npm run prebuild did not produce ${relative(root, prebuild)}`);
+    return `built ${relative(root, prebuild)}`;
+  });
+
+  // -- 2. npm pack -----------------------------------------------------------
+  const packDir = join(work, 'pack');
+  mkdirSync(packDir);
+  let tarball;
+  let packSummary;
+  step('npm pack: file list', () => {
+    const r = mustRun('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: root });
+    const info = JSON.parse(r.stdout.slice(r.stdout.search(/^\[/m)))[0];
+    tarball = join(packDir, info.filename);
+    const files = info.files.map((f) => f.path);
+    const required = [
+      `prebuilds/${process.platform}-${process.arch}/loadgen.napi.node`,
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cli.js',
+      'scripts/install.mjs',
+      'scripts/build-native.mjs',
+      'CMakeLists.txt',
+      'native/CMakeLists.txt',
+      'native/session.cc',
+      'native/version_info.cc.in',
+      'bindings/addon.cc',
+      'package.json',
+      'README.md',
+    ];
+    const missing = required.filter((f) => !files.includes(f));
+    if (missing.length) throw new Error(`missing from the tarball: ${missing.join(', ')}`);
+    const unwanted = files.filter(
+      (f) => /^(test|benchmarks|build|out|node_modules|lib)\//.test(f) || /^native\/test\//.test(f) || f.endsWith('.map'),
+    );
+    if (unwanted.length) throw new Error(`should not be in the tarball: ${unwanted.slice(0, 10).join(', ')}`);
+    // dist/ is not cleaned by tsc: an output whose lib/ source is gone would ship.
+    const stale = files.filter(
+      (f) => /^dist\/.+\.js$/.test(f) && !existsSync(join(root, 'lib', f.slice(5).replace(/\.js$/, '.ts'))),
+    );
+    if (stale.length) console.log(`warn: dist files without a lib/ source (stale? rm -rf dist && npm run build:ts): ${stale.join(', ')}`);
+    const groups = {};
+    for (const f of files) {
+      const top = f.includes('/') ? f.slice(0, f.indexOf('/') + 1) : '(root)';
+      groups[top] = (groups[top] ?? 0) + 1;
+    }
+    packSummary =
+      `${info.filename}: ${(info.size / 1024).toFixed(0)} kB packed, ${(info.unpackedSize / 1024).toFixed(0)} kB unpacked, ` +
+      `${files.length} files (${Object.entries(groups)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`;
+    return packSummary;
+  });
+
+  // -- 3. install into an empty project without build tools -----------------
+  const project = join(work, 'project');
+  const bin = join(work, 'bin');
+  mkdirSync(project);
+  mkdirSync(bin);
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'loadgen-pack-test', version: '1.0.0', private: true, type: 'module' }, null, 2),
+  );
+  // node, npm, npx and the shell npm runs scripts with; nothing else.
+  const which = (cmd) => mustRun('sh', ['-c', `command -v ${cmd}`]).stdout.trim();
+  symlinkSync(process.execPath, join(bin, 'node'));
+  for (const tool of ['npm', 'npx', 'sh']) symlinkSync(which(tool), join(bin, tool));
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    // The outer npm's settings (npm test sets npm_config_*, npm_lifecycle_*, ...)
+    // and compiler overrides stay outside.
+    if (/^(npm_|NPM_|INIT_CWD$|NODE$|CC$|CXX$|CMAKE|MAKE|LOADGEN_)/.test(k)) continue;
+    env[k] = v;
+  }
+  Object.assign(env, {
+    PATH: bin,
+    // onnxruntime-node (the demo's optional dependency) would fetch CUDA libraries.
+    ONNXRUNTIME_NODE_INSTALL: 'skip',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+    npm_config_update_notifier: 'false',
+  });
+  const inProject = { cwd: project, env };
+
+  step('no compiler, make, ninja or cmake on the install PATH', () => {
+    const found = [];
+    for (const tool of ['cmake', 'cc', 'c++', 'gcc', 'g++', 'clang', 'clang++', 'make', 'ninja']) {
+      const r = run('sh', ['-c', `command -v ${tool}`], inProject);
+      if (r.status === 0) found.push(`${tool} -> ${r.stdout.trim()}`);
+    }
+    if (found.length) throw new Error(`resolvable: ${found.join(', ')}`);
+    const node = mustRun('sh', ['-c', 'command -v node && command -v npm && command -v npx'], inProject);
+    return node.stdout.trim().split('\n').join(', ');
+  });
+
+  step('npm install <tarball> into an empty project', () => {
+    mustRun('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], inProject);
+    const pkg = join(project, 'node_modules', 'loadgen');
+    if (!existsSync(join(pkg, 'package.json'))) throw new Error('node_modules/loadgen is missing');
+    return `node_modules/loadgen ${JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version}`;
+  });
+
+  // -- 4. the prebuild is what loads ----------------------------------------
+  step('node-gyp-build resolves the prebuild (nothing built from source)', () => {
+    const pkg = join(project, 'node_modules', 'loadgen');
+    if (existsSync(join(pkg, 'build'))) throw new Error('node_modules/loadgen/build exists: the install built from source');
+    const r = mustRun(
+      'node',
+      ['-e', "const p=require('node-gyp-build').path(process.argv[1]);require(p);console.log(p)", pkg],
+      inProject,
+    );
+    const loaded = r.stdout.trim();
+    if (relative(pkg, loaded) !== relative(root, prebuild)) throw new Error(`loaded ${loaded}`);
+    return relative(project, loaded);
+  });
+
+  // -- 5. the CLI ----------------------------------------------------------------
+  step('npx loadgen run --sut null --scenario Offline', () => {
+    mustRun(
+      'npx',
+      ['--no', 'loadgen', 'run', '--sut', 'null', '--scenario', 'Offline',
+        '--set', 'min_duration_ms=0', '--set', 'min_query_count=1000', '--outdir', 'out'],
+      inProject,
+    );
+    const summary = readFileSync(join(project, 'out', 'mlperf_log_summary.txt'), 'utf8');
+    if (!/^Result is : VALID$/m.test(summary)) throw new Error(`summary is not VALID:\n${summary.slice(0, 800)}`);
+    return 'out/mlperf_log_summary.txt: Result is : VALID';
+  });
+
+  // -- 6. ESM import ---------------------------------------------------------------
+  step("ESM: import { startTest, createNullSut } from 'loadgen'", () => {
+    writeFileSync(
+      join(project, 'esm-check.mjs'),
+      `import { startTest, createNullSut, createSyntheticQsl } from 'loadgen';
+import { mkdirSync } from 'node:fs';
+if (typeof startTest !== 'function' || typeof createNullSut !== 'function') throw new Error('missing exports');
+mkdirSync('esm-out', { recursive: true });
+const result = await startTest(createNullSut(), createSyntheticQsl(64),
+  { scenario: 'Offline', minDurationMs: 0, minQueryCount: 100 }, { outdir: 'esm-out' });
+console.log(result.validity);
+`,
+    );
+    const r = mustRun('node', ['esm-check.mjs'], inProject);
+    if (r.stdout.trim() !== 'VALID') throw new Error(`startTest gave ${r.stdout.trim()}`);
+    return 'startTest(createNullSut(), ...) -> VALID';
+  });
+
+  // -- 7. TypeScript types ------------------------------------------------------------
+  step("TypeScript: tsc --noEmit against the package's types", () => {
+    writeFileSync(
+      join(project, 'types-check.ts'),
+      `import { startTest, createNullSut, createSyntheticQsl, type TestResult, type TestSettingsInput } from 'loadgen';
+const settings: TestSettingsInput = { scenario: 'Offline', minQueryCount: 10 };
+// @ts-expect-error: the scenario is a union of the four names, not any string
+const wrong: TestSettingsInput = { scenario: 'Nope' };
+export async function check(): Promise<boolean> {
+  const result: TestResult = await startTest(createNullSut(), createSyntheticQsl(16), settings);
+  return result.valid && wrong !== undefined;
+}
+`,
+    );
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify(
+        {
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            skipLibCheck: false,
+            // @types/node from the repository: the project installs nothing else.
+            typeRoots: [join(root, 'node_modules', '@types')],
+            types: ['node'],
+          },
+          files: ['types-check.ts'],
+        },
+        null,
+        2,
+      ),
+    );
+    mustRun('node', [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], inProject);
+    return 'types resolved through exports["."].types';
+  });
+
+  // -- 8. the from-source fallback explains itself -----------------------------------
+  step('forced build from source without tools: says what to install', () => {
+    const r = run('node', [join('node_modules', 'loadgen', 'scripts', 'install.mjs')], {
+      ...inProject,
+      env: { ...env, npm_config_build_from_source: 'true' },
+    });
+    const text = r.stdout + r.stderr;
+    if (r.status === 0) throw new Error('exited 0');
+    for (const want of ['cmake', 'C++ compiler', 'npm rebuild loadgen']) {
+      if (!text.includes(want)) throw new Error(`message lacks "${want}":\n${text}`);
+    }
+    if (existsSync(join(project, 'node_modules', 'loadgen', 'build', 'Release'))) {
+      throw new Error('left a build/Release behind');
+    }
+    return `exit ${r.status}, ${text.trim().split('\n').length} lines of advice`;
+  });
+
+  // -- 9. the demo ------------------------------------------------------------------
+  // The demo is `loadgen run` without --sut: run it once the package has it
+  // (lib/demo/ or lib/demo*.ts built to dist/, and the CLI refers to it).
+  const pkgDist = join(project, 'node_modules', 'loadgen', 'dist');
+  const hasDemo =
+    (existsSync(join(pkgDist, 'demo')) || readdirSync(pkgDist).some((f) => /^demo.*\.js$/.test(f))) &&
+    /demo/.test(readFileSync(join(pkgDist, 'cli.js'), 'utf8'));
+  if (!hasDemo) {
+    console.log('skip demo: the package has no demo yet (no dist/demo* used by dist/cli.js)');
+    return;
+  }
+  step('demo: npx loadgen run --set min_duration_ms=500 --quiet --outdir demo', () => {
+    mustRun('npx', ['--no', 'loadgen', 'run', '--set', 'min_duration_ms=500', '--quiet', '--outdir', 'demo'], inProject);
+    const summaries = findFiles(join(project, 'demo'), 'mlperf_log_summary.txt');
+    if (!summaries.length) throw new Error('the demo wrote no mlperf_log_summary.txt under demo/');
+    return relative(project, summaries[0]);
+  });
+}
