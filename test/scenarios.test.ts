@@ -171,7 +171,7 @@ describe('log settings', () => {
   });
 });
 
-describe('the README example', () => {
+describe('the README example (with a shorter duration)', () => {
   it('runs as written', async () => {
     const { querySamplesComplete } = await import('../lib/index.js');
     const sut = {
