@@ -28,18 +28,7 @@ bool g_has_error = false;
 
 // registerDispatchWorker(dispatcher, threadId) -> { index, serial }
 Napi::Value RegisterDispatchWorker(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsFunction() || !info[1].IsNumber())
-    throw Napi::TypeError::New(env, "registerDispatchWorker(dispatcher, threadId) expects a function and a number");
-  auto port = IssueThreadPort::create(env, info[0].As<Napi::Function>(), info[1].As<Napi::Number>().DoubleValue(),
-                                      PortRole::DispatchWorker);
-  // After the TSFN was created, so it runs before the TSFN's own teardown.
-  env.AddCleanupHook([port] { port->teardown(); });
-  const uint64_t index = IssueThreadRegistry::instance().add(port);
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("index", static_cast<double>(index));
-  o.Set("serial", static_cast<double>(port->serial()));
-  return o;
+  return register_thread_port(info, PortRole::DispatchWorker, "registerDispatchWorker");
 }
 
 // dispatchNext(out: Float64Array(3), flushedFirstId) -> status (Session::kDispatch*).

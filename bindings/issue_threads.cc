@@ -206,14 +206,11 @@ void IssueThreadRegistry::release_all() {
 
 // ---- Exports ----
 
-namespace {
-
-// registerIssueThread(dispatcher, threadId) -> { index, serial }
-Napi::Value RegisterIssueThread(const Napi::CallbackInfo& info) {
+Napi::Value register_thread_port(const Napi::CallbackInfo& info, PortRole role, const char* function_name) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsFunction() || !info[1].IsNumber())
-    throw Napi::TypeError::New(env, "registerIssueThread(dispatcher, threadId) expects a function and a number");
-  auto port = IssueThreadPort::create(env, info[0].As<Napi::Function>(), info[1].As<Napi::Number>().DoubleValue());
+    throw Napi::TypeError::New(env, std::string(function_name) + "(dispatcher, threadId) expects a function and a number");
+  auto port = IssueThreadPort::create(env, info[0].As<Napi::Function>(), info[1].As<Napi::Number>().DoubleValue(), role);
   // After the TSFN was created, so it runs before the TSFN's own teardown
   // (cleanup hooks run last-in first-out). Holds the port until then.
   env.AddCleanupHook([port] { port->teardown(); });
@@ -222,6 +219,13 @@ Napi::Value RegisterIssueThread(const Napi::CallbackInfo& info) {
   o.Set("index", static_cast<double>(index));
   o.Set("serial", static_cast<double>(port->serial()));
   return o;
+}
+
+namespace {
+
+// registerIssueThread(dispatcher, threadId) -> { index, serial }
+Napi::Value RegisterIssueThread(const Napi::CallbackInfo& info) {
+  return register_thread_port(info, PortRole::IssueThread, "registerIssueThread");
 }
 
 // unregisterIssueThread(serial) -> whether it was still registered

@@ -137,4 +137,8 @@ void register_issue_threads(Napi::Env env, Napi::Object exports);
 // Module exports of bindings/dispatch_workers.cc (dispatch 'worker').
 void register_dispatch_workers(Napi::Env env, Napi::Object exports);
 
+// registerIssueThread / registerDispatchWorker: registers the calling
+// environment's dispatcher as a thread of the given role; returns {index, serial}.
+Napi::Value register_thread_port(const Napi::CallbackInfo& info, PortRole role, const char* function_name);
+
 }  // namespace loadgen_addon

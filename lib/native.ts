@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { NativeLoadError } from './errors.js';
+import type { OverheadStatsNs } from './types.js';
 
 /** Event kinds sent by the native side to the dispatcher (bindings/js_host.h). */
 export const HostEventKind = {
@@ -186,17 +187,7 @@ export interface NativeOutcome {
   summary?: NativeSummary;
   peakTrials: { targetQps: number; perfConstraintsMet: boolean; targetPercentileLatencyNs: number; queriesIssued: number }[];
   peakQps: number;
-  overhead?: { issueLatenessNs: NativeOverheadStats; deliveryLagNs: NativeOverheadStats | null };
-}
-
-export interface NativeOverheadStats {
-  count: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-  mean: number;
+  overhead?: { issueLatenessNs: OverheadStatsNs; deliveryLagNs: OverheadStatsNs | null };
 }
 
 /** A uint64 from the native side: a number when it is a safe integer, else a bigint. */
