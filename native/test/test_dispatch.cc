@@ -9,17 +9,15 @@
 #include <vector>
 
 #include "check.h"
+#include "test_util.h"
 #include "session.h"
 
 using namespace loadgen;
+using loadgen_test::count_of;
+using loadgen_test::read_file;
+using loadgen_test::temp_outdir;
 
 namespace {
-
-std::string temp_outdir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("loadgen_core_test_dispatch_" + name);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
 
 SessionConfig dispatch_config(Scenario scenario, DispatchMode mode, const std::string& name) {
   SessionConfig c;

@@ -10,17 +10,15 @@
 #include <thread>
 
 #include "check.h"
+#include "test_util.h"
 #include "session.h"
 
 using namespace loadgen;
+using loadgen_test::count_of;
+using loadgen_test::read_file;
+using loadgen_test::temp_outdir;
 
 namespace {
-
-std::string temp_outdir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("loadgen_core_test_" + name);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
 
 enum class Behaviour { CompleteInline, CompleteOnThread, Silent, ThrowAtQuery };
 
@@ -137,13 +135,6 @@ const RunOutcome& run(Session& session, TestHost& host) {
   host.wait_finished();
   session.join();
   return session.outcome();
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace

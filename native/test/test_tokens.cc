@@ -12,31 +12,16 @@
 #include <thread>
 
 #include "check.h"
+#include "test_util.h"
 #include "clock.h"
 #include "session.h"
 
 using namespace loadgen;
+using loadgen_test::count_of;
+using loadgen_test::read_file;
+using loadgen_test::temp_outdir;
 
 namespace {
-
-std::string temp_outdir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("loadgen_tokens_test_" + name);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 // Serves each issued sample with `respond(session, id, k)` (k = sample index
 // in the series), inline in the drain or on a worker thread.
