@@ -25,42 +25,20 @@ class EntryWriter {
   LogEntries entries_;
 };
 
-NamedValue nv_u64(const char* name, uint64_t v) {
+// One field of a named-value list; the caller fills the member of `kind`.
+NamedValue named(const char* name, NamedValue::Kind kind) {
   NamedValue n;
   n.name = name;
-  n.kind = NamedValue::U64;
-  n.u = v;
+  n.kind = kind;
   return n;
 }
 
-NamedValue nv_i64(const char* name, int64_t v) {
-  NamedValue n;
-  n.name = name;
-  n.kind = NamedValue::I64;
-  n.i = v;
-  return n;
-}
-
-NamedValue nv_dbl(const char* name, double v) {
-  NamedValue n;
-  n.name = name;
-  n.kind = NamedValue::Double;
-  n.d = v;
-  return n;
-}
-
-NamedValue nv_bool(const char* name, bool v) {
-  NamedValue n;
-  n.name = name;
-  n.kind = NamedValue::Bool;
-  n.b = v;
-  return n;
-}
-
+NamedValue nv_u64(const char* name, uint64_t v) { auto n = named(name, NamedValue::U64); n.u = v; return n; }
+NamedValue nv_i64(const char* name, int64_t v) { auto n = named(name, NamedValue::I64); n.i = v; return n; }
+NamedValue nv_dbl(const char* name, double v) { auto n = named(name, NamedValue::Double); n.d = v; return n; }
+NamedValue nv_bool(const char* name, bool v) { auto n = named(name, NamedValue::Bool); n.b = v; return n; }
 NamedValue nv_str(const char* name, std::string v) {
-  NamedValue n;
-  n.name = name;
-  n.kind = NamedValue::String;
+  auto n = named(name, NamedValue::String);
   n.s = std::move(v);
   return n;
 }
