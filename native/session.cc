@@ -875,10 +875,14 @@ void Session::issue_queries(Series& series) {
     }
   }
   if (dispatch == DispatchMode::Worker && !config_.complete_on_issue_thread) quiesce_dispatch_workers();
-  const uint64_t completed = series.completed_samples.load(std::memory_order_acquire);
-  const uint64_t completed_issued = std::min(completed, issued_samples);
-  outcome_.completed_sample_count += completed_issued;
-  const uint64_t incomplete = issued_samples - completed_issued;
+  // Counted from the records, not from completed_samples: a completing call
+  // marks each sample (and its query done) before it adds its batch to that
+  // counter, so the counter can lag the moment every query is seen done.
+  uint64_t incomplete = 0;
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    if (series.completed_ns[k].load(std::memory_order_acquire) == kNotCompleted) ++incomplete;
+  }
+  outcome_.completed_sample_count += issued_samples - incomplete;
   outcome_.incomplete_sample_count += incomplete;
   if (incomplete != 0) {
     log("error_runtime",
