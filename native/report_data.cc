@@ -32,14 +32,14 @@ std::string basename_of(const std::string& path) {
 }
 
 // The value at fraction p, with the rank the exact results use (floor(p * n)).
-int64_t at(const std::vector<int64_t>& sorted, double p) {
+int64_t at(const ScratchArray<int64_t>& sorted, double p) {
   const size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size()));
   return sorted[std::min(sorted.size() - 1, i)];
 }
 
 // {"count","min","max","mean","p":[...],"ns":[...],"histogram":{...}} of
 // `values` (sorted here). `mark_ns` > 0 widens the histogram to show it.
-std::string distribution(std::vector<int64_t>& values, int64_t mark_ns) {
+std::string distribution(ScratchArray<int64_t>& values, int64_t mark_ns) {
   if (values.empty()) return "null";
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
@@ -127,8 +127,6 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
   const uint64_t issued_samples = issued * spq;
   const int64_t bound = scenario == Scenario::Server ? effective.target_latency_ns : 0;
 
-  std::vector<int64_t> latencies;
-  latencies.reserve(issued_samples);
   int64_t end_ns = 0;
   uint64_t completed = 0;
   for (uint64_t k = 0; k < issued_samples; ++k) {
@@ -150,15 +148,16 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
     if (done != kNotCompleted) ++offsets[static_cast<size_t>(done / window) + 1];
   }
   for (size_t w = 0; w < windows; ++w) offsets[w + 1] += offsets[w];
-  std::vector<int64_t> by_window(completed);
+  ScratchArray<int64_t> by_window(completed);
+  by_window.use_all();
   {
     std::vector<uint64_t> fill(offsets.begin(), offsets.end() - 1);
     for (uint64_t k = 0; k < issued_samples; ++k) {
       const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
       if (done == kNotCompleted) continue;
-      const int64_t latency = done - scheduled_of(series, scenario, k / spq);
-      by_window[fill[static_cast<size_t>(done / window)]++] = latency;
-      latencies.push_back(latency);
+      const size_t w = static_cast<size_t>(done / window);
+      if (w >= windows || fill[w] >= offsets[w + 1]) continue;  // counted above; never changes after the series
+      by_window[fill[w]++] = done - scheduled_of(series, scenario, k / spq);
     }
   }
   std::string issued_list, completed_list, p50_list, p99_list, max_list;
@@ -180,19 +179,17 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
     p99_list += sep + num(*(first + static_cast<std::ptrdiff_t>(std::min(count - 1, count * 99 / 100))));
     max_list += sep + num(*(last - 1));
   }
-  by_window.clear();
-  by_window.shrink_to_fit();
 
   std::string o = "{\"kind\":\"" + std::string(series.kind == SeriesKind::Accuracy ? "accuracy" : "performance") +
                   "\",\"issued_queries\":" + num(issued) + ",\"samples_per_query\":" + num(spq) +
                   ",\"issued_samples\":" + num(issued_samples) + ",\"completed_samples\":" + num(completed) +
                   ",\"duration_ns\":" + num(end_ns);
-  o += ",\"sample_latency\":" + distribution(latencies, bound);
-  latencies.clear();
-  latencies.shrink_to_fit();
+  // by_window holds every completed sample's latency: sorted whole, it is
+  // the run's distribution (one array of the run's size, not two).
+  o += ",\"sample_latency\":" + distribution(by_window, bound);
+  by_window = ScratchArray<int64_t>();
   if (scenario == Scenario::MultiStream) {
-    std::vector<int64_t> query_latencies;
-    query_latencies.reserve(issued);
+    ScratchArray<int64_t> query_latencies(issued);
     for (uint64_t q = 0; q < issued; ++q) {
       const int64_t done = series.query_done_time(q);
       if (done != kNotCompleted) query_latencies.push_back(done - series.issued_ns[q]);
@@ -203,25 +200,15 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
        "],\"completed_samples\":[" + completed_list + "],\"latency_p50_ns\":[" + p50_list +
        "],\"latency_p99_ns\":[" + p99_list + "],\"latency_max_ns\":[" + max_list + "]}";
 
-  // Loadgen overhead per query, with the summary's definition of "due"
-  // (Session::measure_overhead).
-  const bool waits_for_previous = scenario == Scenario::SingleStream || scenario == Scenario::MultiStream;
-  std::vector<int64_t> lateness, lag;
-  lateness.reserve(issued);
-  lag.reserve(issued);
-  for (uint64_t q = 0; q < issued; ++q) {
-    int64_t due = 0;
-    if (scenario == Scenario::Server) {
-      due = series.trace.scheduled_delta_ns[q];
-    } else if (waits_for_previous && q > 0) {
-      due = series.query_done_time(q - 1);
-      if (due == kNotCompleted) continue;
-    }
-    lateness.push_back(series.issued_ns[q] - due);
-    if (series.dispatched_ns[q] != kNotCompleted) lag.push_back(series.dispatched_ns[q] - due);
+  // Loadgen overhead per query, as in the summary; one array at a time.
+  {
+    ScratchArray<int64_t> lateness = times_since_due(series, scenario, series.issued_ns.get());
+    o += ",\"issue_lateness\":" + distribution(lateness, 0);
   }
-  o += ",\"issue_lateness\":" + distribution(lateness, 0);
-  o += ",\"delivery_lag\":" + distribution(lag, 0);
+  {
+    ScratchArray<int64_t> lag = times_since_due(series, scenario, series.dispatched_ns.get());
+    o += ",\"delivery_lag\":" + distribution(lag, 0);
+  }
   o += "}";
   return o;
 }

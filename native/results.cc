@@ -51,6 +51,7 @@ void process_token_latencies(PerformanceSummary& s) {
   }
   auto& ttft = s.raw.first_token_latencies_ns;
   auto& tpot = s.raw.time_per_output_token_ns;
+  s.first_token_latency_count = ttft.size();
   if (ttft.empty()) return;
   // Both means divide by the sample count, not the array sizes (60 §3.15).
   s.first_token_latency_mean = integer_mean(ttft, s.sample_count);
@@ -98,6 +99,7 @@ void process_latencies(PerformanceSummary& s) {
 
   auto& q = s.raw.query_latencies_ns;
   const size_t query_count = static_cast<size_t>(s.raw.queries_issued);
+  s.query_latency_count = q.size();
   std::sort(q.begin(), q.end());
   s.query_latency_mean = integer_mean(q, query_count);
   if (!q.empty()) {

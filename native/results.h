@@ -47,6 +47,10 @@ struct PerformanceSummary {
   SeriesResult raw;
 
   uint64_t sample_count = 0;
+  // Recorded query latencies (MultiStream) and first-token latencies (tokens):
+  // the raw arrays are released once everything reported is computed.
+  uint64_t query_latency_count = 0;
+  uint64_t first_token_latency_count = 0;
   uint64_t query_count = 0;
   uint64_t overlatency_query_count = 0;
   int64_t sample_latency_min = 0, sample_latency_max = 0, sample_latency_mean = 0;

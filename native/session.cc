@@ -488,28 +488,28 @@ void Session::run_find_peak(uint64_t qsl_total) {
   outcome_.overhead = overhead_of_trial(outcome_.peak_trials, lower_qps);
 }
 
+ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, const int64_t* times) {
+  const uint64_t issued = series.issued_queries;
+  const bool waits_for_previous = scenario == Scenario::SingleStream || scenario == Scenario::MultiStream;
+  ScratchArray<int64_t> out(issued);
+  for (uint64_t q = 0; q < issued; ++q) {
+    int64_t due = 0;
+    if (scenario == Scenario::Server) {
+      due = series.trace.scheduled_delta_ns[q];
+    } else if (waits_for_previous && q > 0) {
+      due = series.query_done_time(q - 1);
+      if (due == Series::kNotCompleted) continue;  // never completed: nothing was due
+    }
+    if (times[q] != Series::kNotCompleted) out.push_back(times[q] - due);
+  }
+  return out;
+}
+
 RunOverhead Session::measure_overhead(const Series& series) const {
   RunOverhead out;
   const uint64_t issued = series.issued_queries;
   if (issued == 0) return out;
-  const bool waits_for_previous =
-      effective_.scenario == Scenario::SingleStream || effective_.scenario == Scenario::MultiStream;
-  std::vector<int64_t> lateness;
-  std::vector<int64_t> lag;
-  lateness.reserve(issued);
-  lag.reserve(issued);
-  for (uint64_t q = 0; q < issued; ++q) {
-    int64_t due = 0;
-    if (effective_.scenario == Scenario::Server) {
-      due = series.trace.scheduled_delta_ns[q];
-    } else if (waits_for_previous && q > 0) {
-      due = series.query_done_time(q - 1);
-      if (due == kNotCompleted) continue;  // never completed: nothing was due
-    }
-    lateness.push_back(series.issued_ns[q] - due);
-    if (series.dispatched_ns[q] != kNotCompleted) lag.push_back(series.dispatched_ns[q] - due);
-  }
-  auto stats = [](std::vector<int64_t>& v) {
+  auto stats = [](ScratchArray<int64_t>&& v) {
     OverheadStats st;
     if (v.empty()) return st;
     std::sort(v.begin(), v.end());
@@ -525,10 +525,10 @@ RunOverhead Session::measure_overhead(const Series& series) const {
     st.mean = sum / static_cast<double>(v.size());
     return st;
   };
-  out.present = !lateness.empty();
-  out.issue_lateness = stats(lateness);
-  out.has_delivery_lag = !lag.empty();
-  out.delivery_lag = stats(lag);
+  out.issue_lateness = stats(times_since_due(series, effective_.scenario, series.issued_ns.get()));
+  out.present = out.issue_lateness.count != 0;
+  out.delivery_lag = stats(times_since_due(series, effective_.scenario, series.dispatched_ns.get()));
+  out.has_delivery_lag = out.delivery_lag.count != 0;
   return out;
 }
 
@@ -1340,7 +1340,15 @@ PerformanceSummary Session::summarize_series(Series& series) {
       static_cast<double>(last_done == kNotCompleted ? last_completion : last_done) / 1e9;
   outcome_.issue_duration_ns = last_completion;
   if (series.n_tokens) fill_token_results(series, &raw);
-  return summarize(effective_, config_.sut_name, std::move(raw));
+  PerformanceSummary summary = summarize(effective_, config_.sut_name, std::move(raw));
+  // Everything reported is computed; the sorted copies (8 bytes a sample
+  // each) would otherwise live as long as the outcome.
+  std::vector<int64_t>().swap(summary.raw.sample_latencies_ns);
+  std::vector<int64_t>().swap(summary.raw.query_latencies_ns);
+  std::vector<int64_t>().swap(summary.raw.first_token_latencies_ns);
+  std::vector<int64_t>().swap(summary.raw.time_per_output_token_ns);
+  std::vector<int64_t>().swap(summary.raw.tokens_per_sample);
+  return summary;
 }
 
 void Session::check_tokens(const Series& series) {

@@ -17,6 +17,7 @@
 #include "detail_log.h"
 #include "live_stats.h"
 #include "results.h"
+#include "scratch_array.h"
 #include "settings.h"
 #include "trace.h"
 #include "wait.h"
@@ -260,6 +261,11 @@ struct Series {
     return query_done_ns[q].load(std::memory_order_acquire);
   }
 };
+
+// Per issued query of `series`, `times[q]` (issued_ns or dispatched_ns)
+// minus when the query was due (RunOverhead); queries without a time, or
+// whose predecessor never completed, are left out.
+ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, const int64_t* times);
 
 class Session {
  public:

@@ -149,7 +149,7 @@ TEST(tokens_single_stream_exact_tpot_from_stamps) {
   CHECK(s.first_token_latency_min >= 1000000);
   CHECK(s.first_token_latency_max < s.sample_latency_max);
   CHECK_EQ(s.token_count, static_cast<int64_t>(5 * s.sample_count));
-  CHECK_EQ(s.raw.first_token_latencies_ns.size(), s.sample_count);
+  CHECK_EQ(s.first_token_latency_count, s.sample_count);
   CHECK(o.summary_text.find("th first token percentile latency (ns) : ") != std::string::npos);
   CHECK(o.summary_text.find("TTFT Early Stopping Result:\n") != std::string::npos);
   CHECK(o.summary_text.find("TPOT Early Stopping Result:\n") != std::string::npos);
