@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "native/clock.h"
+#include "native/cpu_noise.h"
 #include "native/wait.h"
 
 namespace loadgen_addon {
@@ -91,12 +92,50 @@ Napi::Value TsfnWake(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// cpuNoise(cpu, durationMs): a native thread (pinned to `cpu` when >= 0)
+// spins for durationMs; how often and how long it lost the CPU, and the
+// delay an event due at a random instant would see there (cpu_noise.h).
+Napi::Value CpuNoise(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber())
+    throw Napi::TypeError::New(env, "cpuNoise(cpu, durationMs) expects two numbers");
+  const double cpu = info[0].As<Napi::Number>().DoubleValue();
+  const double duration_ms = info[1].As<Napi::Number>().DoubleValue();
+  if (!(cpu >= -1 && cpu <= 1023 && cpu == static_cast<int>(cpu)))
+    throw Napi::RangeError::New(env, "cpu must be an integer in [-1, 1023] (-1: unpinned)");
+  if (!(duration_ms >= 1 && duration_ms <= 60000)) throw Napi::RangeError::New(env, "durationMs must be in [1, 60000]");
+  const loadgen::CpuNoise n =
+      loadgen::measure_cpu_noise(static_cast<int>(cpu), static_cast<int64_t>(duration_ms * 1e6));
+  const auto num = [&](double v) { return Napi::Number::New(env, v); };
+  const double seconds = static_cast<double>(n.duration_ns) / 1e9;
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("cpu", num(n.cpu));
+  out.Set("pinned", Napi::Boolean::New(env, n.pinned));
+  if (!n.warning.empty()) out.Set("warning", Napi::String::New(env, n.warning));
+  out.Set("durationNs", num(static_cast<double>(n.duration_ns)));
+  out.Set("gapsPerSecond", num(seconds > 0 ? static_cast<double>(n.gaps) / seconds : 0));
+  out.Set("lostFraction",
+          num(n.duration_ns > 0 ? static_cast<double>(n.lost_ns) / static_cast<double>(n.duration_ns) : 0));
+  Napi::Object gap = Napi::Object::New(env);
+  gap.Set("p50", num(static_cast<double>(n.gap_p50_ns)));
+  gap.Set("p99", num(static_cast<double>(n.gap_p99_ns)));
+  gap.Set("max", num(static_cast<double>(n.gap_max_ns)));
+  out.Set("gapNs", gap);
+  Napi::Object residual = Napi::Object::New(env);
+  residual.Set("p50", num(static_cast<double>(n.residual_p50_ns)));
+  residual.Set("p99", num(static_cast<double>(n.residual_p99_ns)));
+  residual.Set("p999", num(static_cast<double>(n.residual_p999_ns)));
+  out.Set("residualNs", residual);
+  return out;
+}
+
 }  // namespace
 
 void register_bench(Napi::Env env, Napi::Object exports) {
   Napi::Object bench = Napi::Object::New(env);
   bench.Set("clockReadNs", Napi::Function::New(env, ClockReadNs, "clockReadNs"));
   bench.Set("tsfnWake", Napi::Function::New(env, TsfnWake, "tsfnWake"));
+  bench.Set("cpuNoise", Napi::Function::New(env, CpuNoise, "cpuNoise"));
   exports.Set("bench", bench);
 }
 

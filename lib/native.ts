@@ -501,6 +501,27 @@ export interface NativeBench {
   clockReadNs(iterations: number): number;
   /** `count` native-thread -> JS-thread wakes, `intervalUs` apart; resolves with each wake's ns. */
   tsfnWake(count: number, intervalUs: number): Promise<Float64Array>;
+  /**
+   * A native thread pinned to `cpu` (-1: unpinned) spins for `durationMs`,
+   * recording every gap > 1 us between clock reads (time it did not run).
+   * Blocks the calling thread meanwhile.
+   */
+  cpuNoise(cpu: number, durationMs: number): CpuNoise;
+}
+
+/** What {@link NativeBench.cpuNoise} measured. */
+export interface CpuNoise {
+  cpu: number;
+  pinned: boolean;
+  /** Why pinning failed, when it did. */
+  warning?: string;
+  durationNs: number;
+  gapsPerSecond: number;
+  /** Share of the time the thread did not run. */
+  lostFraction: number;
+  gapNs: { p50: number; p99: number; max: number };
+  /** Delay an event due at a uniformly random instant sees on that CPU: the issue-lateness floor. */
+  residualNs: { p50: number; p99: number; p999: number };
 }
 
 /** The package root (one level above lib/ or dist/). */
