@@ -223,6 +223,11 @@ Napi::Value register_thread_port(const Napi::CallbackInfo& info, PortRole role, 
 
 namespace {
 
+// dispatch 'poll': how long before a query is due the polling thread stops
+// turning its event loop and spins for it (and how long past due it waits
+// for a late issue thread). Timers and I/O still run at least every ~100 us.
+constexpr int64_t kPollSpinWindowNs = 50000;
+
 // registerIssueThread(dispatcher, threadId) -> { index, serial }
 Napi::Value RegisterIssueThread(const Napi::CallbackInfo& info) {
   return register_thread_port(info, PortRole::IssueThread, "registerIssueThread");
@@ -249,12 +254,27 @@ Napi::Value PublishedQueries(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), n);
 }
 
+// pollPublished(seen) -> publishedQueries(), spinning first (at most
+// kPollSpinWindowNs past its due time) when the next Server query is due
+// within kPollSpinWindowNs and nothing beyond `seen` is published yet.
+Napi::Value PollPublished(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "pollPublished(seen) expects a number");
+  const double seen = info[0].As<Napi::Number>().DoubleValue();
+  // Out of range: nothing to wait for (a count is never negative or fractional).
+  const uint64_t seen_count = seen >= 0 && seen < 9007199254740992.0 ? static_cast<uint64_t>(seen) : UINT64_MAX;
+  SharedSession shared;
+  const double n = shared.get() != nullptr ? static_cast<double>(shared.get()->poll_published(seen_count, kPollSpinWindowNs)) : 0;
+  return Napi::Number::New(env, n);
+}
+
 }  // namespace
 
 void register_issue_threads(Napi::Env env, Napi::Object exports) {
   exports.Set("registerIssueThread", Napi::Function::New(env, RegisterIssueThread, "registerIssueThread"));
   exports.Set("unregisterIssueThread", Napi::Function::New(env, UnregisterIssueThread, "unregisterIssueThread"));
   exports.Set("publishedQueries", Napi::Function::New(env, PublishedQueries, "publishedQueries"));
+  exports.Set("pollPublished", Napi::Function::New(env, PollPublished, "pollPublished"));
   register_dispatch_workers(env, exports);
 }
 

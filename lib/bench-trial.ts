@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { BenchSut, Percentiles, ServerTrial, TrialSpec } from './bench.js';
+import type { BenchSut, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './bench.js';
 import { loadNative } from './native.js';
 import { NULL_SUT_MODULE } from './null-sut-module.js';
 import { startTest, type StartTestOptions } from './run.js';
 import type { DispatchMode } from './settings.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts.js';
-import type { SystemUnderTest, TestResult } from './types.js';
+import type { QuerySample, SystemUnderTest, TestResult } from './types.js';
 
 const nowNs = (): number => Number(process.hrtime.bigint());
 
@@ -65,15 +65,23 @@ async function platform(tsfnWakes: number) {
   return { clockReadNs, jsToNativeCallNs, tsfnWakeNs: { p50: wakes.p50, p99: wakes.p99 } };
 }
 
-/** A plain TypeScript Poisson issuer polling with setImmediate, driving a JS null SUT. */
-function pureJsServer(targetQps: number, durationMs: number, targetLatencyNs: number): Promise<ServerTrial> {
+/**
+ * A plain TypeScript Poisson issuer polling with setImmediate, driving a JS
+ * null SUT. Valid when latency p99 <= the bound and it kept up: achieved QPS
+ * >= 0.9 x target (an issuer that falls behind is not running at that rate).
+ */
+function pureJsServer(targetQps: number, durationMs: number, targetLatencyNs: number): Promise<Omit<ServerTrial, 'pinned'>> {
   const count = Math.max(1, Math.round((targetQps * durationMs) / 1000));
   const schedule = new Float64Array(count);
   let t = 0;
   for (let i = 0; i < count; i++) {
     schedule[i] = t;
-    t += (-Math.log(1 - Math.random()) / targetQps) * 1e9;
+    t += -Math.log(1 - Math.random());
   }
+  // Exponential gaps scaled to span exactly count / targetQps: the achieved
+  // rate is then compared with the target, not with this draw's Poisson noise.
+  const nsPerUnit = (count / targetQps) * 1e9 / t;
+  for (let i = 0; i < count; i++) schedule[i] *= nsPerUnit;
   const lateness = new Float64Array(count);
   const latency = new Float64Array(count);
   let next = 0;
@@ -92,9 +100,10 @@ function pureJsServer(targetQps: number, durationMs: number, targetLatencyNs: nu
       }
       const elapsed = (nowNs() - start) / 1e9;
       const lat = percentilesOf(latency);
+      const achievedQps = count / elapsed;
       resolve({
-        valid: lat.p99 <= targetLatencyNs,
-        achievedQps: count / elapsed,
+        valid: lat.p99 <= targetLatencyNs && achievedQps >= 0.9 * targetQps,
+        achievedQps,
         latencyNs: lat,
         issueLatenessNs: percentilesOf(lateness),
         deliveryLagNs: percentilesOf(lateness),
@@ -104,12 +113,22 @@ function pureJsServer(targetQps: number, durationMs: number, targetLatencyNs: nu
   });
 }
 
+/** The native core's warning when it could not pin the issue thread (issueThreadCpu). */
+function issueThreadPinFailed(r: TestResult): boolean {
+  return r.errors.messages.some((m) => m.isWarning && m.text.includes('running unpinned'));
+}
+
 async function server(spec: Extract<TrialSpec, { kind: 'server' }>): Promise<ServerTrial> {
-  if (spec.sut === 'pure-js') return pureJsServer(spec.targetQps, spec.durationMs, spec.targetLatencyNs);
+  // pure-js has no issue thread: its pin is the orchestrator's taskset alone.
+  if (spec.sut === 'pure-js') {
+    return { ...(await pureJsServer(spec.targetQps, spec.durationMs, spec.targetLatencyNs)), pinned: spec.pinned ?? false };
+  }
   const sut = spec.sut;
   return withOutdir(async (outdir) => {
     const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
       ...dispatchOf(sut),
+      ...(spec.pinned ? { issueThreadCpu: 1 } : {}),
+      ...(spec.dispatchSpinUs !== undefined ? { dispatchSpinUs: spec.dispatchSpinUs } : {}),
       scenario: 'Server',
       serverTargetQps: spec.targetQps,
       serverTargetLatencyNs: spec.targetLatencyNs,
@@ -123,13 +142,56 @@ async function server(spec: Extract<TrialSpec, { kind: 'server' }>): Promise<Ser
       latencyNs: resultPercentiles(r),
       issueLatenessNs: overhead ? pick(overhead.issueLatenessNs) : null,
       deliveryLagNs: overhead?.deliveryLagNs ? pick(overhead.deliveryLagNs) : null,
+      pinned: (spec.pinned ?? false) && !issueThreadPinFailed(r),
     };
   });
 }
 
-async function peak(spec: Extract<TrialSpec, { kind: 'peak' }>) {
+// Each pure-js step holds three Float64Arrays of targetQps x duration entries: at most ~480 MB.
+const PURE_JS_MAX_QUERIES_PER_STEP = 20e6;
+const PURE_JS_MAX_QPS = 50e6;
+const PURE_JS_MAX_BISECTIONS = 12;
+
+/**
+ * The pure-js issuer's highest valid Server QPS: double from baseQps while
+ * valid, then bisect between the last valid and the first invalid rate until
+ * they are within 2%.
+ */
+async function pureJsPeak(spec: Extract<TrialSpec, { kind: 'peak' }>): Promise<PeakTrial> {
+  const maxQps = Math.min(PURE_JS_MAX_QPS, PURE_JS_MAX_QUERIES_PER_STEP / (spec.durationMs / 1000));
+  let trials = 0;
+  const validAt = async (qps: number) => {
+    trials++;
+    return (await pureJsServer(qps, spec.durationMs, spec.targetLatencyNs)).valid;
+  };
+  let highestValid = 0;
+  let lowestInvalid = Number.POSITIVE_INFINITY;
+  for (let qps = Math.min(spec.baseQps, maxQps); ; qps = Math.min(2 * qps, maxQps)) {
+    if (!(await validAt(qps))) {
+      lowestInvalid = qps;
+      break;
+    }
+    highestValid = qps;
+    if (qps >= maxQps) break;
+  }
+  for (
+    let step = 0;
+    step < PURE_JS_MAX_BISECTIONS && highestValid > 0 && lowestInvalid - highestValid > 0.02 * highestValid;
+    step++
+  ) {
+    const mid = Math.round((highestValid + lowestInvalid) / 2);
+    if (await validAt(mid)) highestValid = mid;
+    else lowestInvalid = mid;
+  }
+  return { peakQps: highestValid, trials };
+}
+
+async function peak(spec: Extract<TrialSpec, { kind: 'peak' }>): Promise<PeakTrial> {
+  if (spec.sut === 'pure-js') return pureJsPeak(spec);
+  const sut = spec.sut;
   return withOutdir(async (outdir) => {
-    const r = await startTest(sutFor(spec.sut), createSyntheticQsl(1024), {
+    const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+      ...dispatchOf(sut),
       scenario: 'Server',
       mode: 'FindPeakPerformance',
       serverTargetQps: spec.baseQps,
@@ -137,7 +199,7 @@ async function peak(spec: Extract<TrialSpec, { kind: 'peak' }>) {
       serverFindPeakQpsDecimalsOfPrecision: 0,
       minDurationMs: spec.durationMs,
       minQueryCount: 1,
-    }, { outdir });
+    }, { outdir }, optionsOf(sut));
     return { peakQps: r.findPeak?.peakQps ?? 0, trials: r.findPeak?.trials.length ?? 0 };
   });
 }
@@ -174,7 +236,29 @@ function percentileAt(values: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
 }
 
+/**
+ * Offline without the native core: the samples handed to a JS null SUT in
+ * one issueQuery call, which records each completion as the JS null SUT
+ * does (ids into a Float64Array). Timed from building the samples to the
+ * last completion.
+ */
+function pureJsOffline(samples: number) {
+  const completedIds = new Float64Array(samples);
+  let completed = 0;
+  const issueQuery = (batch: QuerySample[]) => {
+    for (let i = 0; i < batch.length; i++) completedIds[completed++] = batch[i]!.id;
+  };
+  const start = nowNs();
+  const batch: QuerySample[] = [];
+  for (let i = 0; i < samples; i++) batch.push({ id: i + 1, index: Math.floor(Math.random() * 1024) });
+  issueQuery(batch);
+  const elapsedNs = nowNs() - start;
+  if (completed !== samples) throw new Error(`pure-js offline completed ${completed} of ${samples} samples`);
+  return { samplesPerSecond: samples / (elapsedNs / 1e9) };
+}
+
 async function offline(spec: Extract<TrialSpec, { kind: 'offline' }>) {
+  if (spec.sut === 'pure-js') return pureJsOffline(spec.samples);
   const sut = spec.sut;
   return withOutdir(async (outdir) => {
     const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
@@ -214,6 +298,9 @@ async function main(): Promise<void> {
   switch (spec.kind) {
     case 'platform':
       result = await platform(spec.tsfnWakes);
+      break;
+    case 'cpu-noise':
+      result = loadNative().bench.cpuNoise(spec.cpu, spec.durationMs);
       break;
     case 'server':
       result = await server(spec);

@@ -1,12 +1,16 @@
 /**
  * `loadgen bench`: loadgen's own cost on this machine. Every trial runs in a
  * fresh process (lib/bench-trial.ts); each is repeated and reported as the
- * median with its spread (min..max).
+ * median with its spread (min..max). The report ends with the issue-5
+ * targets evaluated against the figures (formatTargets).
  */
 import { spawn } from 'node:child_process';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import type { CpuNoise } from './native.js';
 
 /**
  * Who runs the SUT in a trial. `wake`, `poll`, `worker`: the JS null SUT
@@ -26,10 +30,22 @@ export interface Percentiles {
 /** One trial's request, passed to lib/bench-trial.ts as JSON. */
 export type TrialSpec =
   | { kind: 'platform'; tsfnWakes: number }
-  | { kind: 'server'; sut: BenchSut; targetQps: number; durationMs: number; targetLatencyNs: number }
-  | { kind: 'peak'; sut: Exclude<BenchSut, 'pure-js'>; baseQps: number; durationMs: number; targetLatencyNs: number }
+  /** native.bench.cpuNoise on `cpu` (-1: unpinned). */
+  | { kind: 'cpu-noise'; cpu: number; durationMs: number }
+  | {
+      kind: 'server';
+      sut: BenchSut;
+      targetQps: number;
+      durationMs: number;
+      targetLatencyNs: number;
+      /** The issue thread on CPU 1 (issueThreadCpu); the orchestrator runs the process on CPU 0. */
+      pinned?: boolean;
+      /** The dispatchSpinUs setting ('worker' only). */
+      dispatchSpinUs?: number;
+    }
+  | { kind: 'peak'; sut: BenchSut; baseQps: number; durationMs: number; targetLatencyNs: number }
   | { kind: 'single-stream'; sut: BenchSut; durationMs: number }
-  | { kind: 'offline'; sut: Exclude<BenchSut, 'pure-js'>; samples: number }
+  | { kind: 'offline'; sut: BenchSut; samples: number }
   | { kind: 'memory'; targetQps: number; durationMs: number };
 
 export interface PlatformTrial {
@@ -46,6 +62,15 @@ export interface ServerTrial {
   issueLatenessNs: Percentiles | null;
   /** SUT received − scheduled, per query. */
   deliveryLagNs: Percentiles | null;
+  /** The trial ran pinned: its issue thread on CPU 1 (pure-js: it was asked to; the taskset is its only pin). */
+  pinned: boolean;
+}
+
+export interface PeakTrial {
+  /** Highest valid Server QPS found (0: not even the base rate was valid). */
+  peakQps: number;
+  /** Server runs the search made. */
+  trials: number;
 }
 
 export interface BenchOptions {
@@ -71,13 +96,49 @@ export interface ServerRow {
   deliveryLagNs: Percentiles | null;
   achievedQps: Spread;
   repetitions: number;
+  /** Issue thread alone on CPU 1, the rest of the process on CPU 0 (pure-js: the process on CPU 0). */
+  pinned: boolean;
+  /** The row asked for pinning; `pinned` is false when this machine could not pin. */
+  pinRequested: boolean;
+  /** The dispatchSpinUs setting the row ran with (0: the default, idle workers sleep). */
+  dispatchSpinUs: number;
+}
+
+/** Medians of native.bench.cpuNoise over the repetitions. */
+export interface CpuNoiseFigure {
+  /** The CPU probed (-1: the probe thread was not pinned). */
+  cpu: number;
+  /** The probe thread was pinned to `cpu` in every repetition. */
+  pinned: boolean;
+  /** The rest of the process ran on CPU 0 (taskset), as in the pinned Server rows. */
+  restOnCpu0: boolean;
+  durationNs: number;
+  gapsPerSecond: number;
+  /** Share of the time the probe thread did not run. */
+  lostFraction: number;
+  gapNs: { p50: number; p99: number; max: number };
+  /** Delay an event due at a uniformly random instant sees there: the floor of issue lateness on that CPU. */
+  residualNs: { p50: number; p99: number; p999: number };
+}
+
+/** One issue-5 target against this run's figures. */
+export interface BenchTarget {
+  target: string;
+  measured: string;
+  /** 'n/a': a figure it needs was not measured in this run (e.g. the tiny configuration). */
+  holds: 'yes' | 'no' | 'n/a';
 }
 
 export interface BenchReport {
   date: string;
   machine: { cpu: string; cpus: number; node: string; platform: string };
   config: { tiny: boolean; repeat: number };
-  platform: { clockReadNs: number; jsToNativeCallNs: number; tsfnWakeNs: { p50: number; p99: number } };
+  platform: {
+    clockReadNs: number;
+    jsToNativeCallNs: number;
+    tsfnWakeNs: { p50: number; p99: number };
+    cpuNoise: CpuNoiseFigure;
+  };
   server: ServerRow[];
   serverMaxValidQps: Partial<Record<BenchSut, number>>;
   singleStreamQps: Partial<Record<BenchSut, number>>;
@@ -85,14 +146,76 @@ export interface BenchReport {
   offlineSamplesPerSec: Partial<Record<BenchSut, number>>;
   bytesPerSample: number;
   bytesPerSampleByRun: { samples: number; bytesPerSample: number }[];
+  targets: BenchTarget[];
 }
 
 const trialScript = join(dirname(fileURLToPath(import.meta.url)), 'bench-trial.js');
 
+/** CPUs this process may run on (Linux: /proc/self/status Cpus_allowed_list, e.g. "0-3,8"); null elsewhere. */
+function allowedCpus(): Set<number> | null {
+  try {
+    const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    if (!list) return null;
+    const allowed = new Set<number>();
+    for (const range of list.split(',')) {
+      const [first, last = first] = range.split('-').map(Number);
+      for (let cpu = first!; cpu <= last!; cpu++) allowed.add(cpu);
+    }
+    return allowed;
+  } catch {
+    return null;
+  }
+}
+
+function findOnPath(command: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return null;
+}
+
+let taskset: string | null | undefined;
+
+/**
+ * The taskset that confines a trial process to CPU 0 (leaving CPU 1 to the
+ * issue thread), or null when this machine cannot pin: not Linux, fewer
+ * than 2 CPUs, CPU 0 or 1 outside this process's cpuset, or no taskset.
+ */
+export function pinningTaskset(): string | null {
+  if (taskset !== undefined) return taskset;
+  const allowed = process.platform === 'linux' && cpus().length >= 2 ? allowedCpus() : null;
+  taskset = allowed?.has(0) && allowed.has(1) ? findOnPath('taskset') : null;
+  return taskset;
+}
+
+export interface TrialOptions {
+  /** Run the trial process under `taskset -c 0` (see {@link pinningTaskset}). */
+  onCpu0?: boolean;
+}
+
 /** Runs one trial in a fresh Node process and returns what it printed. */
-export function runTrial<T>(spec: TrialSpec): Promise<T> {
+export function runTrial<T>(spec: TrialSpec, options: TrialOptions = {}): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [trialScript, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const trialArgs = [trialScript, JSON.stringify(spec)];
+    let command = process.execPath;
+    let args = trialArgs;
+    if (options.onCpu0) {
+      const tasksetPath = pinningTaskset();
+      if (!tasksetPath) {
+        reject(new Error('bench trial: pinning to CPU 0 needs Linux, 2 CPUs and taskset on PATH'));
+        return;
+      }
+      command = tasksetPath;
+      args = ['-c', '0', process.execPath, ...trialArgs];
+    }
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -133,10 +256,43 @@ function medianPercentiles(values: (Percentiles | null)[]): Percentiles | null {
   };
 }
 
-async function repeatTrial<T>(spec: TrialSpec, repeat: number): Promise<T[]> {
+async function repeatTrial<T>(spec: TrialSpec, repeat: number, options: TrialOptions = {}): Promise<T[]> {
   const results: T[] = [];
-  for (let i = 0; i < repeat; i++) results.push(await runTrial<T>(spec));
+  for (let i = 0; i < repeat; i++) results.push(await runTrial<T>(spec, options));
   return results;
+}
+
+function medianCpuNoise(trials: CpuNoise[], restOnCpu0: boolean): CpuNoiseFigure {
+  const m = (get: (n: CpuNoise) => number) => median(trials.map(get));
+  return {
+    cpu: trials[0]?.cpu ?? -1,
+    pinned: trials.every((t) => t.pinned),
+    restOnCpu0,
+    durationNs: m((t) => t.durationNs),
+    gapsPerSecond: m((t) => t.gapsPerSecond),
+    lostFraction: m((t) => t.lostFraction),
+    gapNs: { p50: m((t) => t.gapNs.p50), p99: m((t) => t.gapNs.p99), max: m((t) => t.gapNs.max) },
+    residualNs: { p50: m((t) => t.residualNs.p50), p99: m((t) => t.residualNs.p99), p999: m((t) => t.residualNs.p999) },
+  };
+}
+
+/** Offline sample count: the target is stated for 1M samples. */
+function offlineSamples(tiny: boolean): number {
+  return tiny ? 100_000 : 1_000_000;
+}
+
+/** What a Server row asks for, before it runs. */
+interface ServerRun {
+  sut: BenchSut;
+  targetQps: number;
+  pin: boolean;
+  dispatchSpinUs: number;
+}
+
+function serverRowLabel(row: Pick<ServerRow, 'sut' | 'targetQps' | 'pinned' | 'pinRequested' | 'dispatchSpinUs'>): string {
+  const pin = row.pinned ? ' pinned' : row.pinRequested ? ' (could not pin)' : '';
+  const spin = row.dispatchSpinUs ? ` spin ${fmt(row.dispatchSpinUs)}us` : '';
+  return `${row.sut} @ ${fmt(row.targetQps)} QPS${pin}${spin}`;
 }
 
 /** Runs the whole benchmark and returns every figure. */
@@ -146,34 +302,72 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const serverMs = tiny ? 300 : 3000;
   const targetLatencyNs = 10_000_000;
+  const canPin = pinningTaskset() !== null;
 
   log(`platform probes (x${repeat})`);
   const platform = await repeatTrial<PlatformTrial>({ kind: 'platform', tsfnWakes: tiny ? 200 : 5000 }, repeat);
 
-  const server: ServerRow[] = [];
+  // CPU 1 with the rest of the process on CPU 0: the setting of the pinned Server rows.
+  const noiseCpu = cpus().length >= 2 ? 1 : -1;
+  log(`CPU noise on ${noiseCpu >= 0 ? `CPU ${noiseCpu}` : 'an unpinned thread'}${canPin ? ', the process on CPU 0' : ''} (x${repeat})`);
+  const noiseTrials = await repeatTrial<CpuNoise>(
+    { kind: 'cpu-noise', cpu: noiseCpu, durationMs: tiny ? 200 : 2000 },
+    repeat,
+    { onCpu0: canPin },
+  );
+  for (const warning of new Set(noiseTrials.map((t) => t.warning).filter((w) => w !== undefined))) log(`  ${warning}`);
+
+  const serverRuns: ServerRun[] = [];
   const rates = tiny ? [1000, 10000] : [1000, 10000, 100000];
   for (const sut of BENCH_SUTS) {
-    for (const targetQps of rates) {
-      log(`server ${sut} ${targetQps} QPS (x${repeat})`);
-      const trials = await repeatTrial<ServerTrial>({ kind: 'server', sut, targetQps, durationMs: serverMs, targetLatencyNs }, repeat);
-      server.push({
-        sut,
-        targetQps,
-        valid: trials.every((t) => t.valid),
-        latencyNs: medianPercentiles(trials.map((t) => t.latencyNs))!,
-        issueLatenessNs: medianPercentiles(trials.map((t) => t.issueLatenessNs)),
-        deliveryLagNs: medianPercentiles(trials.map((t) => t.deliveryLagNs)),
-        achievedQps: spread(trials.map((t) => t.achievedQps)),
-        repetitions: trials.length,
-      });
-    }
+    for (const targetQps of rates) serverRuns.push({ sut, targetQps, pin: false, dispatchSpinUs: 0 });
+  }
+  if (tiny) {
+    serverRuns.push({ sut: 'null-native', targetQps: 1000, pin: true, dispatchSpinUs: 0 });
+  } else {
+    // The issue-5 lateness target is stated pinned; a spinning worker skips the futex wake.
+    for (const sut of BENCH_SUTS) serverRuns.push({ sut, targetQps: 10000, pin: true, dispatchSpinUs: 0 });
+    serverRuns.push({ sut: 'worker', targetQps: 10000, pin: false, dispatchSpinUs: 200 });
+  }
+  const server: ServerRow[] = [];
+  for (const run of serverRuns) {
+    const pinned = run.pin && canPin;
+    const label = serverRowLabel({ ...run, pinned, pinRequested: run.pin });
+    log(`server ${label} (x${repeat})`);
+    const trials = await repeatTrial<ServerTrial>(
+      {
+        kind: 'server',
+        sut: run.sut,
+        targetQps: run.targetQps,
+        durationMs: serverMs,
+        targetLatencyNs,
+        ...(pinned ? { pinned: true } : {}),
+        ...(run.dispatchSpinUs ? { dispatchSpinUs: run.dispatchSpinUs } : {}),
+      },
+      repeat,
+      { onCpu0: pinned },
+    );
+    server.push({
+      sut: run.sut,
+      targetQps: run.targetQps,
+      valid: trials.every((t) => t.valid),
+      latencyNs: medianPercentiles(trials.map((t) => t.latencyNs))!,
+      issueLatenessNs: medianPercentiles(trials.map((t) => t.issueLatenessNs)),
+      deliveryLagNs: medianPercentiles(trials.map((t) => t.deliveryLagNs)),
+      achievedQps: spread(trials.map((t) => t.achievedQps)),
+      repetitions: trials.length,
+      pinned: pinned && trials.every((t) => t.pinned),
+      pinRequested: run.pin,
+      dispatchSpinUs: run.dispatchSpinUs,
+    });
   }
 
   const serverMaxValidQps: BenchReport['serverMaxValidQps'] = {};
-  for (const sut of ['null-native', 'wake'] as const) {
+  for (const sut of BENCH_SUTS) {
     log(`peak Server QPS ${sut} (x${repeat})`);
-    const peaks = await repeatTrial<{ peakQps: number }>(
-      { kind: 'peak', sut, baseQps: tiny ? 2000 : 50000, durationMs: tiny ? 200 : 1000, targetLatencyNs },
+    // A search is ~30 Server runs (bisection to 1 QPS); tiny keeps each short.
+    const peaks = await repeatTrial<PeakTrial>(
+      { kind: 'peak', sut, baseQps: tiny ? 20000 : 50000, durationMs: tiny ? 100 : 1000, targetLatencyNs },
       repeat,
     );
     serverMaxValidQps[sut] = median(peaks.map((p) => p.peakQps));
@@ -192,10 +386,10 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
   }
 
   const offlineSamplesPerSec: BenchReport['offlineSamplesPerSec'] = {};
-  for (const sut of ['null-native', 'wake', 'poll', 'worker'] as const) {
+  for (const sut of BENCH_SUTS) {
     log(`offline ${sut} (x${repeat})`);
     const trials = await repeatTrial<{ samplesPerSecond: number }>(
-      { kind: 'offline', sut, samples: tiny ? 100_000 : 1_000_000 },
+      { kind: 'offline', sut, samples: offlineSamples(tiny) },
       repeat,
     );
     offlineSamplesPerSec[sut] = median(trials.map((t) => t.samplesPerSecond));
@@ -208,7 +402,7 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
     bytesPerSampleByRun.push(await runTrial({ kind: 'memory', targetQps: tiny ? 50_000 : 200_000, durationMs }));
   }
 
-  return {
+  const report: BenchReport = {
     date: new Date().toISOString(),
     machine: { cpu: cpus()[0]?.model ?? 'unknown', cpus: cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
     config: { tiny, repeat },
@@ -219,6 +413,7 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
         p50: median(platform.map((p) => p.tsfnWakeNs.p50)),
         p99: median(platform.map((p) => p.tsfnWakeNs.p99)),
       },
+      cpuNoise: medianCpuNoise(noiseTrials, canPin),
     },
     server,
     serverMaxValidQps,
@@ -227,7 +422,10 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
     offlineSamplesPerSec,
     bytesPerSample: Math.max(...bytesPerSampleByRun.map((r) => r.bytesPerSample)),
     bytesPerSampleByRun,
+    targets: [],
   };
+  report.targets = evaluateTargets(report);
+  return report;
 }
 
 function fmt(n: number | null | undefined, digits = 0): string {
@@ -239,7 +437,14 @@ function us(n: number | undefined): string {
   return n === undefined ? '-' : fmt(n / 1000, 2);
 }
 
-/** The report as a plain-text table. */
+/** The CPU-noise line: how often the (pinned) CPU is taken away, and the lateness floor that sets. */
+function formatCpuNoise(n: CpuNoiseFigure): string {
+  const where = n.pinned ? `pinned CPU ${n.cpu}${n.restOnCpu0 ? '' : ' (rest of the process not confined to CPU 0)'}` : 'unpinned thread';
+  return `${where} noise: ${fmt(n.gapsPerSecond)} gaps/s, ${fmt(n.lostFraction * 100, 3)}% of time lost, gap p99 ${us(n.gapNs.p99)} us; ` +
+    `lateness floor at a random instant p99 ${us(n.residualNs.p99)} us, p99.9 ${us(n.residualNs.p999)} us`;
+}
+
+/** The report as a plain-text table, followed by the targets table. */
 export function formatBenchReport(r: BenchReport): string {
   const lines: string[] = [];
   lines.push(`loadgen bench — ${r.date} — ${r.machine.cpu} (${r.machine.cpus} CPUs), Node ${r.machine.node}`);
@@ -247,11 +452,13 @@ export function formatBenchReport(r: BenchReport): string {
   lines.push('');
   lines.push(`platform: clock read ${fmt(r.platform.clockReadNs, 1)} ns, JS->native call ${fmt(r.platform.jsToNativeCallNs, 1)} ns, ` +
     `threadsafe-function wake p50 ${us(r.platform.tsfnWakeNs.p50)} us, p99 ${us(r.platform.tsfnWakeNs.p99)} us`);
+  lines.push(formatCpuNoise(r.platform.cpuNoise));
   lines.push('');
-  lines.push('Server (latencies in us)        valid  achieved QPS    lat p50   lat p99  lat p99.9   late p50  late p99   lag p50   lag p99');
+  const labelWidth = Math.max(31, ...r.server.map((row) => serverRowLabel(row).length));
+  lines.push(`${'Server (latencies in us)'.padEnd(labelWidth)} valid  achieved QPS    lat p50   lat p99  lat p99.9   late p50  late p99   lag p50   lag p99`);
   for (const row of r.server) {
     lines.push(
-      `${`${row.sut} @ ${fmt(row.targetQps)} QPS`.padEnd(31)} ${(row.valid ? 'yes' : 'NO').padEnd(5)} ${fmt(row.achievedQps.median).padStart(13)}` +
+      `${serverRowLabel(row).padEnd(labelWidth)} ${(row.valid ? 'yes' : 'NO').padEnd(5)} ${fmt(row.achievedQps.median).padStart(13)}` +
         ` ${us(row.latencyNs.p50).padStart(10)} ${us(row.latencyNs.p99).padStart(9)} ${us(row.latencyNs.p999).padStart(10)}` +
         ` ${us(row.issueLatenessNs?.p50).padStart(10)} ${us(row.issueLatenessNs?.p99).padStart(9)}` +
         ` ${us(row.deliveryLagNs?.p50).padStart(9)} ${us(row.deliveryLagNs?.p99).padStart(9)}`,
@@ -265,5 +472,122 @@ export function formatBenchReport(r: BenchReport): string {
   lines.push(keyed('SingleStream p90 latency', r.singleStreamP90Ns, 'ns'));
   lines.push(keyed('Offline samples/s', r.offlineSamplesPerSec, ''));
   lines.push(`memory per recorded sample      ${r.bytesPerSampleByRun.map((m) => `${fmt(m.bytesPerSample, 1)} B over ${fmt(m.samples)} samples`).join(', ')}`);
+  lines.push('');
+  lines.push(formatTargets(r));
   return lines.join('\n');
+}
+
+/** The rate the issue-5 targets are stated at. */
+const TARGET_QPS = 10000;
+
+/** A 10k QPS row: pinned, or the plain one (unpinned, not a failed pin, default dispatchSpinUs). */
+function targetRow(r: BenchReport, sut: BenchSut, pinned: boolean): ServerRow | undefined {
+  return r.server.find((row) =>
+    row.sut === sut && row.targetQps === TARGET_QPS &&
+    (pinned ? row.pinned : !row.pinned && !row.pinRequested && !row.dispatchSpinUs));
+}
+
+/** Every check must hold; one that fails decides 'no', one with a missing figure (undefined) 'n/a'. */
+function allHold(checks: (boolean | undefined)[]): BenchTarget['holds'] {
+  if (checks.includes(false)) return 'no';
+  return checks.includes(undefined) ? 'n/a' : 'yes';
+}
+
+function atMost(value: number | undefined, bound: number | undefined): boolean | undefined {
+  return value === undefined || bound === undefined || Number.isNaN(value) || Number.isNaN(bound) ? undefined : value <= bound;
+}
+
+function atLeast(value: number | undefined, bound: number): boolean | undefined {
+  return value === undefined || Number.isNaN(value) ? undefined : value >= bound;
+}
+
+/** The issue-5 targets, each with the figures of this report that decide it. */
+export function evaluateTargets(r: BenchReport): BenchTarget[] {
+  const targets: BenchTarget[] = [];
+
+  const poll = targetRow(r, 'poll', false)?.deliveryLagNs;
+  const pureJs = targetRow(r, 'pure-js', false)?.issueLatenessNs;
+  targets.push({
+    target: 'poll delivery lag <= pure-JS issue lateness at 10k QPS (p50, p99)',
+    measured: `p50 ${us(poll?.p50)} us vs ${us(pureJs?.p50)} us; p99 ${us(poll?.p99)} us vs ${us(pureJs?.p99)} us`,
+    holds: allHold([atMost(poll?.p50, pureJs?.p50), atMost(poll?.p99, pureJs?.p99)]),
+  });
+
+  const wakeLagP99 = targetRow(r, 'wake', false)?.deliveryLagNs?.p99;
+  const wakeP99 = r.platform.tsfnWakeNs.p99;
+  targets.push({
+    target: 'wake delivery lag p99 <= 2 x raw threadsafe-function wake p99',
+    measured: `${us(wakeLagP99)} us at 10k QPS vs 2 x ${us(wakeP99)} us`,
+    holds: allHold([atMost(wakeLagP99, 2 * wakeP99)]),
+  });
+
+  // The default worker sleeps when idle; a spinning one (dispatchSpinUs) skips the futex wake. Either may meet it.
+  const workerRows = [
+    { name: 'default', row: targetRow(r, 'worker', false) },
+    {
+      name: 'spinning',
+      row: r.server.find((row) => row.sut === 'worker' && row.targetQps === TARGET_QPS && !row.pinned && !row.pinRequested && row.dispatchSpinUs > 0),
+    },
+  ].map(({ name, row }) => {
+    const lag = row?.deliveryLagNs ?? undefined;
+    const label = row?.dispatchSpinUs ? `spin ${fmt(row.dispatchSpinUs)}us` : name;
+    return { label, lag, meets: allHold([atMost(lag?.p50, 5000), atMost(lag?.p99, 100_000)]) };
+  });
+  const metBy = workerRows.filter((w) => w.meets === 'yes').map((w) => w.label);
+  targets.push({
+    target: 'worker delivery lag p50 <= 5 us, p99 <= 100 us at 10k QPS',
+    measured: workerRows.map((w) => `${w.label}: p50 ${us(w.lag?.p50)} us, p99 ${us(w.lag?.p99)} us`).join('; ') +
+      (metBy.length ? `; met by ${metBy.join(' and ')}` : ''),
+    holds: metBy.length ? 'yes' : workerRows.some((w) => w.meets === 'n/a') ? 'n/a' : 'no',
+  });
+
+  const pinnedLateness = BENCH_SUTS.map((sut) => ({ sut, p99: targetRow(r, sut, true)?.issueLatenessNs?.p99 }));
+  const noise = r.platform.cpuNoise;
+  targets.push({
+    target: 'issue lateness p99 <= 1 us at 10k QPS, issue thread pinned, every SUT',
+    measured: pinnedLateness.map((l) => `${l.sut} ${us(l.p99)} us`).join(', ') +
+      `; floor (${noise.pinned ? `CPU ${noise.cpu}` : 'unpinned'} noise, lateness p99 at a random instant) ${us(noise.residualNs.p99)} us`,
+    holds: allHold(pinnedLateness.map((l) => atMost(l.p99, 1000))),
+  });
+
+  const peaks = r.serverMaxValidQps;
+  targets.push({
+    target: 'highest VALID Server QPS: JS null (wake, poll, worker) >= 1,000,000; null-native >= 2,000,000',
+    measured: (['wake', 'poll', 'worker', 'null-native'] as const).map((sut) => `${sut} ${fmt(peaks[sut])}`).join(', '),
+    holds: allHold([
+      atLeast(peaks.wake, 1_000_000),
+      atLeast(peaks.poll, 1_000_000),
+      atLeast(peaks.worker, 1_000_000),
+      atLeast(peaks['null-native'], 2_000_000),
+    ]),
+  });
+
+  targets.push({
+    target: 'SingleStream with the JS null SUT >= 500,000 queries/s',
+    measured: `wake ${fmt(r.singleStreamQps.wake)}`,
+    holds: allHold([atLeast(r.singleStreamQps.wake, 500_000)]),
+  });
+
+  targets.push({
+    target: 'Offline 1M samples, JS null SUT >= 5,000,000 samples/s',
+    measured: `wake ${fmt(r.offlineSamplesPerSec.wake)} (${fmt(offlineSamples(r.config.tiny))} samples)`,
+    holds: allHold([atLeast(r.offlineSamplesPerSec.wake, 5_000_000)]),
+  });
+
+  targets.push({
+    target: '<= 64 bytes per recorded sample, flat with run length',
+    measured: r.bytesPerSampleByRun.map((m) => `${fmt(m.bytesPerSample, 1)} B over ${fmt(m.samples)}`).join(', ') || '-',
+    holds: allHold(r.bytesPerSampleByRun.length ? r.bytesPerSampleByRun.map((m) => atMost(m.bytesPerSample, 64)) : [undefined]),
+  });
+  return targets;
+}
+
+/** The issue-5 targets as a Markdown table (`| Target | Measured | Holds |`). */
+export function formatTargets(r: BenchReport): string {
+  const cell = (text: string) => text.replace(/\|/g, '\\|');
+  return [
+    '| Target | Measured | Holds |',
+    '|---|---|---|',
+    ...evaluateTargets(r).map((t) => `| ${cell(t.target)} | ${cell(t.measured)} | ${t.holds} |`),
+  ].join('\n');
 }

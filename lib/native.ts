@@ -476,6 +476,12 @@ export interface NativeAddon {
   unregisterIssueThread(serial: number): boolean;
   /** Queries of the current series issued so far (any thread; 0 without a run). */
   publishedQueries(): number;
+  /**
+   * dispatch 'poll': publishedQueries(), but spins in native code first (at
+   * most ~100 us) when nothing beyond `seen` is published and the next Server
+   * query is due within 50 us.
+   */
+  pollPublished(seen: number): number;
   /** dispatch 'worker': registers this thread as a dispatch worker; its dispatcher only hears (2) released. */
   registerDispatchWorker(dispatcher: IssueThreadDispatcher, threadId: number): { index: number; serial: number };
   /**

@@ -178,10 +178,12 @@ export interface TestSettings {
    */
   dispatchWorkers: number;
   /**
-   * loadgen extension: `dispatch: 'worker'` only: how long, in µs, an idle
-   * worker spins before it sleeps (integer 0..1000000). Spinning saves the
-   * futex wake-up (~4 µs median, ~100 µs p99) at the cost of a busy core per
-   * worker. Default 0.
+   * loadgen extension: `dispatch: 'worker'` only: how long, in µs, a worker
+   * spins for a query (integer 0..1000000). Server: an idle worker sleeps
+   * until this long before the next query is due, then spins for it (and at
+   * most this long past its due time); other scenarios: an idle worker spins
+   * this long, then sleeps. Spinning saves the futex wake-up (tens of µs on
+   * a VM) at the cost of CPU time per worker. Default 0: sleep only.
    */
   dispatchSpinUs: number;
 }
@@ -489,7 +491,7 @@ const TEST_FIELD_DEFS: { readonly [K in keyof TestSettings]: FieldDef<K> } = {
   },
   dispatchSpinUs: {
     snake: 'dispatch_spin_us', kind: 'uint64', default: 0, constraints: { max: 1000000 }, unit: 'us', extension: true,
-    doc: "dispatch 'worker': how long an idle worker spins before it sleeps",
+    doc: "dispatch 'worker': how long a worker spins for a query (Server: before each due time) instead of sleeping",
   },
 };
 

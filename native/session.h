@@ -105,7 +105,9 @@ struct SessionConfig {
   int64_t issue_thread_wait_ms = 10000;
   DispatchMode dispatch = DispatchMode::Wake;
   uint64_t dispatch_workers = 1;  // Worker: threads that must register before the run
-  int64_t dispatch_spin_ns = 0;   // Worker: how long a worker spins before it sleeps (dispatchSpinUs)
+  // Worker: how long a worker spins for a query (dispatchSpinUs): Server,
+  // from that long before the next query is due; otherwise once idle, before it sleeps.
+  int64_t dispatch_spin_ns = 0;
   LogOutputSettings log;
   // Messages of what happened to the settings before the run (the audit.config
   // warning and its FromConfig errors): logged right after the detail-log
@@ -283,6 +285,13 @@ class Session {
   bool has_series() const { return current() != nullptr; }
   // Number of queries of the current series issued so far (acquire).
   uint64_t published_queries() const;
+  // dispatch 'poll': published_queries(), except that when nothing beyond
+  // `seen` is published the calling thread waits (yielding, spinning in the
+  // last microseconds before a Server query is due) until something is, for
+  // at most `window_ns`, or until `window_ns` past the due time of a Server
+  // query due within `window_ns`.
+  uint64_t poll_published(uint64_t seen, int64_t window_ns) const;
+  static constexpr int64_t kPollHardSpinNs = 10000;
   // Clears the pending-drain flag; call before reading published_queries() in a drain.
   void begin_drain() { drain_pending_.store(false, std::memory_order_seq_cst); }
   // The same for registered issue thread `t` (see SessionHost::wake_issue_thread).
@@ -361,6 +370,10 @@ class Session {
 
  private:
   Series* current() const { return current_.load(std::memory_order_acquire); }
+  // When the next unpublished query of `series` is due (now_ns() clock):
+  // Server only, and -1 when unknown (nothing published yet, so start_ns may
+  // not be visible to this thread; or every query published).
+  int64_t next_due_ns(const Series& series) const;
   void run();
   void run_accuracy(uint64_t qsl_total);
   void run_performance(uint64_t qsl_total);

@@ -47,14 +47,15 @@ namespace {
 // The last stretch of a timed wait spins without yielding (see wait_until_ns).
 constexpr int64_t kHardSpinNs = 20000;
 
-inline void yield_cpu() {
+}  // namespace
+
+void yield_cpu() {
 #if defined(__linux__)
   sched_yield();
 #else
   std::this_thread::yield();
 #endif
 }
-}  // namespace
 
 int64_t wait_until_ns(int64_t target_ns, int64_t spin_window_ns) {
   int64_t now = now_ns();

@@ -20,6 +20,12 @@ std::string prepare_issue_thread(int cpu);
 // Returns the clock reading that ended the wait (>= target_ns).
 int64_t wait_until_ns(int64_t target_ns, int64_t spin_window_ns);
 
+// Gives the CPU to another runnable thread, if any (returns at once when
+// there is none). Spins that may run beside other busy threads use it: on a
+// machine with few cores a pure spin would hold a core the thread it waits
+// for, or V8's and libuv's threads, need.
+void yield_cpu();
+
 // A wake-up channel: notifiers bump an epoch; waiters re-check their condition
 // whenever the epoch moves. notify() costs one atomic increment plus a load
 // when nobody sleeps.

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import type { BenchReport } from '../lib/bench.js';
+import { BENCH_SUTS, type BenchReport } from '../lib/bench.js';
 import { repoRoot } from './helpers.js';
 
 // Proves the benchmark works end to end; figures are not asserted (shared,
@@ -17,27 +17,51 @@ describe('loadgen bench --tiny --json', () => {
     });
     expect(r.status, r.stderr).toBe(0);
     const report = JSON.parse(r.stdout) as BenchReport;
+    const finite = (n: unknown) => expect(typeof n === 'number' && Number.isFinite(n), String(n)).toBe(true);
     const positive = (n: unknown) => expect(typeof n === 'number' && Number.isFinite(n) && n > 0, String(n)).toBe(true);
+    const nonNegative = (n: unknown) => expect(typeof n === 'number' && Number.isFinite(n) && n >= 0, String(n)).toBe(true);
     positive(report.platform.clockReadNs);
     positive(report.platform.jsToNativeCallNs);
     positive(report.platform.tsfnWakeNs.p50);
     positive(report.platform.tsfnWakeNs.p99);
-    for (const sut of ['null-native', 'wake', 'pure-js']) {
-      const rows = report.server.filter((row) => row.sut === sut);
+
+    const noise = report.platform.cpuNoise;
+    finite(noise.cpu);
+    expect(typeof noise.pinned).toBe('boolean');
+    expect(typeof noise.restOnCpu0).toBe('boolean');
+    positive(noise.durationNs);
+    for (const n of [noise.gapsPerSecond, noise.lostFraction, noise.gapNs.p50, noise.gapNs.p99, noise.gapNs.max,
+      noise.residualNs.p50, noise.residualNs.p99, noise.residualNs.p999]) nonNegative(n);
+
+    for (const sut of BENCH_SUTS) {
+      const rows = report.server.filter((row) => row.sut === sut && !row.pinRequested && row.dispatchSpinUs === 0);
       expect(rows.map((row) => row.targetQps)).toEqual([1000, 10000]);
       for (const row of rows) {
         expect(typeof row.valid).toBe('boolean');
+        expect(row.pinned).toBe(false);
         positive(row.latencyNs.p50 + 1);
         positive(row.latencyNs.p99);
         positive(row.latencyNs.p999);
       }
-      positive(report.singleStreamQps[sut as 'wake']);
+      positive(report.singleStreamQps[sut]);
+      positive(report.offlineSamplesPerSec[sut]);
+      // 0 when not even the base rate was valid (a busy machine); a number either way.
+      nonNegative(report.serverMaxValidQps[sut]);
     }
+    // The pinned path runs in CI; whether it could pin depends on the machine.
+    const pinnedRows = report.server.filter((row) => row.pinRequested);
+    expect(pinnedRows.map((row) => [row.sut, row.targetQps])).toEqual([['null-native', 1000]]);
+    expect(typeof pinnedRows[0]!.pinned).toBe('boolean');
+    positive(pinnedRows[0]!.latencyNs.p99);
     positive(report.serverMaxValidQps['null-native']);
-    positive(report.serverMaxValidQps.wake);
-    positive(report.offlineSamplesPerSec['null-native']);
-    positive(report.offlineSamplesPerSec.wake);
     positive(report.bytesPerSample);
+
+    expect(report.targets).toHaveLength(8);
+    for (const target of report.targets) {
+      expect(typeof target.target).toBe('string');
+      expect(typeof target.measured).toBe('string');
+      expect(['yes', 'no', 'n/a']).toContain(target.holds);
+    }
     expect(report.machine.node).toBe(process.version);
   }, 300_000);
 });

@@ -86,11 +86,12 @@ struct Deliveries {
 };
 
 // A worker thread as runDispatchWorker runs it: claim, complete, flush once per series.
-void worker_loop(Session* session, Deliveries* seen, std::atomic<uint64_t>* claims, std::atomic<int>* flushes) {
+void worker_loop(Session* session, Deliveries* seen, std::atomic<uint64_t>* claims, std::atomic<int>* flushes,
+                 int64_t spin_ns) {
   uint64_t flushed = 0;
   for (;;) {
     DispatchClaim c;
-    const int status = session->dispatch_next(flushed, 20000, 2000000, &c);
+    const int status = session->dispatch_next(flushed, spin_ns, 2000000, &c);
     if (status == Session::kDispatchOver) return;
     if (status == Session::kDispatchSeriesEnded) {
       flushed = c.first_id;
@@ -117,7 +118,8 @@ struct WorkerRun {
   uint64_t delivered;
 };
 
-WorkerRun run_workers(Scenario scenario, const std::string& name, int workers) {
+// spin_ns as dispatchSpinUs sets it (Server: from that long before each due time).
+WorkerRun run_workers(Scenario scenario, const std::string& name, int workers, int64_t spin_ns = 20000) {
   SessionConfig c = dispatch_config(scenario, DispatchMode::Worker, name);
   if (scenario == Scenario::Offline) {
     c.settings.min_duration_ms = 0;  // one query of min_query_count samples
@@ -131,7 +133,7 @@ WorkerRun run_workers(Scenario scenario, const std::string& name, int workers) {
   std::atomic<int> flushes{0};
   session.start();
   std::vector<std::thread> threads;
-  for (int i = 0; i < workers; ++i) threads.emplace_back(worker_loop, &session, &seen, &claims[i], &flushes);
+  for (int i = 0; i < workers; ++i) threads.emplace_back(worker_loop, &session, &seen, &claims[i], &flushes, spin_ns);
   host.wait_finished();
   session.join();
   for (auto& t : threads) t.join();
@@ -156,6 +158,19 @@ TEST(dispatch_worker_server_delivers_every_sample_once_across_workers) {
   CHECK_EQ(r.wakes, 0);
   CHECK_EQ(r.flushes, 2);  // each worker flushes the one series once
   CHECK_EQ(r.claims[0] + r.claims[1], r.outcome.issued_query_count);
+}
+
+TEST(dispatch_worker_server_without_and_with_long_spin_delivers_every_sample_once) {
+  // 0: futex sleep only. 5 ms: longer than most gaps at 10k QPS, so the
+  // worker is inside its spin before nearly every due time.
+  for (const int64_t spin_ns : {int64_t{0}, int64_t{5000000}}) {
+    WorkerRun r = run_workers(Scenario::Server, "worker_server_spin", 1, spin_ns);
+    CHECK(r.outcome.has_summary);
+    CHECK_EQ(r.outcome.completed_sample_count, r.outcome.issued_sample_count);
+    CHECK_EQ(r.delivered, r.outcome.issued_sample_count);
+    CHECK(r.each_once);
+    CHECK_EQ(r.flushes, 1);
+  }
 }
 
 TEST(dispatch_worker_single_stream_valid) {
@@ -192,6 +207,7 @@ TEST(dispatch_poll_never_wakes_the_host) {
   SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Poll, "poll_server");
   DispatchHost host;
   Session session(c, &host);
+  CHECK_EQ(session.poll_published(0, 50000), uint64_t{0});  // no series yet: returns at once
   Deliveries seen;
   std::atomic<bool> stop{false};
   session.start();
@@ -205,7 +221,8 @@ TEST(dispatch_poll_never_wakes_the_host) {
         first_id = session.first_id();
         cursor = 0;
       }
-      const uint64_t published = session.published_queries();
+      // As lib/dispatch.ts's PollLoop: spin for a query due within 50 us.
+      const uint64_t published = session.poll_published(cursor, 50000);
       for (; cursor < published; ++cursor) {
         session.mark_dispatched(cursor);
         const double id = static_cast<double>(first_id + cursor);
