@@ -24,10 +24,19 @@ void JsHost::CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, Host
   try {
     switch (event->kind) {
       case HostEventKind::Drain: {
+        // Woken ahead of a Server query, this waits for it; and while the
+        // next one is due within the lead, it stays for that one too
+        // (Session::drain_published, hold_drain_for_next_due).
         loadgen::Session& s = host->session();
-        s.begin_drain();
-        const double published = static_cast<double>(s.published_queries());
-        dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)), Napi::Number::New(env, published)});
+        bool first = true;
+        do {
+          const uint64_t published = s.drain_published(host->drained_);
+          if (!first && published == host->drained_) continue;
+          first = false;
+          host->drained_ = published;
+          dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)),
+                           Napi::Number::New(env, static_cast<double>(published))});
+        } while (s.hold_drain_for_next_due());
         break;
       }
       case HostEventKind::Load:

@@ -63,6 +63,7 @@ class JsHost : public loadgen::SessionHost {
   bool tsfn_released_ = false;
   std::unique_ptr<loadgen::Session> session_;
   HostEvent drain_event_{HostEventKind::Drain, {}, 0};  // reused: waking never allocates
+  uint64_t drained_ = 0;  // published count the last drain handed over (JS thread only)
   // This series' registered issue threads (session thread only); query q goes to q % size.
   std::vector<std::shared_ptr<IssueThreadPort>> issue_ports_;
 

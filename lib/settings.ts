@@ -153,7 +153,14 @@ export interface TestSettings {
    * (the reference C++ field has no initializer; Python value-initializes it to 0).
    */
   tokenLatencyScalingFactor: number;
-  /** loadgen extension: CPU to pin the native issue thread to; -1 = not pinned. Integer -1..1023. Default -1. */
+  /**
+   * loadgen extension: CPU to pin the native issue thread to; -1 = not pinned.
+   * Integer -1..1023. Default -1. A pinned issue thread owns its CPU: in
+   * Server it spins (yielding) between queries instead of sleeping, because
+   * waking a halted (v)CPU is what makes issue lateness's tail. Keep the
+   * rest of the process off that CPU (e.g. `taskset -c 0 node …` with
+   * `issueThreadCpu: 1`).
+   */
   issueThreadCpu: number;
   /**
    * loadgen extension: how long, in ms, the run waits with samples outstanding and
@@ -475,7 +482,7 @@ const TEST_FIELD_DEFS: { readonly [K in keyof TestSettings]: FieldDef<K> } = {
   // CPU_SET silently ignores indices >= CPU_SETSIZE (1024), so larger values could never pin.
   issueThreadCpu: {
     snake: 'issue_thread_cpu', kind: 'int', default: -1, constraints: { min: -1, max: 1023 }, unit: 'cpu',
-    extension: true, doc: 'CPU to pin the native issue thread to; -1 = not pinned',
+    extension: true, doc: 'CPU to pin the native issue thread to (it then spins between Server queries instead of sleeping); -1 = not pinned',
   },
   completionTimeoutMs: {
     snake: 'completion_timeout_ms', kind: 'uint64', default: 60000, constraints: {}, unit: 'ms', extension: true,

@@ -290,10 +290,22 @@ class Session {
   // last microseconds before a Server query is due) until something is, for
   // at most `window_ns`, or until `window_ns` past the due time of a Server
   // query due within `window_ns`.
-  uint64_t poll_published(uint64_t seen, int64_t window_ns) const;
+  uint64_t poll_published(uint64_t seen, int64_t window_ns) const { return wait_published(seen, window_ns, true); }
   static constexpr int64_t kPollHardSpinNs = 10000;
   // Clears the pending-drain flag; call before reading published_queries() in a drain.
   void begin_drain() { drain_pending_.store(false, std::memory_order_seq_cst); }
+  // A wake-mode drain: begin_drain() and published_queries(), but when the
+  // issue thread woke the host ahead of a Server query (kWakeLeadNs before
+  // it is due) and nothing beyond `seen` is published yet, first waits for
+  // it (the drain is already running when it is published; the wake-up's
+  // latency is hidden up to the lead).
+  uint64_t drain_published(uint64_t seen);
+  // After a wake-mode drain: true when the next Server query is due within
+  // kWakeLeadNs and no wake is pending, having marked a drain pending (so the
+  // issue thread does not wake the host for it); the host then stays and
+  // calls drain_published() again instead of returning to its event loop.
+  bool hold_drain_for_next_due();
+  static constexpr int64_t kWakeLeadNs = 100000;
   // The same for registered issue thread `t` (see SessionHost::wake_issue_thread).
   void begin_thread_drain(uint64_t t) {
     if (t < thread_drain_capacity_) thread_drain_pending_[t].store(false, std::memory_order_seq_cst);
@@ -374,6 +386,9 @@ class Session {
   // Server only, and -1 when unknown (nothing published yet, so start_ns may
   // not be visible to this thread; or every query published).
   int64_t next_due_ns(const Series& series) const;
+  // poll_published(); with `when_idle` false it only waits for a Server
+  // query due within `window_ns` (and returns at once otherwise).
+  uint64_t wait_published(uint64_t seen, int64_t window_ns, bool when_idle) const;
   void run();
   void run_accuracy(uint64_t qsl_total);
   void run_performance(uint64_t qsl_total);
@@ -436,6 +451,9 @@ class Session {
   // completion_timeout_ms, capped by max_duration_ms when that is set; 0 = none.
   int64_t stall_limit_ns_ = 0;
   std::atomic<bool> drain_pending_{false};
+  // Where the issue thread last waited for a Server query (wait_published
+  // spins only on another CPU). -2: not yet known.
+  std::atomic<int> issue_thread_cpu_{-2};
   // One pending-drain flag per registered issue thread; sized once per run
   // (server_num_issue_query_threads) so the array never moves while hosts read it.
   std::unique_ptr<std::atomic<bool>[]> thread_drain_pending_;

@@ -49,6 +49,14 @@ constexpr int64_t kHardSpinNs = 20000;
 
 }  // namespace
 
+int current_cpu() {
+#if defined(__linux__)
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
 void yield_cpu() {
 #if defined(__linux__)
   sched_yield();

@@ -26,6 +26,9 @@ int64_t wait_until_ns(int64_t target_ns, int64_t spin_window_ns);
 // for, or V8's and libuv's threads, need.
 void yield_cpu();
 
+// The CPU the calling thread runs on (-1 where unknown). A vDSO read on Linux.
+int current_cpu();
+
 // A wake-up channel: notifiers bump an epoch; waiters re-check their condition
 // whenever the epoch moves. notify() costs one atomic increment plus a load
 // when nobody sleeps.
