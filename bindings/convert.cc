@@ -121,6 +121,9 @@ loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
   c.dispatch = static_cast<loadgen::DispatchMode>(get_enum(o, "dispatch", 2));
   c.dispatch_workers = get_u64(o, "dispatch_workers");
   c.dispatch_spin_ns = static_cast<int64_t>(get_u64(o, "dispatch_spin_us")) * 1000;
+  const uint64_t wake_lead_us = get_u64(o, "wake_lead_us");
+  if (wake_lead_us > 10000) throw Napi::RangeError::New(o.Env(), "native config: wake_lead_us out of range");
+  c.wake_lead_ns = static_cast<int64_t>(wake_lead_us) * 1000;
 
   c.qsl_total_count = get_u64(o, "qsl_total_sample_count");
   c.qsl_performance_count = get_u64(o, "qsl_performance_sample_count");

@@ -1,5 +1,7 @@
 #include "js_host.h"
 
+#include "native/clock.h"
+
 namespace loadgen_addon {
 
 JsHost::JsHost(Napi::Env env, Napi::Function dispatcher, loadgen::SessionConfig config)
@@ -28,6 +30,8 @@ void JsHost::CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, Host
         // next one is due within the lead, it stays for that one too
         // (Session::drain_published, hold_drain_for_next_due).
         loadgen::Session& s = host->session();
+        // Bounded, so the event loop still turns (timers, I/O, promises).
+        const int64_t hold_until = loadgen::now_ns() + loadgen::Session::kMaxDrainHoldNs;
         bool first = true;
         do {
           const uint64_t published = s.drain_published(host->drained_);
@@ -36,7 +40,7 @@ void JsHost::CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, Host
           host->drained_ = published;
           dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)),
                            Napi::Number::New(env, static_cast<double>(published))});
-        } while (s.hold_drain_for_next_due());
+        } while (loadgen::now_ns() < hold_until && s.hold_drain_for_next_due());
         break;
       }
       case HostEventKind::Load:

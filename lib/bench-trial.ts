@@ -129,6 +129,7 @@ async function server(spec: Extract<TrialSpec, { kind: 'server' }>): Promise<Ser
       ...dispatchOf(sut),
       ...(spec.pinned ? { issueThreadCpu: 1 } : {}),
       ...(spec.dispatchSpinUs !== undefined ? { dispatchSpinUs: spec.dispatchSpinUs } : {}),
+      ...(spec.wakeLeadUs !== undefined ? { wakeLeadUs: spec.wakeLeadUs } : {}),
       scenario: 'Server',
       serverTargetQps: spec.targetQps,
       serverTargetLatencyNs: spec.targetLatencyNs,

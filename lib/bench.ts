@@ -42,6 +42,8 @@ export type TrialSpec =
       pinned?: boolean;
       /** The dispatchSpinUs setting ('worker' only). */
       dispatchSpinUs?: number;
+      /** The wakeLeadUs setting ('wake' only). */
+      wakeLeadUs?: number;
     }
   | { kind: 'peak'; sut: BenchSut; baseQps: number; durationMs: number; targetLatencyNs: number }
   | { kind: 'single-stream'; sut: BenchSut; durationMs: number }
@@ -102,6 +104,8 @@ export interface ServerRow {
   pinRequested: boolean;
   /** The dispatchSpinUs setting the row ran with (0: the default, idle workers sleep). */
   dispatchSpinUs: number;
+  /** The wakeLeadUs setting the row ran with (0: the default, woken when a query is published). */
+  wakeLeadUs: number;
 }
 
 /** Medians of native.bench.cpuNoise over the repetitions. */
@@ -287,12 +291,14 @@ interface ServerRun {
   targetQps: number;
   pin: boolean;
   dispatchSpinUs: number;
+  wakeLeadUs: number;
 }
 
-function serverRowLabel(row: Pick<ServerRow, 'sut' | 'targetQps' | 'pinned' | 'pinRequested' | 'dispatchSpinUs'>): string {
+function serverRowLabel(row: Pick<ServerRow, 'sut' | 'targetQps' | 'pinned' | 'pinRequested' | 'dispatchSpinUs' | 'wakeLeadUs'>): string {
   const pin = row.pinned ? ' pinned' : row.pinRequested ? ' (could not pin)' : '';
   const spin = row.dispatchSpinUs ? ` spin ${fmt(row.dispatchSpinUs)}us` : '';
-  return `${row.sut} @ ${fmt(row.targetQps)} QPS${pin}${spin}`;
+  const lead = row.wakeLeadUs ? ` lead ${fmt(row.wakeLeadUs)}us` : '';
+  return `${row.sut} @ ${fmt(row.targetQps)} QPS${pin}${spin}${lead}`;
 }
 
 /** Runs the whole benchmark and returns every figure. */
@@ -320,14 +326,17 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
   const serverRuns: ServerRun[] = [];
   const rates = tiny ? [1000, 10000] : [1000, 10000, 100000];
   for (const sut of BENCH_SUTS) {
-    for (const targetQps of rates) serverRuns.push({ sut, targetQps, pin: false, dispatchSpinUs: 0 });
+    for (const targetQps of rates) serverRuns.push({ sut, targetQps, pin: false, dispatchSpinUs: 0, wakeLeadUs: 0 });
   }
   if (tiny) {
-    serverRuns.push({ sut: 'null-native', targetQps: 1000, pin: true, dispatchSpinUs: 0 });
+    serverRuns.push({ sut: 'null-native', targetQps: 1000, pin: true, dispatchSpinUs: 0, wakeLeadUs: 0 });
+    serverRuns.push({ sut: 'wake', targetQps: 1000, pin: false, dispatchSpinUs: 0, wakeLeadUs: 100 });
   } else {
-    // The issue-5 lateness target is stated pinned; a spinning worker skips the futex wake.
-    for (const sut of BENCH_SUTS) serverRuns.push({ sut, targetQps: 10000, pin: true, dispatchSpinUs: 0 });
-    serverRuns.push({ sut: 'worker', targetQps: 10000, pin: false, dispatchSpinUs: 200 });
+    // The issue-5 lateness target is stated pinned; a spinning worker skips
+    // the futex wake, a wake lead the threadsafe-function wake-up.
+    for (const sut of BENCH_SUTS) serverRuns.push({ sut, targetQps: 10000, pin: true, dispatchSpinUs: 0, wakeLeadUs: 0 });
+    serverRuns.push({ sut: 'worker', targetQps: 10000, pin: false, dispatchSpinUs: 200, wakeLeadUs: 0 });
+    serverRuns.push({ sut: 'wake', targetQps: 10000, pin: false, dispatchSpinUs: 0, wakeLeadUs: 100 });
   }
   const server: ServerRow[] = [];
   for (const run of serverRuns) {
@@ -343,6 +352,7 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
         targetLatencyNs,
         ...(pinned ? { pinned: true } : {}),
         ...(run.dispatchSpinUs ? { dispatchSpinUs: run.dispatchSpinUs } : {}),
+        ...(run.wakeLeadUs ? { wakeLeadUs: run.wakeLeadUs } : {}),
       },
       repeat,
       { onCpu0: pinned },
@@ -359,6 +369,7 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
       pinned: pinned && trials.every((t) => t.pinned),
       pinRequested: run.pin,
       dispatchSpinUs: run.dispatchSpinUs,
+      wakeLeadUs: run.wakeLeadUs,
     });
   }
 
@@ -480,11 +491,16 @@ export function formatBenchReport(r: BenchReport): string {
 /** The rate the issue-5 targets are stated at. */
 const TARGET_QPS = 10000;
 
-/** A 10k QPS row: pinned, or the plain one (unpinned, not a failed pin, default dispatchSpinUs). */
+/** A 10k QPS row: pinned, or the plain one (unpinned, not a failed pin, default dispatchSpinUs and wakeLeadUs). */
 function targetRow(r: BenchReport, sut: BenchSut, pinned: boolean): ServerRow | undefined {
   return r.server.find((row) =>
-    row.sut === sut && row.targetQps === TARGET_QPS &&
-    (pinned ? row.pinned : !row.pinned && !row.pinRequested && !row.dispatchSpinUs));
+    row.sut === sut && row.targetQps === TARGET_QPS && !row.dispatchSpinUs && !row.wakeLeadUs &&
+    (pinned ? row.pinned : !row.pinned && !row.pinRequested));
+}
+
+/** The unpinned 10k QPS row of `sut` with a non-default dispatch option (`option` > 0). */
+function optionRow(r: BenchReport, sut: BenchSut, option: (row: ServerRow) => number): ServerRow | undefined {
+  return r.server.find((row) => row.sut === sut && row.targetQps === TARGET_QPS && !row.pinned && !row.pinRequested && option(row) > 0);
 }
 
 /** Every check must hold; one that fails decides 'no', one with a missing figure (undefined) 'n/a'. */
@@ -513,21 +529,27 @@ export function evaluateTargets(r: BenchReport): BenchTarget[] {
     holds: allHold([atMost(poll?.p50, pureJs?.p50), atMost(poll?.p99, pureJs?.p99)]),
   });
 
-  const wakeLagP99 = targetRow(r, 'wake', false)?.deliveryLagNs?.p99;
+  // The default wake, and one with a wake lead (wakeLeadUs). Either may meet it.
   const wakeP99 = r.platform.tsfnWakeNs.p99;
+  const wakeRows = [
+    { label: 'default', row: targetRow(r, 'wake', false) },
+    { label: 'lead', row: optionRow(r, 'wake', (row) => row.wakeLeadUs) },
+  ].map(({ label, row }) => {
+    const p99 = row?.deliveryLagNs?.p99;
+    return { label: row?.wakeLeadUs ? `lead ${fmt(row.wakeLeadUs)}us` : label, p99, meets: allHold([atMost(p99, 2 * wakeP99)]) };
+  });
+  const wakeMetBy = wakeRows.filter((w) => w.meets === 'yes').map((w) => w.label);
   targets.push({
     target: 'wake delivery lag p99 <= 2 x raw threadsafe-function wake p99',
-    measured: `${us(wakeLagP99)} us at 10k QPS vs 2 x ${us(wakeP99)} us`,
-    holds: allHold([atMost(wakeLagP99, 2 * wakeP99)]),
+    measured: wakeRows.map((w) => `${w.label}: ${us(w.p99)} us`).join(', ') + ` at 10k QPS vs 2 x ${us(wakeP99)} us` +
+      (wakeMetBy.length ? `; met by ${wakeMetBy.join(' and ')}` : ''),
+    holds: wakeMetBy.length ? 'yes' : wakeRows.some((w) => w.meets === 'n/a') ? 'n/a' : 'no',
   });
 
   // The default worker sleeps when idle; a spinning one (dispatchSpinUs) skips the futex wake. Either may meet it.
   const workerRows = [
     { name: 'default', row: targetRow(r, 'worker', false) },
-    {
-      name: 'spinning',
-      row: r.server.find((row) => row.sut === 'worker' && row.targetQps === TARGET_QPS && !row.pinned && !row.pinRequested && row.dispatchSpinUs > 0),
-    },
+    { name: 'spinning', row: optionRow(r, 'worker', (row) => row.dispatchSpinUs) },
   ].map(({ name, row }) => {
     const lag = row?.deliveryLagNs ?? undefined;
     const label = row?.dispatchSpinUs ? `spin ${fmt(row.dispatchSpinUs)}us` : name;

@@ -126,16 +126,17 @@ int64_t Session::next_due_ns(const Series& series) const {
 }
 
 uint64_t Session::drain_published(uint64_t seen) {
-  wait_published(seen, kWakeLeadNs, false);
+  if (config_.wake_lead_ns > 0) wait_published(seen, config_.wake_lead_ns, false);
   begin_drain();
   return published_queries();
 }
 
 bool Session::hold_drain_for_next_due() {
+  if (config_.wake_lead_ns <= 0) return false;
   const Series* s = current();
   if (s == nullptr) return false;
   const int64_t due = next_due_ns(*s);
-  if (due < 0 || due - now_ns() > kWakeLeadNs) return false;
+  if (due < 0 || due - now_ns() > config_.wake_lead_ns) return false;
   // Taken by a pending wake already: its drain comes; leave this one.
   return !drain_pending_.exchange(true, std::memory_order_seq_cst);
 }
@@ -763,7 +764,8 @@ void Session::issue_queries(Series& series) {
   series.hand_over =
       waits_for_previous && !config_.complete_on_issue_thread && stride == 0 && dispatch != DispatchMode::Worker;
   const bool wake_ahead =
-      server && dispatch == DispatchMode::Wake && stride == 0 && !config_.complete_on_issue_thread && !accuracy;
+      config_.wake_lead_ns > 0 && server && dispatch == DispatchMode::Wake && stride == 0 &&
+      !config_.complete_on_issue_thread && !accuracy;
   series.stop_min_queries = s.min_query_count;
   series.stop_max_queries = s.max_query_count;
   series.stop_target_ns = target_duration_ns;
@@ -797,10 +799,10 @@ void Session::issue_queries(Series& series) {
       }
       issue_thread_cpu_.store(current_cpu(), std::memory_order_relaxed);
       if (wake_ahead) {
-        // Wake the host's thread kWakeLeadNs early when it sleeps: its drain
+        // Wake the host's thread wake_lead_ns early when it sleeps: its drain
         // waits for this query (Session::drain_published), so the wake-up's
         // latency is spent before the due time, not after it.
-        wait_until_ns(target - kWakeLeadNs, spin_window_ns);
+        wait_until_ns(target - config_.wake_lead_ns, spin_window_ns);
         if (!drain_pending_.exchange(true, std::memory_order_seq_cst)) host_->wake();
       }
       now = wait_until_ns(target, spin_window_ns);

@@ -108,6 +108,9 @@ struct SessionConfig {
   // Worker: how long a worker spins for a query (dispatchSpinUs): Server,
   // from that long before the next query is due; otherwise once idle, before it sleeps.
   int64_t dispatch_spin_ns = 0;
+  // Wake, Server: wake the host this long before a query is due and let its
+  // drain wait for it (wakeLeadUs; 0: wake when it is published).
+  int64_t wake_lead_ns = 0;
   LogOutputSettings log;
   // Messages of what happened to the settings before the run (the audit.config
   // warning and its FromConfig errors): logged right after the detail-log
@@ -295,17 +298,18 @@ class Session {
   // Clears the pending-drain flag; call before reading published_queries() in a drain.
   void begin_drain() { drain_pending_.store(false, std::memory_order_seq_cst); }
   // A wake-mode drain: begin_drain() and published_queries(), but when the
-  // issue thread woke the host ahead of a Server query (kWakeLeadNs before
+  // issue thread woke the host ahead of a Server query (wake_lead_ns before
   // it is due) and nothing beyond `seen` is published yet, first waits for
   // it (the drain is already running when it is published; the wake-up's
   // latency is hidden up to the lead).
   uint64_t drain_published(uint64_t seen);
-  // After a wake-mode drain: true when the next Server query is due within
-  // kWakeLeadNs and no wake is pending, having marked a drain pending (so the
-  // issue thread does not wake the host for it); the host then stays and
-  // calls drain_published() again instead of returning to its event loop.
+  // After a wake-mode drain with a wake lead: true when the next Server query
+  // is due within the lead and no wake is pending, having marked a drain
+  // pending (so the issue thread does not wake the host for it); the host
+  // then stays and calls drain_published() again instead of returning to its
+  // event loop. The host bounds how long it stays (kMaxDrainHoldNs).
   bool hold_drain_for_next_due();
-  static constexpr int64_t kWakeLeadNs = 100000;
+  static constexpr int64_t kMaxDrainHoldNs = 1000000;
   // The same for registered issue thread `t` (see SessionHost::wake_issue_thread).
   void begin_thread_drain(uint64_t t) {
     if (t < thread_drain_capacity_) thread_drain_pending_[t].store(false, std::memory_order_seq_cst);

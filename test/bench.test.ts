@@ -34,7 +34,7 @@ describe('loadgen bench --tiny --json', () => {
       noise.residualNs.p50, noise.residualNs.p99, noise.residualNs.p999]) nonNegative(n);
 
     for (const sut of BENCH_SUTS) {
-      const rows = report.server.filter((row) => row.sut === sut && !row.pinRequested && row.dispatchSpinUs === 0);
+      const rows = report.server.filter((row) => row.sut === sut && !row.pinRequested && row.dispatchSpinUs === 0 && row.wakeLeadUs === 0);
       expect(rows.map((row) => row.targetQps)).toEqual([1000, 10000]);
       for (const row of rows) {
         expect(typeof row.valid).toBe('boolean');
@@ -53,6 +53,10 @@ describe('loadgen bench --tiny --json', () => {
     expect(pinnedRows.map((row) => [row.sut, row.targetQps])).toEqual([['null-native', 1000]]);
     expect(typeof pinnedRows[0]!.pinned).toBe('boolean');
     positive(pinnedRows[0]!.latencyNs.p99);
+    // The wake-lead row (wakeLeadUs) runs in CI too.
+    const leadRows = report.server.filter((row) => row.wakeLeadUs > 0);
+    expect(leadRows.map((row) => [row.sut, row.targetQps, row.wakeLeadUs])).toEqual([['wake', 1000, 100]]);
+    expect(leadRows[0]!.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
     positive(report.serverMaxValidQps['null-native']);
     positive(report.bytesPerSample);
 

@@ -79,6 +79,34 @@ describe.each(['wake', 'poll'] as const)("dispatch '%s'", (dispatch) => {
   });
 });
 
+describe("dispatch 'wake' with wakeLeadUs", () => {
+  it('Server: every sample exactly once; an async SUT still completes through the event loop', async () => {
+    const sut = countingNullSut();
+    const result = await startTest(sut, createSyntheticQsl(256), { ...SCENARIOS.Server, serverTargetQps: 20000, wakeLeadUs: 100 }, { outdir: tempDir() });
+    expectDelivered(result);
+    expect(sut.seen.size).toBe(result.counts.issuedSamples);
+    for (const n of sut.seen.values()) expect(n).toBe(1);
+
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 2);
+    const timed = await startTest(
+      { name: 'timer-sut', issueQuery: (samples) => void setTimeout(() => querySamplesCompleteIds(Float64Array.from(samples, (s) => s.id)), 0) },
+      createSyntheticQsl(64),
+      { ...SCENARIOS.Server, serverTargetQps: 20000, wakeLeadUs: 100 },
+      { outdir: tempDir() },
+    );
+    clearInterval(timer);
+    expect(timed.counts.completedSamples).toBe(timed.counts.issuedSamples);
+    expect(ticks).toBeGreaterThan(20);
+  });
+
+  it('rejects a lead above 10 ms before the run starts', async () => {
+    await expect(startTest(createNullSut(), createSyntheticQsl(16), { wakeLeadUs: 20000 }, { outdir: tempDir() })).rejects.toThrow(
+      /wakeLeadUs.*20000/,
+    );
+  });
+});
+
 describe("dispatch 'poll'", () => {
   it('keeps the event loop turning: timers fire while the SUT completes from one', async () => {
     let ticks = 0;

@@ -89,7 +89,7 @@ const camel = (snake: string): string => snake.replace(/_([a-z0-9])/g, (_m, c: s
 describe('defaults', () => {
   it('match spec/10 §2 field by field, in the reference order, plus the two extensions', () => {
     const names = SETTINGS_FIELDS.map((f) => f.snake);
-    expect(names).toEqual([...Object.keys(REFERENCE_DEFAULTS), 'issue_thread_cpu', 'completion_timeout_ms', 'dispatch', 'dispatch_workers', 'dispatch_spin_us']);
+    expect(names).toEqual([...Object.keys(REFERENCE_DEFAULTS), 'issue_thread_cpu', 'completion_timeout_ms', 'dispatch', 'dispatch_workers', 'dispatch_spin_us', 'wake_lead_us']);
     for (const [snake, value] of Object.entries(REFERENCE_DEFAULTS)) {
       expect(DEFAULT_TEST_SETTINGS[camel(snake) as keyof ResolvedTestSettings], snake).toEqual(value);
     }
@@ -140,7 +140,7 @@ describe('SETTINGS_FIELDS', () => {
       if (f.kind === 'enum') expect(f.constraints.values).toContain(f.default);
     }
     expect(SETTINGS_FIELDS.filter((f) => f.extension).map((f) => f.name)).toEqual([
-      'issueThreadCpu', 'completionTimeoutMs', 'dispatch', 'dispatchWorkers', 'dispatchSpinUs',
+      'issueThreadCpu', 'completionTimeoutMs', 'dispatch', 'dispatchWorkers', 'dispatchSpinUs', 'wakeLeadUs',
     ]);
     expect(SETTINGS_FIELDS.filter((f) => f.unit === 'ns').map((f) => f.name)).toEqual([
       'singleStreamExpectedLatencyNs',
@@ -643,7 +643,7 @@ describe('toNativeSettings', () => {
       completion_timeout_ms: 60000,
       dispatch: 0,
       dispatch_workers: 1,
-      dispatch_spin_us: 0,
+      dispatch_spin_us: 0, wake_lead_us: 0,
     });
   });
 
@@ -668,7 +668,7 @@ describe.skipIf(!existsSync(golden))('golden settings round-trip', () => {
     const run = JSON.parse(readFileSync(file, 'utf8')) as { settings: Record<string, unknown> };
     const n = toNativeSettings(resolveTestSettings(fromSnakeCaseSettings(run.settings)));
     expect(toReference(n)).toEqual({
-      ...run.settings, issue_thread_cpu: -1, completion_timeout_ms: 60000, dispatch: 0, dispatch_workers: 1, dispatch_spin_us: 0,
+      ...run.settings, issue_thread_cpu: -1, completion_timeout_ms: 60000, dispatch: 0, dispatch_workers: 1, dispatch_spin_us: 0, wake_lead_us: 0,
     });
   });
 
@@ -694,7 +694,7 @@ describe.skipIf(!existsSync(golden))('golden settings round-trip', () => {
         completion_timeout_ms: 60000,
         dispatch: 0,
         dispatch_workers: 1,
-        dispatch_spin_us: 0,
+        dispatch_spin_us: 0, wake_lead_us: 0,
       });
     }
   });

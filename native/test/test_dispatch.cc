@@ -266,6 +266,7 @@ class WakeAheadHost : public DispatchHost {
 TEST(dispatch_wake_ahead_drains_deliver_every_sample_once) {
   SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Wake, "wake_ahead");
   c.settings.server_target_qps = 20000;  // gaps below the 100 us lead are common
+  c.wake_lead_ns = 100000;
   WakeAheadHost host;
   Session session(c, &host);
   Deliveries seen;
