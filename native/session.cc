@@ -23,9 +23,10 @@ namespace {
 
 // Server: sleep until this long before a scheduled time, then spin (design.md:
 // ~120 us covers the wake-up latency of an idle vCPU at the median). A pinned
-// issue thread owns its CPU and never sleeps: waking a halted vCPU took
-// 100 us to 1 ms at p99 on a 2-vCPU VM (issue lateness p99 at 10k QPS, pinned:
-// 20 us sleeping, 0.1-14 us spinning).
+// issue thread owns its CPU: it never sleeps nor yields, since waking a
+// halted vCPU and entering the kernel are what make lateness's tail (2-vCPU
+// VM, null-native, 10k QPS, pinned: p99 22 us sleeping; 0.2-13 us spinning,
+// tracking the host's preemptions that bench.cpuNoise measures).
 constexpr int64_t kServerSpinWindowNs = 120000;
 // Longest single sleep of the issue thread, so an abort is noticed promptly.
 constexpr int64_t kMaxSleepSliceNs = 50000000;
@@ -791,7 +792,7 @@ void Session::issue_queries(Series& series) {
       now = now_ns();
       // In slices, so an abort is noticed (pinned: spun, not slept).
       while (target - now > kMaxSleepSliceNs + spin_window_ns && !aborted()) {
-        now = wait_until_ns(now + kMaxSleepSliceNs, pinned ? kMaxSleepSliceNs : 0);
+        now = wait_until_ns(now + kMaxSleepSliceNs, pinned ? kMaxSleepSliceNs : 0, !pinned);
       }
       if (aborted()) {
         ran_out = false;
@@ -802,10 +803,10 @@ void Session::issue_queries(Series& series) {
         // Wake the host's thread wake_lead_ns early when it sleeps: its drain
         // waits for this query (Session::drain_published), so the wake-up's
         // latency is spent before the due time, not after it.
-        wait_until_ns(target - config_.wake_lead_ns, spin_window_ns);
+        wait_until_ns(target - config_.wake_lead_ns, spin_window_ns, !pinned);
         if (!drain_pending_.exchange(true, std::memory_order_seq_cst)) host_->wake();
       }
-      now = wait_until_ns(target, spin_window_ns);
+      now = wait_until_ns(target, spin_window_ns, !pinned);
     } else if (waits_for_previous && q > 0) {
       // The previous query must complete; with hand-over the completing call
       // may have issued this one (and more) already. No per-query wake then:

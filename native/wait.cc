@@ -65,7 +65,7 @@ void yield_cpu() {
 #endif
 }
 
-int64_t wait_until_ns(int64_t target_ns, int64_t spin_window_ns) {
+int64_t wait_until_ns(int64_t target_ns, int64_t spin_window_ns, bool yield_while_spinning) {
   int64_t now = now_ns();
   if (now >= target_ns) return now;
   const int64_t sleep_until = target_ns - spin_window_ns;
@@ -87,7 +87,7 @@ int64_t wait_until_ns(int64_t target_ns, int64_t spin_window_ns) {
   // thread it wakes, V8's and libuv's threads must not wait behind it. The
   // last stretch is a plain spin, so the wait error stays that of a spin.
   do {
-    if (target_ns - now > kHardSpinNs) {
+    if (yield_while_spinning && target_ns - now > kHardSpinNs) {
       yield_cpu();
     } else {
       cpu_relax();

@@ -18,7 +18,9 @@ std::string prepare_issue_thread(int cpu);
 // Sleeps until `target_ns` (now_ns() clock) minus `spin_window_ns`, then spins
 // (yielding to other runnable threads until the last 20 us).
 // Returns the clock reading that ended the wait (>= target_ns).
-int64_t wait_until_ns(int64_t target_ns, int64_t spin_window_ns);
+// `yield_while_spinning` false: a thread that owns its CPU (pinned) spins
+// without entering the kernel at all.
+int64_t wait_until_ns(int64_t target_ns, int64_t spin_window_ns, bool yield_while_spinning = true);
 
 // Gives the CPU to another runnable thread, if any (returns at once when
 // there is none). Spins that may run beside other busy threads use it: on a
