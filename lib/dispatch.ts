@@ -52,8 +52,9 @@ export class PollLoop {
 
   private readonly tick = (): void => {
     this.immediate = setImmediate(this.tick);  // first: a throwing drain must not end the loop silently
-    // Spins in native code when a Server query is about to be due: the turn
-    // that takes it is already running when it is published.
+    // Spins in native code when a Server query is about to be due (and
+    // issues it at its due time if the issue thread is late): the turn that
+    // takes it is already running when it is published.
     this.seen = this.native.pollPublished(this.seen);
     this.drain(this.seen);
   };

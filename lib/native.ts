@@ -477,9 +477,10 @@ export interface NativeAddon {
   /** Queries of the current series issued so far (any thread; 0 without a run). */
   publishedQueries(): number;
   /**
-   * dispatch 'poll': publishedQueries(), but spins in native code first (at
-   * most ~100 us) when nothing beyond `seen` is published and the next Server
-   * query is due within 50 us.
+   * dispatch 'poll': publishedQueries(), but waits in native code first (at
+   * most ~100 us) when nothing beyond `seen` is published: spinning for a
+   * Server query due within 50 us, which it issues itself at its due time
+   * if the issue thread has not.
    */
   pollPublished(seen: number): number;
   /** dispatch 'worker': registers this thread as a dispatch worker; its dispatcher only hears (2) released. */

@@ -142,8 +142,8 @@ bool Session::hold_drain_for_next_due() {
   return !drain_pending_.exchange(true, std::memory_order_seq_cst);
 }
 
-uint64_t Session::wait_published(uint64_t seen, int64_t window_ns, bool when_idle) const {
-  const Series* s = current();
+uint64_t Session::wait_published(uint64_t seen, int64_t window_ns, bool when_idle) {
+  Series* s = current();
   if (s == nullptr) return 0;
   uint64_t p = s->published.load(std::memory_order_acquire);
   if (p != seen || window_ns <= 0) return p;
@@ -168,8 +168,48 @@ uint64_t Session::wait_published(uint64_t seen, int64_t window_ns, bool when_idl
     p = s->published.load(std::memory_order_acquire);
     if (p != seen || aborted() || current() != s) return p;
     now = now_ns();
+    if (s->poll_issue && due_soon && now >= due) {
+      const uint64_t issued = poll_issue_due(*s, p);
+      if (issued != 0) return issued;
+    }
     if (now >= give_up) return p;
   }
+}
+
+uint64_t Session::poll_issue_due(Series& series, uint64_t p) {
+  if (series.issue_ended.load(std::memory_order_acquire) || aborted()) return 0;
+  uint64_t n = p;
+  if (!series.next_issue.compare_exchange_strong(n, p + 1, std::memory_order_acq_rel)) return 0;
+  const int64_t elapsed = now_ns() - series.start_ns;
+  series.issued_ns[p] = elapsed;
+  decide_server_end(series, p + 1, elapsed);
+  series.published.store(p + 1, std::memory_order_release);
+  return p + 1;
+}
+
+void Session::decide_server_end(Series& series, uint64_t issued, int64_t elapsed) const {
+  // The issue loop's checks (same order, same figures), made before publishing.
+  int reason = kServerEndNone;
+  uint64_t outstanding = 0;
+  if (issued >= series.trace.query_count()) {
+    reason = kServerEndLastQuery;
+  } else if (series.kind != SeriesKind::Accuracy) {  // accuracy series issue every query
+    const uint64_t max_async = effective_.max_async_queries;
+    if (max_async != 0) {
+      outstanding = issued - series.done_queries.load(std::memory_order_acquire);
+      if (outstanding > max_async) reason = kServerEndTooManyOutstanding;
+    }
+    if (reason == kServerEndNone && series.stop_max_queries != 0 && issued >= series.stop_max_queries) {
+      reason = kServerEndMaxQueries;
+    } else if (reason == kServerEndNone && series.stop_max_ns != 0 && elapsed > series.stop_max_ns) {
+      reason = kServerEndMaxDuration;
+    }
+  }
+  if (reason == kServerEndNone) return;
+  series.end_outstanding = outstanding;
+  series.end_elapsed_ns = elapsed;
+  series.end_reason.store(reason, std::memory_order_relaxed);
+  series.issue_ended.store(true, std::memory_order_release);
 }
 
 void Session::run() {
@@ -764,6 +804,8 @@ void Session::issue_queries(Series& series) {
   // the next query themselves (set before the first publication, like the limits).
   series.hand_over =
       waits_for_previous && !config_.complete_on_issue_thread && stride == 0 && dispatch != DispatchMode::Worker;
+  series.poll_issue = server && dispatch == DispatchMode::Poll && stride == 0 && !coalesce &&
+                      !config_.complete_on_issue_thread;
   const bool wake_ahead =
       config_.wake_lead_ns > 0 && server && dispatch == DispatchMode::Wake && stride == 0 &&
       !config_.complete_on_issue_thread && !accuracy;
@@ -807,6 +849,16 @@ void Session::issue_queries(Series& series) {
         if (!drain_pending_.exchange(true, std::memory_order_seq_cst)) host_->wake();
       }
       now = wait_until_ns(target, spin_window_ns, !pinned);
+      if (series.poll_issue) {
+        uint64_t n = q;
+        if (!series.next_issue.compare_exchange_strong(n, q + 1, std::memory_order_acq_rel)) {
+          // The poller issued q (and maybe more) while this thread was late.
+          while (series.published.load(std::memory_order_acquire) < n) cpu_relax();
+          handed = true;
+          q = n - 1;
+          now = series.start_ns + series.issued_ns[q];
+        }
+      }
     } else if (waits_for_previous && q > 0) {
       // The previous query must complete; with hand-over the completing call
       // may have issued this one (and more) already. No per-query wake then:
@@ -851,6 +903,7 @@ void Session::issue_queries(Series& series) {
           series.issue_ended.store(true, std::memory_order_release);
         }
       }
+      if (series.poll_issue) decide_server_end(series, q + 1, now - series.start_ns);
       series.published.store(q + 1, std::memory_order_release);
     }
     issued += q - first + 1;
@@ -874,6 +927,35 @@ void Session::issue_queries(Series& series) {
     if (accuracy) continue;  // accuracy series issue every query
 
     const int64_t elapsed = now - series.start_ns;
+    if (series.poll_issue) {
+      // Decided by whoever issued query q (decide_server_end); logged here.
+      if (!series.issue_ended.load(std::memory_order_acquire)) continue;
+      const int reason = series.end_reason.load(std::memory_order_relaxed);
+      if (reason == kServerEndTooManyOutstanding) {
+        log("error_runtime",
+            "IssueQueryThread " + thread_of(q) + " Ending early: Too many outstanding queries. issued " +
+                std::to_string(issued) + " outstanding " + std::to_string(series.end_outstanding),
+            true, false);
+        break;
+      }
+      if (reason == kServerEndMaxQueries) {
+        log("error_runtime",
+            "IssueQueryThread " + thread_of(q) + " Ending early: Max query count reached. query_count " +
+                std::to_string(issued),
+            true, false);
+        ran_out = false;
+        break;
+      }
+      if (reason == kServerEndMaxDuration) {
+        log("error_runtime",
+            "IssueQueryThread " + thread_of(q) + " Ending early: Max test duration reached. duration_ns " +
+                std::to_string(series.end_elapsed_ns),
+            true, false);
+        ran_out = false;
+        break;
+      }
+      continue;  // the last query: the loop ends
+    }
     if (server) {
       if (s.max_async_queries != 0) {
         const uint64_t outstanding = issued - series.done_queries.load(std::memory_order_acquire);
@@ -909,8 +991,8 @@ void Session::issue_queries(Series& series) {
     }
   }
 
-  if (series.hand_over) {
-    // Completing calls issue nothing more. One that claimed a query after the
+  if (series.hand_over || series.poll_issue) {
+    // Completing calls (the poller) issue nothing more. One that claimed a query after the
     // loop stopped looking (an abort) still publishes it: count it as issued.
     const uint64_t claimed = series.next_issue.exchange(Series::kHandOverClosed, std::memory_order_acq_rel);
     while (series.published.load(std::memory_order_acquire) < claimed) cpu_relax();

@@ -198,6 +198,9 @@ struct RunOutcome {
 // One issuing series: an accuracy round or the performance run. Everything
 // the completing threads touch lives here and is never freed before the
 // session, so a late completion can only be rejected, never use freed memory.
+// Why a Server series with poll_issue stopped issuing (Series::end_reason).
+enum ServerEnd : int { kServerEndNone = 0, kServerEndLastQuery, kServerEndTooManyOutstanding, kServerEndMaxQueries, kServerEndMaxDuration };
+
 struct Series {
   SeriesKind kind = SeriesKind::Performance;
   QueryTrace trace;
@@ -240,6 +243,14 @@ struct Series {
   bool hand_over = false;
   std::atomic<uint64_t> next_issue{0};
   std::atomic<bool> issue_ended{false};
+  // dispatch 'poll', Server, not coalescing: the polling thread may issue a
+  // due query before a late issue thread does (Session::poll_issue_due);
+  // next_issue and issue_ended as for hand_over, and why issuing ends
+  // (ServerEnd) with the figures its log message names.
+  bool poll_issue = false;
+  std::atomic<int> end_reason{0};
+  uint64_t end_outstanding = 0;  // written before issue_ended (release)
+  int64_t end_elapsed_ns = 0;
   // Completion calls with hand_over under way: the issue thread leaves a
   // done query's successor to them (it claims only when none is).
   std::atomic<uint32_t> handing_over{0};
@@ -293,7 +304,10 @@ class Session {
   // last microseconds before a Server query is due) until something is, for
   // at most `window_ns`, or until `window_ns` past the due time of a Server
   // query due within `window_ns`.
-  uint64_t poll_published(uint64_t seen, int64_t window_ns) const { return wait_published(seen, window_ns, true); }
+  // In a Server series (not coalescing) the poller also issues a due query
+  // the issue thread has not issued yet (it is late): one CAS on next_issue
+  // decides who issues each query.
+  uint64_t poll_published(uint64_t seen, int64_t window_ns) { return wait_published(seen, window_ns, true); }
   static constexpr int64_t kPollHardSpinNs = 10000;
   // Clears the pending-drain flag; call before reading published_queries() in a drain.
   void begin_drain() { drain_pending_.store(false, std::memory_order_seq_cst); }
@@ -392,7 +406,14 @@ class Session {
   int64_t next_due_ns(const Series& series) const;
   // poll_published(); with `when_idle` false it only waits for a Server
   // query due within `window_ns` (and returns at once otherwise).
-  uint64_t wait_published(uint64_t seen, int64_t window_ns, bool when_idle) const;
+  uint64_t wait_published(uint64_t seen, int64_t window_ns, bool when_idle);
+  // dispatch 'poll', Server: issues query `p` from the polling thread when it
+  // is due and still unclaimed. Returns the new published count, 0 if not.
+  uint64_t poll_issue_due(Series& series, uint64_t p);
+  // Server with poll_issue: whether issuing ends after `issued` queries,
+  // decided by whoever issues the last one, before publishing it (the
+  // other thread must not issue past it); the issue thread logs why.
+  void decide_server_end(Series& series, uint64_t issued, int64_t elapsed) const;
   void run();
   void run_accuracy(uint64_t qsl_total);
   void run_performance(uint64_t qsl_total);

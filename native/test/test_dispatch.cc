@@ -318,3 +318,79 @@ TEST(dispatch_wake_ahead_drains_deliver_every_sample_once) {
   CHECK(host.wakes.load() <= 2 * static_cast<int>(o.issued_query_count));
   CHECK(drain_calls.load() >= static_cast<uint64_t>(host.wakes.load()));
 }
+
+namespace {
+
+// dispatch 'poll' in Server: a host thread polling as lib/dispatch.ts's
+// PollLoop does, which also issues queries the issue thread is late for.
+// `complete` false: the SUT never answers (for max_async_queries).
+struct PollRun {
+  RunOutcome outcome;
+  uint64_t delivered;
+  bool each_once;
+  std::string detail;
+};
+
+PollRun run_poll(SessionConfig c, bool complete) {
+  DispatchHost host;
+  Session session(c, &host);
+  Deliveries seen;
+  std::atomic<bool> stop{false};
+  session.start();
+  std::thread poller([&] {
+    uint64_t cursor = 0;
+    uint64_t first_id = 0;
+    while (!stop.load()) {
+      if (!session.has_series()) continue;
+      if (session.first_id() != first_id) {
+        first_id = session.first_id();
+        cursor = 0;
+      }
+      const uint64_t published = session.poll_published(cursor, 50000);
+      for (; cursor < published; ++cursor) {
+        session.mark_dispatched(cursor);
+        seen.add(first_id + cursor);
+        if (!complete) continue;
+        const double id = static_cast<double>(first_id + cursor);
+        session.complete(&id, 1);
+      }
+    }
+  });
+  host.wait_finished();
+  stop.store(true);
+  poller.join();
+  session.join();
+  PollRun r;
+  r.outcome = session.outcome();
+  r.delivered = seen.total.load();
+  r.each_once = seen.each_once(1, r.outcome.issued_sample_count);
+  r.detail = read_file(r.outcome.detail_log_path);
+  return r;
+}
+
+}  // namespace
+
+TEST(dispatch_poll_server_max_query_count_is_exact_whoever_issues) {
+  SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Poll, "poll_max_queries");
+  c.settings.server_target_qps = 50000;  // dense: the poller often issues before the issue thread
+  c.settings.min_duration_ms = 10000;
+  c.settings.max_query_count = 700;
+  const PollRun r = run_poll(c, true);
+  CHECK_EQ(r.outcome.issued_query_count, uint64_t{700});
+  CHECK_EQ(r.delivered, uint64_t{700});
+  CHECK(r.each_once);
+  CHECK_EQ(r.outcome.completed_sample_count, uint64_t{700});
+  CHECK_EQ(count_of(r.detail, "Ending early: Max query count reached. query_count 700"), size_t{1});
+}
+
+TEST(dispatch_poll_server_max_async_queries_stops_after_the_first_excess) {
+  SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Poll, "poll_max_async");
+  c.settings.server_target_qps = 50000;
+  c.settings.server_max_async_queries = 10;
+  c.completion_timeout_ms = 200;  // the SUT never answers
+  const PollRun r = run_poll(c, false);
+  CHECK_EQ(r.outcome.issued_query_count, uint64_t{11});  // outstanding 11 > 10 ends issuing
+  CHECK_EQ(r.delivered, uint64_t{11});
+  CHECK(r.each_once);
+  CHECK_EQ(count_of(r.detail, "Ending early: Too many outstanding queries. issued 11 outstanding 11"), size_t{1});
+}
