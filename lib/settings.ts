@@ -188,7 +188,8 @@ export interface TestSettings {
    * loadgen extension: `dispatch: 'worker'` only: how long, in µs, a worker
    * spins for a query (integer 0..1000000). Server: an idle worker sleeps
    * until this long before the next query is due, then spins for it (and at
-   * most this long past its due time); other scenarios: an idle worker spins
+   * most this long past its due time, issuing it itself if the issue thread
+   * is late); other scenarios: an idle worker spins
    * this long, then sleeps. Spinning saves the futex wake-up (tens of µs on
    * a VM) at the cost of CPU time per worker. Default 0: sleep only.
    */

@@ -804,8 +804,9 @@ void Session::issue_queries(Series& series) {
   // the next query themselves (set before the first publication, like the limits).
   series.hand_over =
       waits_for_previous && !config_.complete_on_issue_thread && stride == 0 && dispatch != DispatchMode::Worker;
-  series.poll_issue = server && dispatch == DispatchMode::Poll && stride == 0 && !coalesce &&
-                      !config_.complete_on_issue_thread;
+  // A spinning worker (dispatchSpinUs) is there at due times too.
+  series.poll_issue = server && stride == 0 && !coalesce && !config_.complete_on_issue_thread &&
+                      (dispatch == DispatchMode::Poll || (dispatch == DispatchMode::Worker && config_.dispatch_spin_ns > 0));
   const bool wake_ahead =
       config_.wake_lead_ns > 0 && server && dispatch == DispatchMode::Wake && stride == 0 &&
       !config_.complete_on_issue_thread && !accuracy;
@@ -1184,7 +1185,10 @@ int Session::dispatch_next(uint64_t flushed_first_id, int64_t spin_ns, int64_t w
     // Server: the next query's time is known. Sleep (a publication wakes us
     // early) until spin_ns before it is due, then spin for it: a spinning
     // worker's delivery lag without spinning between queries.
-    const Series* s = current();
+    // A late issue thread: the worker issues the due query itself
+    // (poll_issue_due; one CAS decides who issues it).
+    Series* s = current();
+    const uint64_t p = s != nullptr ? s->published.load(std::memory_order_acquire) : 0;
     const int64_t due = s != nullptr ? next_due_ns(*s) : -1;
     if (due >= 0) {
       const int64_t now = now_ns();
@@ -1192,7 +1196,12 @@ int Session::dispatch_next(uint64_t flushed_first_id, int64_t spin_ns, int64_t w
       if (spin_from > now) dispatch_signal_.wait(ready, spin_from, 0, spin_from - now);
       if (status != kDispatchIdle) return status;
       const int64_t until = std::min(deadline, std::max(due, now_ns()) + spin_ns);
-      while (!ready() && now_ns() < until) yield_cpu();
+      while (!ready()) {
+        const int64_t t = now_ns();
+        if (t >= until) break;
+        if (s->poll_issue && t >= due && poll_issue_due(*s, p) != 0) continue;  // claimed by ready() next
+        yield_cpu();
+      }
       return status;
     }
   }

@@ -119,8 +119,14 @@ struct WorkerRun {
 };
 
 // spin_ns as dispatchSpinUs sets it (Server: from that long before each due time).
-WorkerRun run_workers(Scenario scenario, const std::string& name, int workers, int64_t spin_ns = 20000) {
+WorkerRun run_workers(Scenario scenario, const std::string& name, int workers, int64_t spin_ns = 20000,
+                      uint64_t max_query_count = 0) {
   SessionConfig c = dispatch_config(scenario, DispatchMode::Worker, name);
+  c.dispatch_spin_ns = spin_ns;  // as the binding passes dispatchSpinUs
+  if (max_query_count != 0) {
+    c.settings.max_query_count = max_query_count;
+    c.settings.min_duration_ms = 10000;
+  }
   if (scenario == Scenario::Offline) {
     c.settings.min_duration_ms = 0;  // one query of min_query_count samples
     c.settings.min_query_count = 1000;
@@ -171,6 +177,15 @@ TEST(dispatch_worker_server_without_and_with_long_spin_delivers_every_sample_onc
     CHECK(r.each_once);
     CHECK_EQ(r.flushes, 1);
   }
+}
+
+TEST(dispatch_worker_spinning_server_max_query_count_is_exact_whoever_issues) {
+  // Spinning workers issue due queries a late issue thread has not (poll_issue_due).
+  WorkerRun r = run_workers(Scenario::Server, "worker_spin_max_queries", 2, 5000000, 700);
+  CHECK_EQ(r.outcome.issued_query_count, uint64_t{700});
+  CHECK_EQ(r.delivered, uint64_t{700});
+  CHECK(r.each_once);
+  CHECK_EQ(r.outcome.completed_sample_count, uint64_t{700});
 }
 
 TEST(dispatch_worker_single_stream_valid) {
