@@ -816,6 +816,20 @@ void Session::issue_queries(Series& series) {
   series.stop_max_ns = s.max_duration_ms != 0 ? max_duration_ns : 0;
   // The issue thread named in early-out messages: the one that issued query q.
   auto thread_of = [&](uint64_t q) { return std::to_string(stride == 0 ? 0 : q % stride); };
+  // The reference's early-out messages (whoever decided the end: this loop, or
+  // with poll_issue the issuer of query q, decide_server_end).
+  auto log_early_end = [&](int reason, uint64_t q, uint64_t issued_count, uint64_t outstanding, int64_t elapsed) {
+    std::string text = "IssueQueryThread " + thread_of(q) + " Ending early: ";
+    if (reason == kServerEndTooManyOutstanding) {
+      text += "Too many outstanding queries. issued " + std::to_string(issued_count) + " outstanding " +
+              std::to_string(outstanding);
+    } else if (reason == kServerEndMaxQueries) {
+      text += "Max query count reached. query_count " + std::to_string(issued_count);
+    } else {
+      text += "Max test duration reached. duration_ns " + std::to_string(elapsed);
+    }
+    log("error_runtime", text, true, false);
+  };
 
   series.wall_start_ns = wall_now_ns();
   series.start_ns = now_ns();
@@ -932,40 +946,16 @@ void Session::issue_queries(Series& series) {
       // Decided by whoever issued query q (decide_server_end); logged here.
       if (!series.issue_ended.load(std::memory_order_acquire)) continue;
       const int reason = series.end_reason.load(std::memory_order_relaxed);
-      if (reason == kServerEndTooManyOutstanding) {
-        log("error_runtime",
-            "IssueQueryThread " + thread_of(q) + " Ending early: Too many outstanding queries. issued " +
-                std::to_string(issued) + " outstanding " + std::to_string(series.end_outstanding),
-            true, false);
-        break;
-      }
-      if (reason == kServerEndMaxQueries) {
-        log("error_runtime",
-            "IssueQueryThread " + thread_of(q) + " Ending early: Max query count reached. query_count " +
-                std::to_string(issued),
-            true, false);
-        ran_out = false;
-        break;
-      }
-      if (reason == kServerEndMaxDuration) {
-        log("error_runtime",
-            "IssueQueryThread " + thread_of(q) + " Ending early: Max test duration reached. duration_ns " +
-                std::to_string(series.end_elapsed_ns),
-            true, false);
-        ran_out = false;
-        break;
-      }
-      continue;  // the last query: the loop ends
+      if (reason == kServerEndLastQuery) continue;  // the loop ends
+      log_early_end(reason, q, issued, series.end_outstanding, series.end_elapsed_ns);
+      if (reason != kServerEndTooManyOutstanding) ran_out = false;
+      break;
     }
     if (server) {
       if (s.max_async_queries != 0) {
         const uint64_t outstanding = issued - series.done_queries.load(std::memory_order_acquire);
         if (outstanding > s.max_async_queries) {
-          log("error_runtime",
-              "IssueQueryThread " + thread_of(q) + " Ending early: Too many outstanding queries. issued " +
-                  std::to_string(issued) +
-                  " outstanding " + std::to_string(outstanding),
-              true, false);
+          log_early_end(kServerEndTooManyOutstanding, q, issued, outstanding, elapsed);
           break;
         }
       }
@@ -975,18 +965,12 @@ void Session::issue_queries(Series& series) {
       break;
     }
     if (s.max_query_count != 0 && issued >= s.max_query_count) {
-      log("error_runtime",
-          "IssueQueryThread " + thread_of(q) + " Ending early: Max query count reached. query_count " +
-              std::to_string(issued),
-          true, false);
+      log_early_end(kServerEndMaxQueries, q, issued, 0, elapsed);
       ran_out = false;
       break;
     }
     if (s.max_duration_ms != 0 && elapsed > max_duration_ns) {
-      log("error_runtime",
-          "IssueQueryThread " + thread_of(q) + " Ending early: Max test duration reached. duration_ns " +
-              std::to_string(elapsed),
-          true, false);
+      log_early_end(kServerEndMaxDuration, q, issued, 0, elapsed);
       ran_out = false;
       break;
     }
