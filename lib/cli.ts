@@ -12,18 +12,18 @@ import { pathToFileURL } from 'node:url';
 
 import { Command, CommanderError, Option } from 'commander';
 
-import { formatBenchReport, runBenchmark } from './bench.js';
-import { addConfigOptions, loadCliSettings, registerSettingsCommand, usesConfigFiles } from './config-cli.js';
+import { formatBenchReport, runBenchmark } from './bench/bench.js';
+import { addConfigOptions, loadCliSettings, registerSettingsCommand, usesConfigFiles } from './cli/config.js';
 import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native.js';
-import { startTest } from './run.js';
-import { SCENARIOS, settingsFromAssignments, TEST_MODES, type TestSettingsInput } from './settings.js';
-import { NULL_SUT_MODULE } from './null-sut-module.js';
-import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts.js';
-import { traceInputFromAssignments, traceInputFromCaseFile, writeTrace, type TraceInput } from './trace.js';
-import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
-import { collect, positiveInteger } from './cli-options.js';
-import { registerReportCommand, runProgress, writeRunReport } from './cli-report.js';
+import { startTest } from './api/start-test.js';
+import { SCENARIOS, settingsFromAssignments, TEST_MODES, type TestSettingsInput } from './settings/settings.js';
+import { NULL_SUT_MODULE } from './suts/null-sut-module.js';
+import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts/suts.js';
+import { traceInputFromAssignments, traceInputFromCaseFile, writeTrace, type TraceInput } from './cli/trace.js';
+import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './api/types.js';
+import { collect, positiveInteger } from './cli/options.js';
+import { registerReportCommand, runProgress, writeRunReport } from './cli/report.js';
 import { addDemoOptions, demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from './demo/cli.js';
 
 const EXIT_VALID = 0;

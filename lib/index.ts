@@ -1,7 +1,7 @@
 /**
  * loadgen: the MLPerf Inference LoadGen for Node.js.
  */
-export { DEFAULT_AUDIT_CONFIG, startTest, type StartTestOptions } from './run.js';
+export { DEFAULT_AUDIT_CONFIG, startTest, type StartTestOptions } from './api/start-test.js';
 export {
   applyAuditConfig,
   CONFIG_FILE_KEYS,
@@ -15,16 +15,16 @@ export {
   type SettingOrigin,
   type SettingSource,
   type SettingsLayer,
-} from './config.js';
-export { registerIssueQueryThread, type IssueQueryThreadRegistration } from './issue-threads.js';
-export { runDispatchWorker, type DispatchWorkerContext } from './dispatch.js';
-export { NULL_SUT_MODULE } from './null-sut-module.js';
+} from './config/config.js';
+export { registerIssueQueryThread, type IssueQueryThreadRegistration } from './api/issue-threads.js';
+export { runDispatchWorker, type DispatchWorkerContext } from './dispatch/dispatch.js';
+export { NULL_SUT_MODULE } from './suts/null-sut-module.js';
 export {
   firstTokenComplete,
   querySampleComplete,
   querySamplesComplete,
   querySamplesCompleteIds,
-} from './completion.js';
+} from './api/completion.js';
 export {
   createNullNativeSut,
   createNullSut,
@@ -32,7 +32,7 @@ export {
   isNullNativeSut,
   NATIVE_NULL_SUT,
   type NullNativeSut,
-} from './suts.js';
+} from './suts/suts.js';
 export {
   DEFAULT_LOG_SETTINGS,
   DISPATCH_MODES,
@@ -54,7 +54,7 @@ export {
   type TestMode,
   type TestSettings,
   type TestSettingsInput,
-} from './settings.js';
+} from './settings/settings.js';
 export {
   BusyError,
   ConfigFileError,
@@ -78,7 +78,7 @@ export type {
   TestResult,
   TokenLatencyStatsNs,
   TokenResult,
-} from './types.js';
-export { startProgress, type ProgressHandle, type ProgressOptions } from './progress.js';
-export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report.js';
+} from './api/types.js';
+export { startProgress, type ProgressHandle, type ProgressOptions } from './report/progress.js';
+export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native.js';

@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { NativeLoadError } from './errors.js';
-import type { OverheadStatsNs } from './types.js';
+import type { OverheadStatsNs } from './api/types.js';
 
 /** Event kinds sent by the native side to the dispatcher (bindings/js_host.h). */
 export const HostEventKind = {

@@ -13,7 +13,7 @@ if (!existsSync(join(golden, 'README.md'))) {
   console.log(`conformance: skipped, no reference vectors at ${golden}`);
   process.exit(0);
 }
-const r = spawnSync(process.execPath, [join(root, 'dist', 'conformance-cli.js'), golden], {
+const r = spawnSync(process.execPath, [join(root, 'dist', 'conformance', 'cli.js'), golden], {
   cwd: root,
   encoding: 'utf8',
   maxBuffer: 1 << 28,

@@ -148,7 +148,10 @@ function main() {
     const missing = required.filter((f) => !files.includes(f));
     if (missing.length) throw new Error(`missing from the tarball: ${missing.join(', ')}`);
     const unwanted = files.filter(
-      (f) => /^(test|benchmarks|build|out|node_modules|lib)\//.test(f) || /^native\/test\//.test(f) || f.endsWith('.map'),
+      (f) =>
+        /^(test|benchmarks|build|out|node_modules|lib)\//.test(f) || /^native\/test\//.test(f) || f.endsWith('.map') ||
+        // The conformance runner is a development tool (npm run conformance from a checkout).
+        /^dist\/conformance\//.test(f),
     );
     if (unwanted.length) throw new Error(`should not be in the tarball: ${unwanted.slice(0, 10).join(', ')}`);
     // dist/ is not cleaned by tsc: an output whose lib/ source is gone would ship.

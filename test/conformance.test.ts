@@ -5,13 +5,13 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { firstDifference, runConformance, sequenceSha256 } from '../lib/conformance.js';
+import { firstDifference, runConformance, sequenceSha256 } from '../lib/conformance/conformance.js';
 import { goldenDir, hasGolden, repoRoot, tempDir } from './helpers.js';
 
 // Vector files are free-form JSON; the tests poke into them by path.
 type Json = Record<string, any>;
 
-const runnerCli = join(repoRoot, 'dist', 'conformance-cli.js');
+const runnerCli = join(repoRoot, 'dist', 'conformance', 'cli.js');
 
 function readGolden(file: string): Json {
   return JSON.parse(readFileSync(join(goldenDir, file), 'utf8')) as Json;

@@ -13,10 +13,10 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { loadNative, type NativeProgress } from '../lib/native.js';
-import { plainProgressLine, progressFields, QpsWindow, startProgress } from '../lib/progress.js';
-import { parseSummary, type ReportData } from '../lib/report.js';
-import { startTest } from '../lib/run.js';
-import { createSyntheticQsl } from '../lib/suts.js';
+import { plainProgressLine, progressFields, QpsWindow, startProgress } from '../lib/report/progress.js';
+import { parseSummary, type ReportData } from '../lib/report/report.js';
+import { startTest } from '../lib/api/start-test.js';
+import { createSyntheticQsl } from '../lib/suts/suts.js';
 import { delayedSut, repoRoot, tempDir } from './helpers.js';
 
 const cli = join(repoRoot, 'dist', 'cli.js');

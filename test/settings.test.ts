@@ -16,8 +16,8 @@ import {
   resolveTestSettings,
   settingsFromAssignments,
   toNativeSettings,
-} from '../lib/settings.js';
-import type { ResolvedTestSettings, TestSettingsInput } from '../lib/settings.js';
+} from '../lib/settings/settings.js';
+import type { ResolvedTestSettings, TestSettingsInput } from '../lib/settings/settings.js';
 
 /** Runs `fn`, asserts it throws a SettingsError for `key` whose message contains every fragment. */
 function expectSettingsError(fn: () => unknown, key: string, ...fragments: string[]): SettingsError {

@@ -5,8 +5,8 @@ import { Writable } from 'node:stream';
 
 import { describe, expect, it } from 'vitest';
 
-import { firstDifference, traceDifference } from '../lib/conformance.js';
-import { jsonChunks, nativeSettingsFromReference, writeTrace, traceInputFromCase } from '../lib/trace.js';
+import { firstDifference, traceDifference } from '../lib/conformance/conformance.js';
+import { jsonChunks, nativeSettingsFromReference, writeTrace, traceInputFromCase } from '../lib/cli/trace.js';
 import { goldenDir, hasGolden, repoRoot, tempDir } from './helpers.js';
 
 const cli = join(repoRoot, 'dist', 'cli.js');

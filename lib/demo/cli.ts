@@ -4,10 +4,10 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 
-import { positiveInteger } from '../cli-options.js';
-import { runProgress, writeRunReport } from '../cli-report.js';
+import { positiveInteger } from '../cli/options.js';
+import { runProgress, writeRunReport } from '../cli/report.js';
 import { InterfaceError } from '../errors.js';
-import { settingsFromAssignments, type LogSettingsInput, type TestSettingsInput } from '../settings.js';
+import { settingsFromAssignments, type LogSettingsInput, type TestSettingsInput } from '../settings/settings.js';
 import { describeRun, runDemo } from './run.js';
 import { EXECUTION_PROVIDERS, type ExecutionProvider } from './sut.js';
 

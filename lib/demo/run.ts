@@ -9,9 +9,9 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 import { LoadgenError } from '../errors.js';
-import { startTest, type StartTestOptions } from '../run.js';
-import type { LogSettingsInput, Scenario, TestMode, TestSettingsInput } from '../settings.js';
-import type { TestResult } from '../types.js';
+import { startTest, type StartTestOptions } from '../api/start-test.js';
+import type { LogSettingsInput, Scenario, TestMode, TestSettingsInput } from '../settings/settings.js';
+import type { TestResult } from '../api/types.js';
 import { createDemoQsl, demoSample } from './dataset.js';
 import { NUM_CLASSES, OUTPUT_BYTES } from './model.js';
 import { DEFAULT_TOLERANCE, logitsMatch, maxAbsDiff, referenceLogits } from './reference.js';

@@ -11,10 +11,10 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
-import { querySamplesComplete } from '../completion.js';
+import { querySamplesComplete } from '../api/completion.js';
 import { InterfaceError } from '../errors.js';
 import { packageRoot } from '../native.js';
-import type { QuerySample, QuerySampleResponse, SystemUnderTest } from '../types.js';
+import type { QuerySample, QuerySampleResponse, SystemUnderTest } from '../api/types.js';
 import type { DemoQsl } from './dataset.js';
 import {
   DEMO_MODEL_PATH,

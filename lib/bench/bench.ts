@@ -1,6 +1,6 @@
 /**
  * `loadgen bench`: loadgen's own cost on this machine. Every trial runs in a
- * fresh process (lib/bench-trial.ts); each is repeated and reported as the
+ * fresh process (lib/bench/trial.ts); each is repeated and reported as the
  * median with its spread (min..max). The report ends with the issue-5
  * targets evaluated against the figures (formatTargets).
  */
@@ -10,7 +10,7 @@ import { cpus } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { CpuNoise } from './native.js';
+import type { CpuNoise } from '../native.js';
 
 /**
  * Who runs the SUT in a trial. `wake`, `poll`, `worker`: the JS null SUT
@@ -27,7 +27,7 @@ export interface Percentiles {
   p999: number;
 }
 
-/** One trial's request, passed to lib/bench-trial.ts as JSON. */
+/** One trial's request, passed to lib/bench/trial.ts as JSON. */
 export type TrialSpec =
   | { kind: 'platform'; tsfnWakes: number }
   /** native.bench.cpuNoise on `cpu` (-1: unpinned). */
@@ -159,7 +159,7 @@ export interface BenchReport {
   targets: BenchTarget[];
 }
 
-const trialScript = join(dirname(fileURLToPath(import.meta.url)), 'bench-trial.js');
+const trialScript = join(dirname(fileURLToPath(import.meta.url)), 'trial.js');
 
 /** CPUs this process may run on (Linux: /proc/self/status Cpus_allowed_list, e.g. "0-3,8"); null elsewhere. */
 function allowedCpus(): Set<number> | null {

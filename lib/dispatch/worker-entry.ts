@@ -6,8 +6,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 
 import { runDispatchWorker, type DispatchWorkerContext } from './dispatch.js';
-import { InterfaceError } from './errors.js';
-import type { SystemUnderTest } from './types.js';
+import { InterfaceError } from '../errors.js';
+import type { SystemUnderTest } from '../api/types.js';
 
 const { sutModule, workerIndex, workerCount } = workerData as { sutModule: string } & DispatchWorkerContext;
 const mod = (await import(sutModule)) as { createSut?: unknown };

@@ -5,13 +5,13 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { packageRoot } from './native.js';
+import { packageRoot } from '../native.js';
 import { createNullSut } from './suts.js';
-import type { SystemUnderTest } from './types.js';
+import type { SystemUnderTest } from '../api/types.js';
 
 export function createSut(): SystemUnderTest {
   return createNullSut('null');
 }
 
 /** The (compiled) module's URL, for startTest's `sutModule` option. */
-export const NULL_SUT_MODULE: string = pathToFileURL(resolve(packageRoot, 'dist', 'null-sut-module.js')).href;
+export const NULL_SUT_MODULE: string = pathToFileURL(resolve(packageRoot, 'dist', 'suts', 'null-sut-module.js')).href;

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 
-import { InterfaceError, SettingsError } from './errors.js';
+import { InterfaceError, SettingsError } from '../errors.js';
 import {
   loadNative,
   packageRoot,
@@ -21,7 +21,7 @@ import {
   type NativeTestSettings,
   type NativeTrace,
   type NativeTraceQueries,
-} from './native.js';
+} from '../native.js';
 import {
   DEFAULT_TEST_SETTINGS,
   resolveQslDependentChecks,
@@ -32,7 +32,7 @@ import {
   TEST_MODES,
   toNativeSettings,
   type TestSettingsInput,
-} from './settings.js';
+} from '../settings/settings.js';
 
 // ---------------------------------------------------------------------------
 // Settings

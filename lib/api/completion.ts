@@ -5,8 +5,8 @@
  * for samples that go to the accuracy log.
  */
 import { activeSeries, wantsResponse } from './active.js';
-import { noteHandOver } from './handover.js';
-import { loadNative, type NativeAddon } from './native.js';
+import { noteHandOver } from '../dispatch/handover.js';
+import { loadNative, type NativeAddon } from '../native.js';
 import type { QuerySample, QuerySampleResponse } from './types.js';
 
 let native: NativeAddon | undefined;

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 
-import { InterfaceError } from './errors.js';
+import { InterfaceError } from '../errors.js';
 import { REPORT_CLIENT_JS } from './report-client.js';
 
 /** One distribution in loadgen_report_data.json (ns). */

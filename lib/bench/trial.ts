@@ -1,6 +1,6 @@
 /**
- * One benchmark trial, run in a fresh process by lib/bench.ts:
- *   node dist/bench-trial.js '<TrialSpec JSON>'
+ * One benchmark trial, run in a fresh process by lib/bench/bench.ts:
+ *   node dist/bench/trial.js '<TrialSpec JSON>'
  * Prints its result as one JSON line.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { BenchSut, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './bench.js';
-import { loadNative } from './native.js';
-import { NULL_SUT_MODULE } from './null-sut-module.js';
-import { startTest, type StartTestOptions } from './run.js';
-import type { DispatchMode } from './settings.js';
-import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts.js';
-import type { QuerySample, SystemUnderTest, TestResult } from './types.js';
+import { loadNative } from '../native.js';
+import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
+import { startTest, type StartTestOptions } from '../api/start-test.js';
+import type { DispatchMode } from '../settings/settings.js';
+import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
+import type { QuerySample, SystemUnderTest, TestResult } from '../api/types.js';
 
 const nowNs = (): number => Number(process.hrtime.bigint());
 

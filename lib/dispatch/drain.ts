@@ -7,8 +7,8 @@
  * exists exactly when this thread was too busy to take queries on time).
  */
 import { HAND_OVER_SLICE_MS, handOver, yieldHandOver } from './handover.js';
-import type { NativeAddon, NativeSeriesInfo } from './native.js';
-import type { QuerySample, SystemUnderTest } from './types.js';
+import type { NativeAddon, NativeSeriesInfo } from '../native.js';
+import type { QuerySample, SystemUnderTest } from '../api/types.js';
 
 export interface DrainState {
   /** Next query of this thread. */
@@ -36,7 +36,7 @@ export function startDrainSeries(state: DrainState, info: NativeSeriesInfo, inde
 
 /**
  * Issues this thread's queries below `published`, then those that completion
- * calls made during the drain handed over (lib/handover.ts). `onError` gets
+ * calls made during the drain handed over (lib/dispatch/handover.ts). `onError` gets
  * what issueQuery threw (or its promise rejected with); a throw stops the drain.
  */
 export function drainQueries(

@@ -14,8 +14,8 @@ import { pathToFileURL } from 'node:url';
 import { serialize } from 'node:v8';
 import { threadId, Worker } from 'node:worker_threads';
 
-import { setActiveSeries } from './active.js';
-import { InterfaceError } from './errors.js';
+import { setActiveSeries } from '../api/active.js';
+import { InterfaceError } from '../errors.js';
 import {
   DispatchStatus,
   IssueThreadEventKind,
@@ -23,8 +23,8 @@ import {
   packageRoot,
   type NativeAddon,
   type NativeSeriesInfo,
-} from './native.js';
-import type { QuerySample, SystemUnderTest } from './types.js';
+} from '../native.js';
+import type { QuerySample, SystemUnderTest } from '../api/types.js';
 
 /** `poll`: drains the published queries once per event-loop turn while started. */
 export class PollLoop {
@@ -180,7 +180,7 @@ export class DispatchWorkerPool {
   static async start(sutModule: string, count: number): Promise<DispatchWorkerPool> {
     const pool = new DispatchWorkerPool();
     // The compiled entry (also when this module runs from the TypeScript sources).
-    const entry = pathToFileURL(resolve(packageRoot, 'dist', 'dispatch-worker-entry.js'));
+    const entry = pathToFileURL(resolve(packageRoot, 'dist', 'dispatch', 'worker-entry.js'));
     const ready: Promise<void>[] = [];
     for (let index = 0; index < count; index++) {
       const worker = new Worker(entry, { workerData: { sutModule, workerIndex: index, workerCount: count } });

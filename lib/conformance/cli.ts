@@ -13,7 +13,7 @@ import { runConformance } from './conformance.js';
 async function main(argv: string[]): Promise<number> {
   const dir = argv[0];
   if (dir === undefined || argv.length > 1 || dir === '--help' || dir === '-h') {
-    process.stderr.write('usage: node dist/conformance-cli.js <vector-dir>   (e.g. ../shared/golden)\n');
+    process.stderr.write('usage: node dist/conformance/cli.js <vector-dir>   (e.g. ../shared/golden)\n');
     return 2;
   }
   const path = resolve(process.cwd(), dir);

@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 
-import { ConfigFileError, SettingsError, type ConfigProblem } from './errors.js';
+import { ConfigFileError, SettingsError, type ConfigProblem } from '../errors.js';
 import {
   loadNative,
   type NativeConfigLoadInput,
@@ -22,7 +22,7 @@ import {
   type NativeLogEntry,
   type NativeMessage,
   type NativeTestSettings,
-} from './native.js';
+} from '../native.js';
 import {
   resolveTestSettingFields,
   resolveTestSettings,
@@ -36,7 +36,7 @@ import {
   type SettingField,
   type TestSettings,
   type TestSettingsInput,
-} from './settings.js';
+} from '../settings/settings.js';
 
 // ---------------------------------------------------------------------------
 // Public types

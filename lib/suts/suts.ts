@@ -1,8 +1,8 @@
 /**
  * Ready-made SUTs and QSLs for measuring loadgen itself.
  */
-import { querySamplesCompleteIds } from './completion.js';
-import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from './types.js';
+import { querySamplesCompleteIds } from '../api/completion.js';
+import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
 
 /** Marks the SUT that completes every query inside the native issue thread. */
 export const NATIVE_NULL_SUT: unique symbol = Symbol.for('loadgen.nullNativeSut');

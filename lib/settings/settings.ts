@@ -8,7 +8,7 @@
  * (spec/10 §2, spec/60 §2).
  */
 
-import { SettingsError } from './errors.js';
+import { SettingsError } from '../errors.js';
 
 // ---------------------------------------------------------------------------
 // Enums

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 
 import type { Command } from 'commander';
 
-import { startProgress, type ProgressHandle } from './progress.js';
-import { reportDataFileName, writeReport } from './report.js';
-import type { TestResult } from './types.js';
+import { startProgress, type ProgressHandle } from '../report/progress.js';
+import { reportDataFileName, writeReport } from '../report/report.js';
+import type { TestResult } from '../api/types.js';
 
 /** The run options that decide on progress and the report. */
 export interface RunOutputOptions {

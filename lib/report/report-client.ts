@@ -2,7 +2,7 @@
  * The script inside report.html that draws its charts with uPlot (inlined
  * next to it). Plain ES5-style JavaScript kept as a string: it runs in the
  * viewer's browser, not in Node. Reads the JSON in #report-data (built by
- * lib/report.ts) and marks each drawn chart with data-rendered="1".
+ * lib/report/report.ts) and marks each drawn chart with data-rendered="1".
  */
 export const REPORT_CLIENT_JS = String.raw`
 (function () {

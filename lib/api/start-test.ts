@@ -8,12 +8,12 @@ import { pathToFileURL } from 'node:url';
 import { deserialize } from 'node:v8';
 
 import { setActiveSeries } from './active.js';
-import { applyAuditConfig } from './config.js';
-import { DispatchWorkerPool, PollLoop } from './dispatch.js';
-import { drainQueries, newDrainState, startDrainSeries, type DrainState } from './drain.js';
-import { resetHandOver } from './handover.js';
-import { BusyError, InterfaceError, LogOutputError, LoadgenError, SutError } from './errors.js';
-import { HostEventKind, loadNative, type NativeAddon, type NativeMessage, type NativeOutcome, type NativeTokenSummary } from './native.js';
+import { applyAuditConfig } from '../config/config.js';
+import { DispatchWorkerPool, PollLoop } from '../dispatch/dispatch.js';
+import { drainQueries, newDrainState, startDrainSeries, type DrainState } from '../dispatch/drain.js';
+import { resetHandOver } from '../dispatch/handover.js';
+import { BusyError, InterfaceError, LogOutputError, LoadgenError, SutError } from '../errors.js';
+import { HostEventKind, loadNative, type NativeAddon, type NativeMessage, type NativeOutcome, type NativeTokenSummary } from '../native.js';
 import {
   assertRunnableMode,
   resolveLogSettings,
@@ -25,8 +25,8 @@ import {
   type ResolvedTestSettings,
   type TestMode,
   type TestSettingsInput,
-} from './settings.js';
-import { isNullNativeSut } from './suts.js';
+} from '../settings/settings.js';
+import { isNullNativeSut } from '../suts/suts.js';
 import type {
   LatencyPercentilesNs,
   QuerySampleLibrary,
@@ -298,7 +298,7 @@ class ActiveRun {
     drainQueries(this.native, this.sut, this.queries, published, (error) => this.fail(error, 'sut.issueQuery'));
   }
 
-  // Queries a completion call issued itself (lib/handover.ts), outside a drain.
+  // Queries a completion call issued itself (lib/dispatch/handover.ts), outside a drain.
   private readonly drainHandedOver = (published: number): void => {
     try {
       this.drain(published);

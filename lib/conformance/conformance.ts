@@ -15,18 +15,18 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { querySamplesComplete } from './completion.js';
+import { querySamplesComplete } from '../api/completion.js';
 import {
   loadNative,
   type NativeAccuracyLogRound,
   type NativeConformance,
   type NativeLogEntry,
   type NativeResultsInput,
-} from './native.js';
-import { startTest } from './run.js';
-import { fromSnakeCaseSettings } from './settings.js';
-import { computeTrace, nativeConformance, nativeSettingsFromReference, traceInputFromCase, type GoldenTrace } from './trace.js';
-import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from './types.js';
+} from '../native.js';
+import { startTest } from '../api/start-test.js';
+import { fromSnakeCaseSettings } from '../settings/settings.js';
+import { computeTrace, nativeConformance, nativeSettingsFromReference, traceInputFromCase, type GoldenTrace } from '../cli/trace.js';
+import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
 
 /** Where the runner writes its lines (`PASS …`, `FAIL …`, the totals). */
 export interface ConformanceSink {

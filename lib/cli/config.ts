@@ -4,9 +4,9 @@
  */
 import { Command, Option } from 'commander';
 
-import { deriveEffectiveSettings, loadSettings, type LoadedSettings, type SettingsLayer } from './config.js';
-import { SCENARIOS, SETTINGS_FIELDS, settingsFromAssignments, TEST_MODES, type Scenario, type TestSettingsInput } from './settings.js';
-import { collect, positiveInteger } from './cli-options.js';
+import { deriveEffectiveSettings, loadSettings, type LoadedSettings, type SettingsLayer } from '../config/config.js';
+import { SCENARIOS, SETTINGS_FIELDS, settingsFromAssignments, TEST_MODES, type Scenario, type TestSettingsInput } from '../settings/settings.js';
+import { collect, positiveInteger } from './options.js';
 
 /** Config options shared by `run` and `settings`. */
 export interface ConfigCliOptions {
