@@ -17,7 +17,8 @@ import { addConfigOptions, loadCliSettings, registerSettingsCommand, usesConfigF
 import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native.js';
 import { startTest } from './api/start-test.js';
-import { SCENARIOS, settingsFromAssignments, TEST_MODES, type TestSettingsInput } from './settings/settings.js';
+import { settingsFromAssignments } from './settings/assignments.js';
+import { SCENARIOS, TEST_MODES, type TestSettingsInput } from './settings/types.js';
 import { NULL_SUT_MODULE } from './suts/null-sut-module.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts/suts.js';
 import { traceInputFromAssignments, traceInputFromCaseFile, writeTrace, type TraceInput } from './cli/trace.js';

@@ -1,12 +1,12 @@
 /**
  * loadgen: the MLPerf Inference LoadGen for Node.js.
  */
-export { DEFAULT_AUDIT_CONFIG, startTest, type StartTestOptions } from './api/start-test.js';
+export { startTest, type StartTestOptions } from './api/start-test.js';
+export { applyAuditConfig, DEFAULT_AUDIT_CONFIG } from './config/audit-config.js';
+export { CONFIG_FILE_KEYS } from './config/keys.js';
+export { lintConfigText } from './config/lint.js';
+export { loadSettings } from './config/load-settings.js';
 export {
-  applyAuditConfig,
-  CONFIG_FILE_KEYS,
-  lintConfigText,
-  loadSettings,
   type AuditConfigResult,
   type ConfigRole,
   type ConfigSource,
@@ -15,7 +15,7 @@ export {
   type SettingOrigin,
   type SettingSource,
   type SettingsLayer,
-} from './config/config.js';
+} from './config/types.js';
 export { registerIssueQueryThread, type IssueQueryThreadRegistration } from './api/issue-threads.js';
 export { runDispatchWorker, type DispatchWorkerContext } from './dispatch/dispatch.js';
 export { NULL_SUT_MODULE } from './suts/null-sut-module.js';
@@ -33,18 +33,14 @@ export {
   NATIVE_NULL_SUT,
   type NullNativeSut,
 } from './suts/suts.js';
+export { parseSettingAssignment, settingsFromAssignments } from './settings/assignments.js';
+export { DEFAULT_LOG_SETTINGS, DEFAULT_TEST_SETTINGS, LOG_SETTINGS_FIELDS, SETTINGS_FIELDS } from './settings/fields.js';
+export { resolveLogSettings } from './settings/log-settings.js';
+export { resolveTestSettings } from './settings/resolve.js';
 export {
-  DEFAULT_LOG_SETTINGS,
   DISPATCH_MODES,
   type DispatchMode,
-  DEFAULT_TEST_SETTINGS,
-  LOG_SETTINGS_FIELDS,
-  parseSettingAssignment,
-  resolveLogSettings,
-  resolveTestSettings,
   SCENARIOS,
-  SETTINGS_FIELDS,
-  settingsFromAssignments,
   TEST_MODES,
   type LogSettings,
   type LogSettingsInput,
@@ -54,7 +50,7 @@ export {
   type TestMode,
   type TestSettings,
   type TestSettingsInput,
-} from './settings/settings.js';
+} from './settings/types.js';
 export {
   BusyError,
   ConfigFileError,

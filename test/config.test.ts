@@ -4,7 +4,9 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { loadSettings, lintConfigText, type ConfigSource, type LoadSettingsOptions } from '../lib/config/config.js';
+import { lintConfigText } from '../lib/config/lint.js';
+import { loadSettings } from '../lib/config/load-settings.js';
+import { type ConfigSource, type LoadSettingsOptions } from '../lib/config/types.js';
 import { ConfigFileError, SettingsError } from '../lib/errors.js';
 import { createNullNativeSut, createSyntheticQsl, startTest } from '../lib/index.js';
 import { goldenDir, hasGolden, repoRoot, tempDir } from './helpers.js';

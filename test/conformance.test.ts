@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { firstDifference, runConformance, sequenceSha256 } from '../lib/conformance/conformance.js';
+import { firstDifference, sequenceSha256 } from '../lib/conformance/compare.js';
+import { runConformance } from '../lib/conformance/conformance.js';
 import { goldenDir, hasGolden, repoRoot, tempDir } from './helpers.js';
 
 // Vector files are free-form JSON; the tests poke into them by path.

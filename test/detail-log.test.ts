@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { querySamplesComplete, startTest, type QuerySample, type Scenario, type SystemUnderTest } from '../lib/index.js';
-import { fromSnakeCaseSettings } from '../lib/settings/settings.js';
+import { fromSnakeCaseSettings } from '../lib/settings/assignments.js';
 import { goldenDir, hasGolden, recordingQsl, tempDir } from './helpers.js';
 
 interface MlLogLine {

@@ -1,23 +1,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SettingsError } from '../lib/errors.js';
+import { fromSnakeCaseSettings, parseSettingAssignment, settingsFromAssignments } from '../lib/settings/assignments.js';
 import {
   DEFAULT_LOG_SETTINGS,
   DEFAULT_TEST_SETTINGS,
   LOG_SETTINGS_FIELDS,
-  SCENARIOS,
   SETTINGS_FIELDS,
-  TEST_MODES,
-  assertRunnableMode,
-  fromSnakeCaseSettings,
-  parseSettingAssignment,
-  resolveLogSettings,
-  resolveQslDependentChecks,
-  resolveTestSettings,
-  settingsFromAssignments,
-  toNativeSettings,
-} from '../lib/settings/settings.js';
-import type { ResolvedTestSettings, TestSettingsInput } from '../lib/settings/settings.js';
+} from '../lib/settings/fields.js';
+import { resolveLogSettings } from '../lib/settings/log-settings.js';
+import { resolveTestSettings } from '../lib/settings/resolve.js';
+import { toNativeSettings } from '../lib/settings/to-native.js';
+import { SCENARIOS, TEST_MODES } from '../lib/settings/types.js';
+import { assertRunnableMode, resolveQslDependentChecks } from '../lib/settings/validate.js';
+import type { ResolvedTestSettings, TestSettingsInput } from '../lib/settings/types.js';
 
 /** Runs `fn`, asserts it throws a SettingsError for `key` whose message contains every fragment. */
 function expectSettingsError(fn: () => unknown, key: string, ...fragments: string[]): SettingsError {

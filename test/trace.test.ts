@@ -5,7 +5,8 @@ import { Writable } from 'node:stream';
 
 import { describe, expect, it } from 'vitest';
 
-import { firstDifference, traceDifference } from '../lib/conformance/conformance.js';
+import { traceDifference } from '../lib/conformance/check-traces.js';
+import { firstDifference } from '../lib/conformance/compare.js';
 import { jsonChunks, nativeSettingsFromReference, writeTrace, traceInputFromCase } from '../lib/cli/trace.js';
 import { goldenDir, hasGolden, repoRoot, tempDir } from './helpers.js';
 

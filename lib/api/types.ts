@@ -1,7 +1,7 @@
 /**
  * The interfaces a user implements (SUT, QSL) and the plain-data result of a run.
  */
-import type { Scenario, TestMode } from '../settings/settings.js';
+import type { Scenario, TestMode } from '../settings/types.js';
 
 /** One sample of a query, as handed to the SUT. */
 export interface QuerySample {

@@ -11,7 +11,7 @@ import type { BenchSut, PeakTrial, Percentiles, ServerTrial, TrialSpec } from '.
 import { loadNative } from '../native.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
 import { startTest, type StartTestOptions } from '../api/start-test.js';
-import type { DispatchMode } from '../settings/settings.js';
+import type { DispatchMode } from '../settings/types.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
 import type { QuerySample, SystemUnderTest, TestResult } from '../api/types.js';
 

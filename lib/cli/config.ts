@@ -4,8 +4,11 @@
  */
 import { Command, Option } from 'commander';
 
-import { deriveEffectiveSettings, loadSettings, type LoadedSettings, type SettingsLayer } from '../config/config.js';
-import { SCENARIOS, SETTINGS_FIELDS, settingsFromAssignments, TEST_MODES, type Scenario, type TestSettingsInput } from '../settings/settings.js';
+import { deriveEffectiveSettings, loadSettings } from '../config/load-settings.js';
+import { type LoadedSettings, type SettingsLayer } from '../config/types.js';
+import { settingsFromAssignments } from '../settings/assignments.js';
+import { SETTINGS_FIELDS } from '../settings/fields.js';
+import { SCENARIOS, TEST_MODES, type Scenario, type TestSettingsInput } from '../settings/types.js';
 import { collect, positiveInteger } from './options.js';
 
 /** Config options shared by `run` and `settings`. */

@@ -22,17 +22,12 @@ import {
   type NativeTrace,
   type NativeTraceQueries,
 } from '../native.js';
-import {
-  DEFAULT_TEST_SETTINGS,
-  resolveQslDependentChecks,
-  resolveTestSettings,
-  SCENARIOS,
-  SETTINGS_FIELDS,
-  settingsFromAssignments,
-  TEST_MODES,
-  toNativeSettings,
-  type TestSettingsInput,
-} from '../settings/settings.js';
+import { settingsFromAssignments } from '../settings/assignments.js';
+import { DEFAULT_TEST_SETTINGS, SETTINGS_FIELDS } from '../settings/fields.js';
+import { resolveTestSettings } from '../settings/resolve.js';
+import { toNativeSettings } from '../settings/to-native.js';
+import { SCENARIOS, TEST_MODES, type TestSettingsInput } from '../settings/types.js';
+import { resolveQslDependentChecks } from '../settings/validate.js';
 
 // ---------------------------------------------------------------------------
 // Settings

@@ -7,7 +7,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { positiveInteger } from '../cli/options.js';
 import { runProgress, writeRunReport } from '../cli/report.js';
 import { InterfaceError } from '../errors.js';
-import { settingsFromAssignments, type LogSettingsInput, type TestSettingsInput } from '../settings/settings.js';
+import { settingsFromAssignments } from '../settings/assignments.js';
+import { type LogSettingsInput, type TestSettingsInput } from '../settings/types.js';
 import { describeRun, runDemo } from './run.js';
 import { EXECUTION_PROVIDERS, type ExecutionProvider } from './sut.js';
 

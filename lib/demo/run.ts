@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 
 import { LoadgenError } from '../errors.js';
 import { startTest, type StartTestOptions } from '../api/start-test.js';
-import type { LogSettingsInput, Scenario, TestMode, TestSettingsInput } from '../settings/settings.js';
+import type { LogSettingsInput, Scenario, TestMode, TestSettingsInput } from '../settings/types.js';
 import type { TestResult } from '../api/types.js';
 import { createDemoQsl, demoSample } from './dataset.js';
 import { NUM_CLASSES, OUTPUT_BYTES } from './model.js';

@@ -1,0 +1,160 @@
+/**
+ * One run on the JS thread: starts the native core and serves its events
+ * (drain published queries, series start, QSL load/unload, flush, finish)
+ * until the result is ready.
+ */
+import { deserialize } from 'node:v8';
+
+import { DispatchWorkerPool, PollLoop } from '../dispatch/dispatch.js';
+import { drainQueries, newDrainState, startDrainSeries, type DrainState } from '../dispatch/drain.js';
+import { resetHandOver } from '../dispatch/handover.js';
+import { BusyError, LoadgenError, SutError } from '../errors.js';
+import { HostEventKind, type NativeAddon, type NativeOutcome, type NativeRunConfig } from '../native.js';
+import type { ResolvedTestSettings } from '../settings/types.js';
+import { setActiveSeries } from './active.js';
+import { messageOf } from './checks.js';
+import { serveQslCall } from './qsl-calls.js';
+import { toTestResult } from './result.js';
+import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
+
+/** One run: serves the native side's events on the JS thread. */
+export class ActiveRun {
+  private readonly queries: DrainState = newDrainState();
+  private failure: { error: unknown; where: string } | undefined;
+  private resolve!: (result: TestResult) => void;
+  private reject!: (error: unknown) => void;
+
+  constructor(
+    private readonly native: NativeAddon,
+    private readonly sut: SystemUnderTest,
+    private readonly qsl: QuerySampleLibrary,
+    private readonly settings: ResolvedTestSettings,
+    private readonly config: NativeRunConfig,
+    private readonly pool?: DispatchWorkerPool,
+  ) {
+    // dispatch 'poll': drains once per event-loop turn while a series issues.
+    if (settings.dispatch === 'poll') {
+      this.poll = new PollLoop(native, (published) => {
+        try {
+          this.drain(published);
+        } catch (error) {
+          this.fail(error, 'loadgen');
+        }
+      });
+    }
+  }
+
+  private readonly poll: PollLoop | undefined;
+
+  run(): Promise<TestResult> {
+    const promise = new Promise<TestResult>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    this.pool?.listen((error, index) => this.fail(error, `dispatch worker ${index}`));
+    try {
+      this.native.start(this.config, this.dispatch);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_LOADGEN_BUSY') throw new BusyError(messageOf(error));
+      throw error;
+    }
+    return promise;
+  }
+
+  // Must never throw: it runs inside the native threadsafe-function callback.
+  private readonly dispatch = (kind: number, arg?: unknown, token?: number): void => {
+    try {
+      switch (kind) {
+        case HostEventKind.Drain:
+          this.drain(arg as number);
+          break;
+        case HostEventKind.SeriesStarted: {
+          const info = this.native.seriesInfo();
+          startDrainSeries(this.queries, info);
+          setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies);
+          resetHandOver(this.drainHandedOver);
+          this.poll?.start();
+          break;
+        }
+        case HostEventKind.Load:
+          serveQslCall(this.native, this.qsl, 'loadSamplesToRam', arg as Uint32Array, token!, this.recordFailure);
+          break;
+        case HostEventKind.Unload:
+          serveQslCall(this.native, this.qsl, 'unloadSamplesFromRam', arg as Uint32Array, token!, this.recordFailure);
+          break;
+        case HostEventKind.Flush:
+          this.poll?.stop(true);  // the last query is published: take it, then flush
+          this.sut.flushQueries?.();
+          break;
+        case HostEventKind.Finished:
+          this.finished();
+          break;
+      }
+    } catch (error) {
+      this.fail(error, kind === HostEventKind.Flush ? 'sut.flushQueries' : 'loadgen');
+    }
+  };
+
+  private drain(published: number): void {
+    if (this.failure !== undefined) return;
+    drainQueries(this.native, this.sut, this.queries, published, (error) => this.fail(error, 'sut.issueQuery'));
+  }
+
+  // Queries a completion call issued itself (lib/dispatch/handover.ts), outside a drain.
+  private readonly drainHandedOver = (published: number): void => {
+    try {
+      this.drain(published);
+    } catch (error) {
+      this.fail(error, 'loadgen');
+    }
+  };
+
+  private readonly recordFailure = (error: unknown, where: string): void => {
+    this.failure ??= { error, where };
+  };
+
+  private fail(error: unknown, where: string): void {
+    if (this.failure !== undefined) return;
+    this.recordFailure(error, where);
+    this.native.abort(`${where} threw: ${messageOf(error)}`);
+  }
+
+  private finished(): void {
+    this.poll?.stop(false);
+    setActiveSeries(0, new Uint8Array(0));
+    resetHandOver();
+    let outcome: NativeOutcome;
+    try {
+      outcome = this.native.finish();
+    } catch (error) {
+      this.reject(error);
+      return;
+    }
+    const result = toTestResult(outcome, this.settings, this.sut.name, this.qsl.name);
+    // Started workers end (released) before the result: their errors count.
+    if (this.pool !== undefined) void this.pool.close().then(() => this.settle(outcome, result));
+    else this.settle(outcome, result);
+  }
+
+  private settle(outcome: NativeOutcome, result: TestResult): void {
+    // What a worker's SUT threw (runDispatchWorker), serialized across threads.
+    const stored = this.native.takeWorkerError();
+    if (stored !== undefined && this.failure === undefined) {
+      let error: unknown;
+      try {
+        error = deserialize(stored);
+      } catch {
+        error = new Error(outcome.abortReason);
+      }
+      this.recordFailure(error, 'sut.issueQuery in a dispatch worker');
+    }
+    if (this.failure !== undefined) {
+      const { error, where } = this.failure;
+      this.reject(new SutError(`the run was aborted because ${where} failed: ${messageOf(error)}`, error, result));
+    } else if (outcome.aborted && !outcome.hasSummary && outcome.mode !== 'AccuracyOnly') {
+      this.reject(new LoadgenError('ERR_LOADGEN_RUN_FAILED', `the run failed: ${outcome.abortReason}`));
+    } else {
+      this.resolve(result);
+    }
+  }
+}

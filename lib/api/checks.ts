@@ -1,0 +1,68 @@
+/**
+ * startTest's checks of what the caller hands it: the SUT and QSL objects
+ * (before anything touches them) and the dispatch mode's own rules.
+ */
+import { resolve as resolvePath } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { DEFAULT_AUDIT_CONFIG } from '../config/audit-config.js';
+import { InterfaceError } from '../errors.js';
+import type { ResolvedTestSettings } from '../settings/types.js';
+import { isNullNativeSut } from '../suts/suts.js';
+import type { QuerySampleLibrary, SystemUnderTest } from './types.js';
+
+/** options.auditConfig: a non-empty path, or false; by default the reference's file name. */
+export function checkAuditConfigOption(option: unknown): string | false {
+  const path = option ?? DEFAULT_AUDIT_CONFIG;
+  if (path === false) return false;
+  if (typeof path !== 'string' || path === '') {
+    throw new InterfaceError(`options.auditConfig must be a non-empty path or false, got ${describe(path)}`);
+  }
+  return path;
+}
+
+/** The dispatch mode's own rules; returns the sutModule URL to start workers from. */
+export function checkDispatch(sut: SystemUnderTest, s: ResolvedTestSettings, sutModule: unknown): string | undefined {
+  if (s.dispatch !== 'wake' && isNullNativeSut(sut))
+    throw new InterfaceError(`the null-native SUT completes inside the native core; dispatch '${s.dispatch}' does not apply (use dispatch 'wake')`);
+  if (sutModule === undefined) return undefined;
+  if (s.dispatch !== 'worker')
+    throw new InterfaceError(`options.sutModule starts SUTs in worker threads; it needs dispatch 'worker' (dispatch is '${s.dispatch}')`);
+  if (sutModule instanceof URL) return sutModule.href;
+  if (typeof sutModule !== 'string' || sutModule === '')
+    throw new InterfaceError(`options.sutModule must be a module path or URL, got ${describe(sutModule)}`);
+  return /^[a-z][a-z0-9+.-]*:/i.test(sutModule) && !/^[a-z]:[\\/]/i.test(sutModule)
+    ? sutModule
+    : pathToFileURL(resolvePath(process.cwd(), sutModule)).href;
+}
+
+export function checkSut(sut: SystemUnderTest, needsIssueQuery = true): void {
+  if (typeof sut !== 'object' || sut === null) throw new InterfaceError(`sut must be an object, got ${describe(sut)}`);
+  if (typeof sut.name !== 'string') throw new InterfaceError(`sut.name must be a string, got ${describe(sut.name)}`);
+  if (needsIssueQuery && typeof sut.issueQuery !== 'function')
+    throw new InterfaceError(`sut.issueQuery must be a function, got ${describe(sut.issueQuery)}`);
+  if (sut.flushQueries !== undefined && typeof sut.flushQueries !== 'function')
+    throw new InterfaceError(`sut.flushQueries must be a function when present, got ${describe(sut.flushQueries)}`);
+}
+
+export function checkQsl(qsl: QuerySampleLibrary): void {
+  if (typeof qsl !== 'object' || qsl === null) throw new InterfaceError(`qsl must be an object, got ${describe(qsl)}`);
+  if (typeof qsl.name !== 'string') throw new InterfaceError(`qsl.name must be a string, got ${describe(qsl.name)}`);
+  for (const key of ['loadSamplesToRam', 'unloadSamplesFromRam'] as const) {
+    if (typeof qsl[key] !== 'function') throw new InterfaceError(`qsl.${key} must be a function, got ${describe(qsl[key])}`);
+  }
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  if (typeof value === 'string') return `'${value}'`;
+  return `${typeof value} ${String(value)}`;
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
