@@ -12,7 +12,8 @@ import { pathToFileURL } from 'node:url';
 
 import { Command, CommanderError, Option } from 'commander';
 
-import { formatBenchReport, runBenchmark } from './bench/bench.js';
+import { runBenchmark } from './bench/bench.js';
+import { formatBenchReport } from './bench/format.js';
 import { addConfigOptions, loadCliSettings, registerSettingsCommand, usesConfigFiles } from './cli/config.js';
 import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native.js';

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { BENCH_SUTS, type BenchReport } from '../lib/bench/bench.js';
+import { type BenchReport } from '../lib/bench/bench.js';
+import { BENCH_SUTS } from '../lib/bench/trials.js';
 import { repoRoot } from './helpers.js';
 
 // Proves the benchmark works end to end; figures are not asserted (shared,

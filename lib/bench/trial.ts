@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { BenchSut, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './bench.js';
+import type { BenchSut, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './trials.js';
 import { loadNative } from '../native.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
 import { startTest, type StartTestOptions } from '../api/start-test.js';

@@ -1,0 +1,164 @@
+/**
+ * The benchmark's trials: what one asks for (TrialSpec), what it returns,
+ * and how it runs — in a fresh Node process (lib/bench/trial.ts), pinned to
+ * CPU 0 with taskset when asked.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Who runs the SUT in a trial. `wake`, `poll`, `worker`: the JS null SUT
+ * with that dispatch mode (`worker`: in 1 worker thread). `pure-js` is a
+ * plain TypeScript Poisson issuer, no native core.
+ */
+export type BenchSut = 'null-native' | 'wake' | 'poll' | 'worker' | 'pure-js';
+
+export const BENCH_SUTS: readonly BenchSut[] = ['null-native', 'wake', 'poll', 'worker', 'pure-js'];
+
+export interface Percentiles {
+  p50: number;
+  p99: number;
+  p999: number;
+}
+
+/** One trial's request, passed to lib/bench/trial.ts as JSON. */
+export type TrialSpec =
+  | { kind: 'platform'; tsfnWakes: number }
+  /** native.bench.cpuNoise on `cpu` (-1: unpinned). */
+  | { kind: 'cpu-noise'; cpu: number; durationMs: number }
+  | {
+      kind: 'server';
+      sut: BenchSut;
+      targetQps: number;
+      durationMs: number;
+      targetLatencyNs: number;
+      /** The issue thread on CPU 1 (issueThreadCpu); the orchestrator runs the process on CPU 0. */
+      pinned?: boolean;
+      /** The dispatchSpinUs setting ('worker' only). */
+      dispatchSpinUs?: number;
+      /** The wakeLeadUs setting ('wake' only). */
+      wakeLeadUs?: number;
+    }
+  | { kind: 'peak'; sut: BenchSut; baseQps: number; durationMs: number; targetLatencyNs: number }
+  | { kind: 'single-stream'; sut: BenchSut; durationMs: number }
+  | { kind: 'offline'; sut: BenchSut; samples: number }
+  | { kind: 'memory'; targetQps: number; durationMs: number };
+
+export interface PlatformTrial {
+  clockReadNs: number;
+  jsToNativeCallNs: number;
+  tsfnWakeNs: { p50: number; p99: number };
+}
+
+export interface ServerTrial {
+  valid: boolean;
+  achievedQps: number;
+  latencyNs: Percentiles;
+  /** Issued − scheduled, per query (for pure-js: its issue time − scheduled). */
+  issueLatenessNs: Percentiles | null;
+  /** SUT received − scheduled, per query. */
+  deliveryLagNs: Percentiles | null;
+  /** The trial ran pinned: its issue thread on CPU 1 (pure-js: it was asked to; the taskset is its only pin). */
+  pinned: boolean;
+}
+
+export interface PeakTrial {
+  /** Highest valid Server QPS found (0: not even the base rate was valid). */
+  peakQps: number;
+  /** Server runs the search made. */
+  trials: number;
+}
+
+const trialScript = join(dirname(fileURLToPath(import.meta.url)), 'trial.js');
+
+/** CPUs this process may run on (Linux: /proc/self/status Cpus_allowed_list, e.g. "0-3,8"); null elsewhere. */
+function allowedCpus(): Set<number> | null {
+  try {
+    const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    if (!list) return null;
+    const allowed = new Set<number>();
+    for (const range of list.split(',')) {
+      const [first, last = first] = range.split('-').map(Number);
+      for (let cpu = first!; cpu <= last!; cpu++) allowed.add(cpu);
+    }
+    return allowed;
+  } catch {
+    return null;
+  }
+}
+
+function findOnPath(command: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return null;
+}
+
+let taskset: string | null | undefined;
+
+/**
+ * The taskset that confines a trial process to CPU 0 (leaving CPU 1 to the
+ * issue thread), or null when this machine cannot pin: not Linux, fewer
+ * than 2 CPUs, CPU 0 or 1 outside this process's cpuset, or no taskset.
+ */
+export function pinningTaskset(): string | null {
+  if (taskset !== undefined) return taskset;
+  const allowed = process.platform === 'linux' && cpus().length >= 2 ? allowedCpus() : null;
+  taskset = allowed?.has(0) && allowed.has(1) ? findOnPath('taskset') : null;
+  return taskset;
+}
+
+export interface TrialOptions {
+  /** Run the trial process under `taskset -c 0` (see {@link pinningTaskset}). */
+  onCpu0?: boolean;
+}
+
+/** Runs one trial in a fresh Node process and returns what it printed. */
+export function runTrial<T>(spec: TrialSpec, options: TrialOptions = {}): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const trialArgs = [trialScript, JSON.stringify(spec)];
+    let command = process.execPath;
+    let args = trialArgs;
+    if (options.onCpu0) {
+      const tasksetPath = pinningTaskset();
+      if (!tasksetPath) {
+        reject(new Error('bench trial: pinning to CPU 0 needs Linux, 2 CPUs and taskset on PATH'));
+        return;
+      }
+      command = tasksetPath;
+      args = ['-c', '0', process.execPath, ...trialArgs];
+    }
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) {
+        reject(new Error(`bench trial ${JSON.stringify(spec)} failed (exit ${code}): ${err.trim()}`));
+        return;
+      }
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as T);
+      } catch {
+        reject(new Error(`bench trial ${JSON.stringify(spec)} printed no result: ${out}${err}`));
+      }
+    });
+  });
+}
+
+/** Offline sample count: the target is stated for 1M samples. */
+export function offlineSamples(tiny: boolean): number {
+  return tiny ? 100_000 : 1_000_000;
+}
