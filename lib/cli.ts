@@ -1,207 +1,31 @@
 #!/usr/bin/env node
 /**
- * The `loadgen` command.
- *
- * Exit codes: 0 the run completed and is VALID; 1 it completed INVALID;
- * 2 bad input (settings, options, SUT module); 3 the run failed (the SUT or
- * QSL threw, or loadgen itself failed).
+ * The `loadgen` command (the package's bin): its commands and options, and
+ * how an error becomes an exit code (lib/cli/exit-codes.ts). Each command's
+ * work lives in lib/cli/.
  */
-import { createWriteStream, readFileSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 import { Command, CommanderError, Option } from 'commander';
 
+import type { TestResult } from './api/types.js';
 import { runBenchmark } from './bench/bench.js';
 import { formatBenchReport } from './bench/format.js';
-import { addConfigOptions, loadCliSettings, registerSettingsCommand, usesConfigFiles } from './cli/config.js';
+import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
+import { EXIT_BAD_INPUT, EXIT_RUN_FAILED } from './cli/exit-codes.js';
+import { collect, positiveInteger } from './cli/options.js';
+import { registerReportCommand } from './cli/report.js';
+import { runCommand, type RunOptions } from './cli/run-command.js';
+import { traceCommand, type TraceOptions } from './cli/trace-command.js';
+import { addDemoOptions } from './demo/cli.js';
 import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native.js';
-import { startTest } from './api/start-test.js';
-import { settingsFromAssignments } from './settings/assignments.js';
-import { SCENARIOS, TEST_MODES, type TestSettingsInput } from './settings/types.js';
-import { NULL_SUT_MODULE } from './suts/null-sut-module.js';
-import { createNullNativeSut, createNullSut, createSyntheticQsl } from './suts/suts.js';
-import { traceInputFromAssignments, traceInputFromCaseFile, writeTrace, type TraceInput } from './cli/trace.js';
-import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './api/types.js';
-import { collect, positiveInteger } from './cli/options.js';
-import { registerReportCommand, runProgress, writeRunReport } from './cli/report.js';
-import { addDemoOptions, demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from './demo/cli.js';
-
-const EXIT_VALID = 0;
-const EXIT_INVALID = 1;
-const EXIT_BAD_INPUT = 2;
-const EXIT_RUN_FAILED = 3;
-
-interface RunOptions {
-  sut?: string;
-  scenario?: string;
-  mode?: string;
-  set: string[];
-  outdir: string;
-  logPrefix?: string;
-  logSuffix?: string;
-  prefixWithDatetime?: boolean;
-  qslTotal: number;
-  qslPerformance?: number;
-  json?: boolean;
-  quiet?: boolean;
-  /** false with --no-progress / --no-report. */
-  progress: boolean;
-  report: boolean;
-  mlperfConf?: string;
-  userConf?: string;
-  model?: string;
-  lenient?: boolean;
-  auditConf?: string;
-  /** false with --no-audit-config. */
-  auditConfig: boolean;
-}
-
-interface TraceOptions {
-  case?: string;
-  scenario?: string;
-  mode?: string;
-  set: string[];
-  qslTotal?: number;
-  qslPerformance?: number;
-  output?: string;
-}
+import { SCENARIOS, TEST_MODES } from './settings/types.js';
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(resolve(packageRoot, 'package.json'), 'utf8')) as { version: string };
   return pkg.version;
-}
-
-/**
- * Loads a user module exporting createSut() and createQsl() (both may be async).
- * `inWorkers` (dispatch 'worker'): createSut() runs in the workers, not here.
- */
-async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
-  const url = pathToFileURL(resolve(process.cwd(), path)).href;
-  let mod: Record<string, unknown>;
-  try {
-    mod = (await import(url)) as Record<string, unknown>;
-  } catch (cause) {
-    throw new InterfaceError(`--sut ${path}: cannot import the module: ${(cause as Error).message}`);
-  }
-  for (const name of ['createSut', 'createQsl']) {
-    if (typeof mod[name] !== 'function') {
-      throw new InterfaceError(
-        `--sut ${path}: the module must export a function ${name}() (found ${typeof mod[name]}); ` +
-          'it may return the object or a promise of it.',
-      );
-    }
-  }
-  const sut = inWorkers
-    ? ({ name: basename(path).replace(/\.[cm]?[jt]s$/, '') } as SystemUnderTest)
-    : ((await (mod.createSut as () => unknown)()) as SystemUnderTest);
-  const qsl = (await (mod.createQsl as () => unknown)()) as QuerySampleLibrary;
-  return { sut, qsl };
-}
-
-function jsonReplacer(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? value.toString() : value;
-}
-
-async function runCommand(options: RunOptions): Promise<number> {
-  // No --sut: the built-in onnxruntime demo (lib/demo/).
-  if (options.sut === undefined) return runDemoCommand(options as RunOptions & DemoCliOptions);
-  const demoOnly = demoOnlyOptionsUsed(options as Partial<DemoCliOptions>);
-  if (demoOnly.length > 0) throw new InterfaceError(`${demoOnly.join(', ')} ${demoOnly.length === 1 ? 'applies' : 'apply'} to the built-in demo only (loadgen run without --sut)`);
-  let settings: TestSettingsInput;
-  if (usesConfigFiles(options)) {
-    // Config files first, then --scenario/--mode/--set on top; audit.config is startTest's.
-    const loaded = loadCliSettings(options, false);
-    for (const w of loaded.warnings) process.stderr.write(`loadgen: warning: ${w}\n`);
-    settings = loaded.settings;
-  } else {
-    settings = settingsFromAssignments(options.set);
-    if (options.scenario !== undefined) settings.scenario = options.scenario as TestSettingsInput['scenario'];
-    if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
-  }
-
-  let sut: SystemUnderTest;
-  let qsl: QuerySampleLibrary;
-  // dispatch 'worker': the SUT is created in each worker from a module.
-  const inWorkers = settings.dispatch === 'worker';
-  let sutModule: string | undefined;
-  if (options.sut === 'null' || options.sut === 'null-native') {
-    sut = options.sut === 'null' ? createNullSut() : createNullNativeSut();
-    if (inWorkers && options.sut === 'null') sutModule = NULL_SUT_MODULE;
-    qsl = createSyntheticQsl(options.qslTotal, options.qslPerformance ?? options.qslTotal);
-  } else {
-    ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers));
-    if (inWorkers) sutModule = pathToFileURL(resolve(process.cwd(), options.sut)).href;
-  }
-
-  const progress = runProgress(options);
-  const result: TestResult = await startTest(sut, qsl, settings, {
-    outdir: options.outdir,
-    ...(options.logPrefix !== undefined ? { prefix: options.logPrefix } : {}),
-    ...(options.logSuffix !== undefined ? { suffix: options.logSuffix } : {}),
-    ...(options.prefixWithDatetime ? { prefixWithDatetime: true } : {}),
-  }, {
-    auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
-    lenientConfig: options.lenient === true,
-    ...(sutModule !== undefined ? { sutModule } : {}),
-  }).finally(() => progress.stop());
-  const reportPath = writeRunReport(result, options);
-  if (options.json) {
-    process.stdout.write(`${JSON.stringify(result, jsonReplacer, 2)}\n`);
-  } else if (!options.quiet) {
-    process.stdout.write(result.summaryText);
-    if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
-    if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
-  }
-  return result.valid ? EXIT_VALID : EXIT_INVALID;
-}
-
-async function traceCommand(options: TraceOptions): Promise<number> {
-  let input: TraceInput;
-  if (options.case !== undefined) {
-    const extra = [
-      options.set.length > 0 ? '--set' : '',
-      options.scenario !== undefined ? '--scenario' : '',
-      options.mode !== undefined ? '--mode' : '',
-      options.qslTotal !== undefined ? '--qsl-total' : '',
-      options.qslPerformance !== undefined ? '--qsl-performance' : '',
-    ].filter((o) => o !== '');
-    if (extra.length > 0) {
-      throw new InterfaceError(`--case takes its settings and QSL sizes from the file; do not combine it with ${extra.join(', ')}.`);
-    }
-    input = traceInputFromCaseFile(options.case);
-  } else {
-    const overrides: TestSettingsInput = {};
-    if (options.scenario !== undefined) overrides.scenario = options.scenario as TestSettingsInput['scenario'];
-    if (options.mode !== undefined) overrides.mode = options.mode as TestSettingsInput['mode'];
-    const total = options.qslTotal ?? 1024;
-    input = traceInputFromAssignments(options.set, total, options.qslPerformance ?? total, overrides);
-  }
-  if (options.output === undefined) {
-    // `loadgen trace … | head` closes the pipe early: that is not an error.
-    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EPIPE') process.exit(0);
-    });
-    await writeTrace(input, process.stdout);
-    return 0;
-  }
-  const file = createWriteStream(options.output);
-  const opened = new Promise<void>((resolveOpen, reject) => {
-    file.once('open', () => resolveOpen());
-    file.once('error', reject);
-  });
-  try {
-    await opened;
-  } catch (cause) {
-    throw new InterfaceError(`--output ${options.output}: cannot write the file: ${(cause as Error).message}`);
-  }
-  await writeTrace(input, file);
-  await new Promise<void>((resolveEnd, reject) => {
-    file.once('error', reject);
-    file.end(() => resolveEnd());
-  });
-  return 0;
 }
 
 function buildProgram(): Command {

@@ -1,0 +1,128 @@
+/**
+ * `loadgen run` with a SUT (`--sut null`, `null-native` or a module; without
+ * `--sut` it runs the built-in demo): settings from the options or config
+ * files, the run, and what it prints.
+ */
+import { basename, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { startTest } from '../api/start-test.js';
+import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../api/types.js';
+import { demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from '../demo/cli.js';
+import { InterfaceError } from '../errors.js';
+import { settingsFromAssignments } from '../settings/assignments.js';
+import type { TestSettingsInput } from '../settings/types.js';
+import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
+import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
+import { loadCliSettings, usesConfigFiles } from './config.js';
+import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
+import { runProgress, writeRunReport } from './report.js';
+
+export interface RunOptions {
+  sut?: string;
+  scenario?: string;
+  mode?: string;
+  set: string[];
+  outdir: string;
+  logPrefix?: string;
+  logSuffix?: string;
+  prefixWithDatetime?: boolean;
+  qslTotal: number;
+  qslPerformance?: number;
+  json?: boolean;
+  quiet?: boolean;
+  /** false with --no-progress / --no-report. */
+  progress: boolean;
+  report: boolean;
+  mlperfConf?: string;
+  userConf?: string;
+  model?: string;
+  lenient?: boolean;
+  auditConf?: string;
+  /** false with --no-audit-config. */
+  auditConfig: boolean;
+}
+
+/**
+ * Loads a user module exporting createSut() and createQsl() (both may be async).
+ * `inWorkers` (dispatch 'worker'): createSut() runs in the workers, not here.
+ */
+async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
+  const url = pathToFileURL(resolve(process.cwd(), path)).href;
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(url)) as Record<string, unknown>;
+  } catch (cause) {
+    throw new InterfaceError(`--sut ${path}: cannot import the module: ${(cause as Error).message}`);
+  }
+  for (const name of ['createSut', 'createQsl']) {
+    if (typeof mod[name] !== 'function') {
+      throw new InterfaceError(
+        `--sut ${path}: the module must export a function ${name}() (found ${typeof mod[name]}); ` +
+          'it may return the object or a promise of it.',
+      );
+    }
+  }
+  const sut = inWorkers
+    ? ({ name: basename(path).replace(/\.[cm]?[jt]s$/, '') } as SystemUnderTest)
+    : ((await (mod.createSut as () => unknown)()) as SystemUnderTest);
+  const qsl = (await (mod.createQsl as () => unknown)()) as QuerySampleLibrary;
+  return { sut, qsl };
+}
+
+function jsonReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+export async function runCommand(options: RunOptions): Promise<number> {
+  // No --sut: the built-in onnxruntime demo (lib/demo/).
+  if (options.sut === undefined) return runDemoCommand(options as RunOptions & DemoCliOptions);
+  const demoOnly = demoOnlyOptionsUsed(options as Partial<DemoCliOptions>);
+  if (demoOnly.length > 0) throw new InterfaceError(`${demoOnly.join(', ')} ${demoOnly.length === 1 ? 'applies' : 'apply'} to the built-in demo only (loadgen run without --sut)`);
+  let settings: TestSettingsInput;
+  if (usesConfigFiles(options)) {
+    // Config files first, then --scenario/--mode/--set on top; audit.config is startTest's.
+    const loaded = loadCliSettings(options, false);
+    for (const w of loaded.warnings) process.stderr.write(`loadgen: warning: ${w}\n`);
+    settings = loaded.settings;
+  } else {
+    settings = settingsFromAssignments(options.set);
+    if (options.scenario !== undefined) settings.scenario = options.scenario as TestSettingsInput['scenario'];
+    if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
+  }
+
+  let sut: SystemUnderTest;
+  let qsl: QuerySampleLibrary;
+  // dispatch 'worker': the SUT is created in each worker from a module.
+  const inWorkers = settings.dispatch === 'worker';
+  let sutModule: string | undefined;
+  if (options.sut === 'null' || options.sut === 'null-native') {
+    sut = options.sut === 'null' ? createNullSut() : createNullNativeSut();
+    if (inWorkers && options.sut === 'null') sutModule = NULL_SUT_MODULE;
+    qsl = createSyntheticQsl(options.qslTotal, options.qslPerformance ?? options.qslTotal);
+  } else {
+    ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers));
+    if (inWorkers) sutModule = pathToFileURL(resolve(process.cwd(), options.sut)).href;
+  }
+
+  const progress = runProgress(options);
+  const result: TestResult = await startTest(sut, qsl, settings, {
+    outdir: options.outdir,
+    ...(options.logPrefix !== undefined ? { prefix: options.logPrefix } : {}),
+    ...(options.logSuffix !== undefined ? { suffix: options.logSuffix } : {}),
+    ...(options.prefixWithDatetime ? { prefixWithDatetime: true } : {}),
+  }, {
+    auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
+    lenientConfig: options.lenient === true,
+    ...(sutModule !== undefined ? { sutModule } : {}),
+  }).finally(() => progress.stop());
+  const reportPath = writeRunReport(result, options);
+  if (options.json) {
+    process.stdout.write(`${JSON.stringify(result, jsonReplacer, 2)}\n`);
+  } else if (!options.quiet) {
+    process.stdout.write(result.summaryText);
+    if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
+    if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
+  }
+  return result.valid ? EXIT_VALID : EXIT_INVALID;
+}
