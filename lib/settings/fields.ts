@@ -378,11 +378,13 @@ export const LOG_SETTINGS_FIELDS: readonly LogSettingField[] = Object.freeze(
   }),
 );
 
+/** camelCase name → field (lookups for validation, `--set` and the config lint). */
 export const FIELD_BY_NAME = new Map<string, SettingField>(SETTINGS_FIELDS.map((f) => [f.name, f]));
 /** snake_case name or alias → field. */
 export const FIELD_BY_SNAKE = new Map<string, SettingField>(
   SETTINGS_FIELDS.flatMap((f) => [f.snake, ...f.aliases].map((s) => [s, f] as [string, SettingField])),
 );
+/** Log settings: camelCase name → field, and reference name (with or without `log_output.`) → field. */
 export const LOG_FIELD_BY_NAME = new Map<string, LogSettingField>(LOG_SETTINGS_FIELDS.map((f) => [f.name, f]));
 export const LOG_FIELD_BY_SNAKE = new Map<string, LogSettingField>(
   LOG_SETTINGS_FIELDS.flatMap((f) => [
