@@ -10,7 +10,7 @@ import { cpus } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { CpuNoise } from './native.js';
+import type { CpuNoise } from './native/index.js';
 
 /**
  * Who runs the SUT in a trial. `wake`, `poll`, `worker`: the JS null SUT
@@ -30,7 +30,7 @@ export interface Percentiles {
 /** One trial's request, passed to lib/bench-trial.ts as JSON. */
 export type TrialSpec =
   | { kind: 'platform'; tsfnWakes: number }
-  /** native.bench.cpuNoise on `cpu` (-1: unpinned). */
+  /** loadNativeInternals().bench.cpuNoise on `cpu` (-1: unpinned). */
   | { kind: 'cpu-noise'; cpu: number; durationMs: number }
   | {
       kind: 'server';
@@ -114,7 +114,7 @@ export interface ServerRow {
   floorNs?: { p99: number; p999: number };
 }
 
-/** Medians of native.bench.cpuNoise over the repetitions. */
+/** Medians of loadNativeInternals().bench.cpuNoise over the repetitions. */
 export interface CpuNoiseFigure {
   /** The CPU probed (-1: the probe thread was not pinned). */
   cpu: number;

@@ -15,7 +15,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { formatBenchReport, runBenchmark } from './bench.js';
 import { addConfigOptions, loadCliSettings, registerSettingsCommand, usesConfigFiles } from './config-cli.js';
 import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.js';
-import { packageRoot } from './native.js';
+import { packageRoot } from './native/index.js';
 import { startTest } from './run.js';
 import { SCENARIOS, settingsFromAssignments, TEST_MODES, type TestSettingsInput } from './settings.js';
 import { NULL_SUT_MODULE } from './null-sut-module.js';

@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigFileError, SettingsError, type ConfigProblem } from './errors.js';
 import {
   loadNative,
+  loadNativeInternals,
   type NativeConfigLoadInput,
   type NativeConfigLoadResult,
   type NativeConfigProvenance,
@@ -22,7 +23,7 @@ import {
   type NativeLogEntry,
   type NativeMessage,
   type NativeTestSettings,
-} from './native.js';
+} from './native/index.js';
 import {
   resolveTestSettingFields,
   resolveTestSettings,
@@ -815,5 +816,5 @@ export function deriveEffectiveSettings(
   qslTotal: number,
   qslPerformance: number,
 ): { effective: NativeEffectiveRecord; loggedErrors: NativeLogEntry[] } {
-  return loadNative().conformance.deriveEffective(toNativeRecord(loaded.referenceSettings), qslTotal, qslPerformance, true);
+  return loadNativeInternals().conformance.deriveEffective(toNativeRecord(loaded.referenceSettings), qslTotal, qslPerformance, true);
 }

@@ -22,7 +22,7 @@ import {
   type NativeConformance,
   type NativeLogEntry,
   type NativeResultsInput,
-} from './native.js';
+} from './native/index.js';
 import { startTest } from './run.js';
 import { fromSnakeCaseSettings } from './settings.js';
 import { computeTrace, nativeConformance, nativeSettingsFromReference, traceInputFromCase, type GoldenTrace } from './trace.js';

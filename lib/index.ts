@@ -63,6 +63,7 @@ export {
   LogOutputError,
   NativeLoadError,
   NotRunningError,
+  RunFailedError,
   SettingsError,
   SutError,
   type ConfigProblem,
@@ -81,4 +82,4 @@ export type {
 } from './types.js';
 export { startProgress, type ProgressHandle, type ProgressOptions } from './progress.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report.js';
-export type { NativeProgress } from './native.js';
+export type { NativeProgress } from './native/index.js';

@@ -12,8 +12,8 @@ import { applyAuditConfig } from './config.js';
 import { DispatchWorkerPool, PollLoop } from './dispatch.js';
 import { drainQueries, newDrainState, startDrainSeries, type DrainState } from './drain.js';
 import { resetHandOver } from './handover.js';
-import { BusyError, InterfaceError, LogOutputError, LoadgenError, SutError } from './errors.js';
-import { HostEventKind, loadNative, type NativeAddon, type NativeMessage, type NativeOutcome, type NativeTokenSummary } from './native.js';
+import { InterfaceError, LogOutputError, RunFailedError, SutError } from './errors.js';
+import { HostEventKind, loadNative, type NativeAddon, type NativeMessage, type NativeOutcome, type NativeTokenSummary } from './native/index.js';
 import {
   assertRunnableMode,
   resolveLogSettings,
@@ -34,8 +34,6 @@ import type {
   TestResult,
   TokenResult,
 } from './types.js';
-
-let runActiveHere = false;
 
 /** Options of {@link startTest} beyond the reference's settings. */
 export interface StartTestOptions {
@@ -66,8 +64,10 @@ export const DEFAULT_AUDIT_CONFIG = 'audit.config';
 /**
  * Runs one test and resolves with its result once the logs are written.
  * Rejects with a SettingsError / InterfaceError before anything starts when an
- * input is invalid, and with a SutError (cause: what was thrown, result: the
- * partial result) when the SUT or QSL fails during the run.
+ * input is invalid, with a BusyError when a test runs already in this process,
+ * with a SutError (cause: what was thrown, result: the partial result) when
+ * the SUT or QSL fails during the run, and with a RunFailedError when the run
+ * ended without a result.
  */
 export function startTest(
   sut: SystemUnderTest,
@@ -115,9 +115,9 @@ export async function startTest(
   const sutModule = checkDispatch(sut as SystemUnderTest, resolved, options.sutModule);
   const log = resolveLogSettings(logSettings);
   const native = loadNative();
-  if (runActiveHere || native.isRunning()) throw new BusyError('a loadgen test is already running in this thread');
-
-  runActiveHere = true;
+  // The one busy check (BusyError), native: worker threads share the process.
+  // The slot is this thread's until releaseRun(), past the run's end.
+  native.reserveRun();
   try {
     try {
       await mkdir(log.outdir, { recursive: true });
@@ -140,7 +140,7 @@ export async function startTest(
       throw error;
     }
   } finally {
-    runActiveHere = false;
+    native.releaseRun();
   }
 }
 
@@ -250,12 +250,7 @@ class ActiveRun {
       ...issueThreadWaitOverride(),
     };
     this.pool?.listen((error, index) => this.fail(error, `dispatch worker ${index}`));
-    try {
-      this.native.start(config, this.dispatch);
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_LOADGEN_BUSY') throw new BusyError(messageOf(error));
-      throw error;
-    }
+    this.native.start(config, this.dispatch);
     return promise;
   }
 
@@ -369,7 +364,7 @@ class ActiveRun {
       const { error, where } = this.failure;
       this.reject(new SutError(`the run was aborted because ${where} failed: ${messageOf(error)}`, error, result));
     } else if (outcome.aborted && !outcome.hasSummary && outcome.mode !== 'AccuracyOnly') {
-      this.reject(new LoadgenError('ERR_LOADGEN_RUN_FAILED', `the run failed: ${outcome.abortReason}`));
+      this.reject(new RunFailedError(`the run failed: ${outcome.abortReason}`));
     } else {
       this.resolve(result);
     }

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { loadNative, type NativeProgress } from '../lib/native.js';
+import { loadNative, type NativeProgress } from '../lib/native/index.js';
 import { plainProgressLine, progressFields, QpsWindow, startProgress } from '../lib/progress.js';
 import { parseSummary, type ReportData } from '../lib/report.js';
 import { startTest } from '../lib/run.js';
