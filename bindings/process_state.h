@@ -39,6 +39,10 @@ class ProcessState {
   void unshare_session();
 
   // ---- Registered issue-query threads and dispatch workers (all environments) ----
+  // Invariant: holds every port registered and not yet unregistered or
+  // released (its environment going away unregisters it); a run takes its
+  // ports from it (in_run), and release_all() empties it at the run's end, as
+  // the reference releases all registered threads at the end of StartTest.
   IssueThreadRegistry& ports() { return ports_; }
   // Unique per registration, for unregisterIssueThread.
   uint64_t next_port_serial() { return next_port_serial_.fetch_add(1); }
