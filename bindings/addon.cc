@@ -1,50 +1,77 @@
-// Module init and the functions lib/native.ts declares. State is per
-// environment (worker threads each get their own), except the one-run-per-
-// process guard below.
+// Module init and the functions lib/native/addon.ts declares; the test-only
+// surface (lib/native/internals.ts) goes under `_internals`. State is per
+// environment (AddonState, worker threads each get their own); what must be
+// process-wide is ProcessState.
 #include <napi.h>
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
 
-#include "bindings/config_binding.h"
+#include "bindings/addon_state.h"
 #include "bindings/bench.h"
+#include "bindings/config_binding.h"
 #include "bindings/conformance.h"
 #include "bindings/convert.h"
+#include "bindings/errors.h"
 #include "bindings/js_host.h"
+#include "bindings/process_state.h"
 #include "bindings/progress.h"
 #include "native/clock.h"
 
 namespace loadgen_addon {
 namespace {
 
-// One run per process: a run owns an issue thread that may be pinned and spin,
-// and two runs would measure each other. This is the only process-wide state.
-std::atomic<bool> g_run_active{false};
-
-struct AddonState {
-  std::unique_ptr<JsHost> host;  // the active run of this environment, if any
-  // Stops the active run if the environment is torn down mid-run (worker
-  // terminated, process exiting). Registered after the run's threadsafe
-  // function, so it runs before that function's own teardown (hooks run
-  // last-in first-out).
-  Napi::Env::CleanupHook<std::function<void()>> teardown;
-  bool teardown_registered = false;
-  double completions_outside_run = 0;
-};
-
+// Stops this environment's run, if any, without calling into JS any more.
 void end_run(AddonState& s) {
   if (s.host) {
     s.host->shutdown();
-    SharedSession::clear();
-    IssueThreadRegistry::instance().release_all();
+    ProcessState::instance().unshare_session();
+    ProcessState::instance().ports().release_all();
     s.host.reset();
-    g_run_active.store(false);
   }
 }
 
-AddonState& state(const Napi::Env& env) { return *env.GetInstanceData<AddonState>(); }
+// The one busy check: takes the process's run slot for this environment or
+// throws BusyError. The slot stays this environment's until releaseRun() or
+// its teardown, so nothing else can start from reserveRun() to the run's end.
+void reserve_run(Napi::Env env, AddonState& s) {
+  ProcessState& process = ProcessState::instance();
+  if (!process.reserve_run(&s)) {
+    throw_error(env, ErrorClass::Busy,
+                process.holds_run(&s) ? "a loadgen test is already running in this thread"
+                                      : "a loadgen test is already running in this process (possibly in another "
+                                        "worker thread); only one test can run at a time");
+  }
+  AddonState* state_ptr = &s;
+  try {
+    s.slot_teardown = env.AddCleanupHook(std::function<void()>([state_ptr] {
+      end_run(*state_ptr);
+      ProcessState::instance().release_run(state_ptr);
+    }));
+  } catch (...) {
+    process.release_run(&s);
+    throw;
+  }
+  s.slot_teardown_registered = true;
+}
+
+// reserveRun(): the busy check startTest makes before anything else.
+void ReserveRun(const Napi::CallbackInfo& info) { reserve_run(info.Env(), state(info.Env())); }
+
+// releaseRun() -> whether this environment gave the run slot back. A run
+// started here keeps it until finish().
+Napi::Value ReleaseRun(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  AddonState& s = state(env);
+  if (s.host || !ProcessState::instance().holds_run(&s)) return Napi::Boolean::New(env, false);
+  if (s.slot_teardown_registered) {
+    s.slot_teardown.Remove(env);
+    s.slot_teardown_registered = false;
+  }
+  ProcessState::instance().release_run(&s);
+  return Napi::Boolean::New(env, true);
+}
 
 // The session a call from this environment goes to: its own run's, else the
 // process's active run started in another environment (completions and issue
@@ -78,24 +105,24 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
   if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction())
     throw Napi::TypeError::New(env, "start(config, dispatcher) expects an object and a function");
   AddonState& s = state(env);
-  if (s.host) throw_coded(env, "ERR_LOADGEN_BUSY", "a loadgen test is already running in this thread");
+  // Runs in the slot this environment reserved and has not started a run in;
+  // otherwise the one busy check decides (and takes the slot: releaseRun()).
+  if (s.host || !ProcessState::instance().holds_run(&s)) reserve_run(env, s);
   loadgen::SessionConfig config = session_config_from_js(info[0].As<Napi::Object>());
-  bool expected = false;
-  if (!g_run_active.compare_exchange_strong(expected, true))
-    throw_coded(env, "ERR_LOADGEN_BUSY",
-                "a loadgen test is already running in this process (possibly in another worker thread); "
-                "only one test can run at a time");
   try {
     s.host = std::make_unique<JsHost>(env, info[1].As<Napi::Function>(), std::move(config));
     AddonState* state_ptr = &s;
-    s.teardown = env.AddCleanupHook(std::function<void()>([state_ptr] { end_run(*state_ptr); }));
-    s.teardown_registered = true;
-    SharedSession::set(&s.host->session());
+    s.run_teardown = env.AddCleanupHook(std::function<void()>([state_ptr] { end_run(*state_ptr); }));
+    s.run_teardown_registered = true;
+    ProcessState::instance().share_session(&s.host->session());
     s.host->start();
   } catch (...) {
-    SharedSession::clear();
+    ProcessState::instance().unshare_session();
+    if (s.run_teardown_registered) {
+      s.run_teardown.Remove(env);
+      s.run_teardown_registered = false;
+    }
     s.host.reset();
-    g_run_active.store(false);
     throw;
   }
   return env.Undefined();
@@ -104,7 +131,7 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
 Napi::Value SeriesInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   SessionRef session(env);
-  if (!session || !session->has_series()) throw_coded(env, "ERR_LOADGEN_NOT_RUNNING", "no loadgen series is running");
+  if (!session || !session->has_series()) throw_error(env, ErrorClass::NotRunning, "no loadgen series is running");
   const loadgen::QueryTrace& trace = session->trace();
   Napi::Object o = Napi::Object::New(env);
   o.Set("firstId", static_cast<double>(session->first_id()));
@@ -322,17 +349,16 @@ void Abort(const Napi::CallbackInfo& info) {
 Napi::Value Finish(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   AddonState& s = state(env);
-  if (!s.host) throw_coded(env, "ERR_LOADGEN_NOT_RUNNING", "no loadgen test is running");
+  if (!s.host) throw_error(env, ErrorClass::NotRunning, "no loadgen test is running");
   s.host->finish();
-  SharedSession::clear();
-  IssueThreadRegistry::instance().release_all();
+  ProcessState::instance().unshare_session();
+  ProcessState::instance().ports().release_all();
   Napi::Object outcome = outcome_to_js(env, s.host->session().outcome());
-  if (s.teardown_registered) {
-    s.teardown.Remove(env);
-    s.teardown_registered = false;
+  if (s.run_teardown_registered) {
+    s.run_teardown.Remove(env);
+    s.run_teardown_registered = false;
   }
-  s.host.reset();
-  g_run_active.store(false);
+  s.host.reset();  // the run slot stays this environment's until releaseRun()
   return outcome;
 }
 
@@ -350,6 +376,9 @@ Napi::Value ClockNs(const Napi::CallbackInfo& info) {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   env.SetInstanceData<AddonState>(new AddonState());
+  register_errors(env, exports);
+  exports.Set("reserveRun", Napi::Function::New(env, ReserveRun, "reserveRun"));
+  exports.Set("releaseRun", Napi::Function::New(env, ReleaseRun, "releaseRun"));
   exports.Set("start", Napi::Function::New(env, Start, "start"));
   exports.Set("seriesInfo", Napi::Function::New(env, SeriesInfo, "seriesInfo"));
   exports.Set("logResponse", Napi::Function::New(env, LogResponse, "logResponse"));
@@ -362,14 +391,19 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
   exports.Set("finish", Napi::Function::New(env, Finish, "finish"));
   exports.Set("isRunning", Napi::Function::New(env, IsRunning, "isRunning"));
-  exports.Set("completionsOutsideRun", Napi::Function::New(env, CompletionsOutsideRun, "completionsOutsideRun"));
   exports.Set("clockNs", Napi::Function::New(env, ClockNs, "clockNs"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
-  register_conformance(env, exports);
   register_issue_threads(env, exports);
-  register_bench(env, exports);
   register_config(env, exports);
   register_progress(env, exports);
+  // Not public API, apart from the production surface: the core's pure
+  // functions (loadgen trace, the conformance runner), the platform probes
+  // (loadgen bench) and counters only tests read.
+  Napi::Object internals = Napi::Object::New(env);
+  register_conformance(env, internals);
+  register_bench(env, internals);
+  internals.Set("completionsOutsideRun", Napi::Function::New(env, CompletionsOutsideRun, "completionsOutsideRun"));
+  exports.Set("_internals", internals);
   return exports;
 }
 

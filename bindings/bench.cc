@@ -131,12 +131,12 @@ Napi::Value CpuNoise(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
-void register_bench(Napi::Env env, Napi::Object exports) {
+void register_bench(Napi::Env env, Napi::Object internals) {
   Napi::Object bench = Napi::Object::New(env);
   bench.Set("clockReadNs", Napi::Function::New(env, ClockReadNs, "clockReadNs"));
   bench.Set("tsfnWake", Napi::Function::New(env, TsfnWake, "tsfnWake"));
   bench.Set("cpuNoise", Napi::Function::New(env, CpuNoise, "cpuNoise"));
-  exports.Set("bench", bench);
+  internals.Set("bench", bench);
 }
 
 }  // namespace loadgen_addon

@@ -1,6 +1,6 @@
 // exports.config: the core's config-file loader (mlperf.conf, user.conf,
 // audit.config) with provenance, for lib/config.ts. The surface is
-// lib/native.ts NativeConfig.
+// lib/native/addon.ts NativeConfig.
 #pragma once
 
 #include <napi.h>

@@ -1,4 +1,4 @@
-// The conformance surface (lib/native.ts NativeConformance). Every argument
+// The conformance surface (lib/native/internals.ts NativeConformance). Every argument
 // from JS is validated here and rejected with a TypeError/RangeError naming
 // it; core exceptions become JS errors, so bad input never crashes the host.
 #include "bindings/conformance.h"
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bindings/convert.h"
+#include "bindings/errors.h"
 #include "native/config.h"
 #include "native/early_stopping.h"
 #include "native/results.h"
@@ -227,7 +228,7 @@ uint64_t draws_since_seed(uint64_t seed, const loadgen::Mt19937& used, uint64_t 
 // ---- error mapping ---------------------------------------------------------------
 
 // Runs `body`, turning core exceptions into JS errors: invalid settings keep
-// the package's coded error, allocation failures become RangeErrors.
+// become SettingsError, allocation failures RangeErrors.
 Napi::Value guarded(const Napi::CallbackInfo& info, const char* fn, const std::function<Napi::Value()>& body) {
   Napi::Env env = info.Env();
   try {
@@ -235,7 +236,7 @@ Napi::Value guarded(const Napi::CallbackInfo& info, const char* fn, const std::f
   } catch (const Napi::Error&) {
     throw;
   } catch (const std::invalid_argument& e) {
-    throw_coded(env, "ERR_LOADGEN_INVALID_SETTING", std::string("conformance.") + fn + ": " + e.what());
+    throw_error(env, ErrorClass::InvalidSetting, std::string("conformance.") + fn + ": " + e.what());
   } catch (const std::bad_alloc&) {
     range_error(env, fn, "out of memory (the settings generate too much)");
   } catch (const std::length_error&) {
@@ -774,7 +775,7 @@ Napi::Value ConfigDerive(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
-void register_conformance(Napi::Env env, Napi::Object exports) {
+void register_conformance(Napi::Env env, Napi::Object internals) {
   Napi::Object c = Napi::Object::New(env);
   auto add = [&](const char* name, Napi::Function::Callback cb) { c.Set(name, Napi::Function::New(env, cb, name)); };
   add("mt19937Outputs", Mt19937Outputs);
@@ -792,7 +793,7 @@ void register_conformance(Napi::Env env, Napi::Object exports) {
   add("earlyStoppingOdds", EarlyStoppingOdds);
   add("earlyStoppingLbeta", EarlyStoppingLbeta);
   add("configDerive", ConfigDerive);
-  exports.Set("conformance", c);
+  internals.Set("conformance", c);
 }
 
 }  // namespace loadgen_addon

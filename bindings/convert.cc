@@ -366,10 +366,4 @@ Napi::Object named_values_to_js(Napi::Env env, const std::vector<loadgen::NamedV
   return o;
 }
 
-void throw_coded(Napi::Env env, const char* code, const std::string& message) {
-  Napi::Error error = Napi::Error::New(env, message);
-  error.Set("code", Napi::String::New(env, code));
-  throw error;
-}
-
 }  // namespace loadgen_addon

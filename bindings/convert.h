@@ -32,7 +32,4 @@ enum class NameStyle { Reference, CamelCase };
 // BigInt; other uint64 as numbers when safe.
 Napi::Object named_values_to_js(Napi::Env env, const std::vector<loadgen::NamedValue>& values, NameStyle style);
 
-// Throws a JS Error carrying `code` (one of lib/errors.ts's codes).
-[[noreturn]] void throw_coded(Napi::Env env, const char* code, const std::string& message);
-
 }  // namespace loadgen_addon

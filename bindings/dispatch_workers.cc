@@ -2,12 +2,13 @@
 // session (no threadsafe function, no main thread on the path). They register
 // through the issue-thread registry (role DispatchWorker), which gives the
 // run its count, its teardown check and the Released event at the end.
+// Their error slot is process-wide too (ProcessState).
 #include <chrono>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "bindings/issue_threads.h"
+#include "bindings/process_state.h"
 
 namespace loadgen_addon {
 
@@ -19,12 +20,6 @@ constexpr int64_t kBusyWaitNs = 200000;
 // With nothing outstanding: long enough to cost no CPU, short enough that
 // Released (end of run) is seen promptly even if a notify were missed.
 constexpr int64_t kIdleWaitNs = 20000000;
-
-// What a worker's SUT threw, serialized (v8.serialize) so the thread running
-// startTest can reject with it as the cause. One slot: the first error wins.
-std::mutex g_error_mutex;
-std::vector<uint8_t> g_error;
-bool g_has_error = false;
 
 // registerDispatchWorker(dispatcher, threadId) -> { index, serial }
 Napi::Value RegisterDispatchWorker(const Napi::CallbackInfo& info) {
@@ -65,7 +60,9 @@ Napi::Value DispatchNext(const Napi::CallbackInfo& info) {
 }
 
 // abortWithError(reason, serialized?) : aborts the active run and keeps the
-// serialized error for takeWorkerError(). Returns whether a run was aborted.
+// serialized error (what a worker's SUT threw, v8.serialize) for
+// takeWorkerError(), so the thread running startTest can reject with it as
+// the cause. Returns whether a run was aborted.
 Napi::Value AbortWithError(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string reason = "a dispatch worker failed";
@@ -73,11 +70,7 @@ Napi::Value AbortWithError(const Napi::CallbackInfo& info) {
   if (info.Length() >= 2 && info[1].IsTypedArray()) {
     Napi::TypedArray view = info[1].As<Napi::TypedArray>();
     const uint8_t* data = static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
-    std::lock_guard<std::mutex> lock(g_error_mutex);
-    if (!g_has_error) {
-      g_error.assign(data, data + view.ByteLength());
-      g_has_error = true;
-    }
+    ProcessState::instance().keep_worker_error(data, view.ByteLength());
   }
   SharedSession shared;
   if (shared.get() == nullptr) return Napi::Boolean::New(env, false);
@@ -88,12 +81,10 @@ Napi::Value AbortWithError(const Napi::CallbackInfo& info) {
 // takeWorkerError() -> Uint8Array | undefined (and clears the slot).
 Napi::Value TakeWorkerError(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  std::lock_guard<std::mutex> lock(g_error_mutex);
-  if (!g_has_error) return env.Undefined();
-  auto bytes = Napi::Uint8Array::New(env, g_error.size());
-  std::copy(g_error.begin(), g_error.end(), bytes.Data());
-  g_error.clear();
-  g_has_error = false;
+  std::vector<uint8_t> error;
+  if (!ProcessState::instance().take_worker_error(&error)) return env.Undefined();
+  auto bytes = Napi::Uint8Array::New(env, error.size());
+  std::copy(error.begin(), error.end(), bytes.Data());
   return bytes;
 }
 

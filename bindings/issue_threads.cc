@@ -3,45 +3,22 @@
 #include <chrono>
 #include <thread>
 
+#include "bindings/process_state.h"
+
 namespace loadgen_addon {
 
 namespace {
 
-// The process-wide state (see the header for why it exists). Only these two
-// objects and addon.cc's one-run guard are global.
-std::atomic<loadgen::Session*> g_shared_session{nullptr};
-UseGuard g_shared_guard;
-
 // Drain events carry nothing: one immutable object, so waking never allocates
-// and its kind stays readable even while a TSFN is torn down.
-PortEvent kDrainEvent{PortEventKind::Drain, 0, 0};
-
-std::atomic<uint64_t> g_next_serial{1};
+// and its kind stays readable even while a TSFN is torn down. CallJs never
+// writes through it (the TSFN's data type is not const).
+const PortEvent kDrainEvent{PortEventKind::Drain, 0, 0};
 
 }  // namespace
 
 void UseGuard::close() {
   closed_.store(true, std::memory_order_seq_cst);
   while (users_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-}
-
-void SharedSession::set(loadgen::Session* session) {
-  g_shared_session.store(session, std::memory_order_seq_cst);
-  g_shared_guard.open();
-}
-
-void SharedSession::clear() {
-  g_shared_guard.close();  // waits for calls already holding the session
-  g_shared_session.store(nullptr, std::memory_order_seq_cst);
-}
-
-SharedSession::SharedSession() {
-  entered_ = g_shared_guard.enter();
-  if (entered_) session_ = g_shared_session.load(std::memory_order_seq_cst);
-}
-
-SharedSession::~SharedSession() {
-  if (entered_) g_shared_guard.leave();
 }
 
 // ---- IssueThreadPort ----
@@ -51,7 +28,7 @@ std::shared_ptr<IssueThreadPort> IssueThreadPort::create(Napi::Env env, Napi::Fu
   auto port = std::make_shared<IssueThreadPort>();
   port->thread_id_ = thread_id;
   port->role_ = role;
-  port->serial_ = g_next_serial.fetch_add(1);
+  port->serial_ = ProcessState::instance().next_port_serial();
   port->self_ = port;
   // Unbounded queue: BlockingCall never blocks; drains are coalesced by the session.
   port->tsfn_ = Tsfn::New(env, dispatcher, "loadgen-issue-thread", 0, 1, port.get(),
@@ -100,7 +77,7 @@ void IssueThreadPort::CallJs(Napi::Env env, Napi::Function dispatcher, IssueThre
 
 void IssueThreadPort::post_drain() {
   if (!guard_.enter()) return;
-  tsfn_.BlockingCall(&kDrainEvent);
+  tsfn_.BlockingCall(const_cast<PortEvent*>(&kDrainEvent));
   guard_.leave();
 }
 
@@ -131,7 +108,7 @@ void IssueThreadPort::teardown() {
       tsfn_.Abort();
     }
   }
-  IssueThreadRegistry::instance().remove(serial_);
+  ProcessState::instance().ports().remove(serial_);
   if (in_run.load()) {
     SharedSession shared;
     if (shared.get() != nullptr) {
@@ -142,11 +119,6 @@ void IssueThreadPort::teardown() {
 }
 
 // ---- IssueThreadRegistry ----
-
-IssueThreadRegistry& IssueThreadRegistry::instance() {
-  static IssueThreadRegistry* registry = new IssueThreadRegistry();  // never destroyed: workers may outlive exit
-  return *registry;
-}
 
 uint64_t IssueThreadRegistry::add(std::shared_ptr<IssueThreadPort> port) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -214,7 +186,7 @@ Napi::Value register_thread_port(const Napi::CallbackInfo& info, PortRole role, 
   // After the TSFN was created, so it runs before the TSFN's own teardown
   // (cleanup hooks run last-in first-out). Holds the port until then.
   env.AddCleanupHook([port] { port->teardown(); });
-  const uint64_t index = IssueThreadRegistry::instance().add(port);
+  const uint64_t index = ProcessState::instance().ports().add(port);
   Napi::Object o = Napi::Object::New(env);
   o.Set("index", static_cast<double>(index));
   o.Set("serial", static_cast<double>(port->serial()));
@@ -237,7 +209,7 @@ Napi::Value RegisterIssueThread(const Napi::CallbackInfo& info) {
 Napi::Value UnregisterIssueThread(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) return Napi::Boolean::New(env, false);
-  auto port = IssueThreadRegistry::instance().remove(static_cast<uint64_t>(info[0].As<Napi::Number>().DoubleValue()));
+  auto port = ProcessState::instance().ports().remove(static_cast<uint64_t>(info[0].As<Napi::Number>().DoubleValue()));
   if (!port) return Napi::Boolean::New(env, false);
   if (port->in_run.load()) {
     SharedSession shared;

@@ -1,8 +1,7 @@
-// Registered issue-query threads (spec/30 §6) and the process-wide view of
-// the active session. Process-wide on purpose: registrations and completions
-// come from other environments (worker threads) than the one running the
-// test, while addon state is otherwise per environment. At most one run is
-// active per process (addon.cc), so "the active session" is unambiguous.
+// Registered issue-query threads (spec/30 §6) and dispatch workers: one
+// threadsafe function into each registering environment. The registry itself
+// is process-wide (ProcessState, process_state.h): registrations come from
+// other environments (worker threads) than the one running the test.
 #pragma once
 
 #include <napi.h>
@@ -39,27 +38,6 @@ class UseGuard {
  private:
   std::atomic<int64_t> users_{0};
   std::atomic<bool> closed_{true};
-};
-
-// The active run's session, for calls made from environments without a run
-// of their own (completions and issue threads in worker threads).
-class SharedSession {
- public:
-  // Set by the environment that starts the run; cleared (waiting for users)
-  // before that run's session is destroyed.
-  static void set(loadgen::Session* session);
-  static void clear();
-
-  // Holds the session (if any) for the lifetime of this object.
-  SharedSession();
-  ~SharedSession();
-  SharedSession(const SharedSession&) = delete;
-  SharedSession& operator=(const SharedSession&) = delete;
-  loadgen::Session* get() const { return session_; }
-
- private:
-  loadgen::Session* session_ = nullptr;
-  bool entered_ = false;
 };
 
 // Codes understood by lib/issue-threads.ts.
@@ -110,9 +88,9 @@ class IssueThreadPort {
   std::shared_ptr<IssueThreadPort> self_;  // dropped by the TSFN's finalizer
 };
 
+// Held by ProcessState (process_state.h).
 class IssueThreadRegistry {
  public:
-  static IssueThreadRegistry& instance();
   // Returns the registration index (registration order).
   uint64_t add(std::shared_ptr<IssueThreadPort> port);
   // Removes a port (unregistered or its environment is going away); returns it if found.

@@ -1,5 +1,6 @@
 #include "js_host.h"
 
+#include "bindings/process_state.h"
 #include "native/clock.h"
 
 namespace loadgen_addon {
@@ -120,11 +121,11 @@ void JsHost::flush_queries() { post(new HostEvent{HostEventKind::Flush, {}, 0});
 void JsHost::finished() { post(new HostEvent{HostEventKind::Finished, {}, 0}); }
 
 std::vector<uint64_t> JsHost::wait_for_issue_threads(uint64_t n, int64_t timeout_ms) {
-  return IssueThreadRegistry::instance().wait_for(n, timeout_ms);
+  return ProcessState::instance().ports().wait_for(n, timeout_ms);
 }
 
 void JsHost::use_issue_threads(uint64_t count) {
-  issue_ports_ = IssueThreadRegistry::instance().take(count);
+  issue_ports_ = ProcessState::instance().ports().take(count);
   if (issue_ports_.size() < count) session_->abort("a registered issue-query thread went away before the series");
   // Each thread learns its role before any of this series' drains (same FIFO queue).
   for (uint64_t i = 0; i < issue_ports_.size(); ++i) issue_ports_[i]->post_series(i, count);
@@ -135,9 +136,9 @@ void JsHost::wake_issue_thread(uint64_t t) {
 }
 
 std::vector<uint64_t> JsHost::wait_for_dispatch_workers(uint64_t n, int64_t timeout_ms) {
-  std::vector<uint64_t> ids = IssueThreadRegistry::instance().wait_for(n, timeout_ms, PortRole::DispatchWorker);
+  std::vector<uint64_t> ids = ProcessState::instance().ports().wait_for(n, timeout_ms, PortRole::DispatchWorker);
   // Marked as in the run: a worker whose environment goes away now aborts it.
-  IssueThreadRegistry::instance().take(n, PortRole::DispatchWorker);
+  ProcessState::instance().ports().take(n, PortRole::DispatchWorker);
   return ids;
 }
 

@@ -16,7 +16,7 @@
 
 namespace loadgen_addon {
 
-// Codes understood by the JS dispatcher (lib/native.ts, HostEventKind).
+// Codes understood by the JS dispatcher (lib/native/addon.ts, HostEventKind).
 enum class HostEventKind : int { Drain = 0, SeriesStarted = 1, Load = 2, Unload = 3, Flush = 4, Finished = 5 };
 
 struct HostEvent {

@@ -1,6 +1,6 @@
 #include "bindings/progress.h"
 
-#include "bindings/issue_threads.h"
+#include "bindings/process_state.h"
 #include "native/session.h"
 
 namespace loadgen_addon {

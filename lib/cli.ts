@@ -20,7 +20,7 @@ import { runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
 import { addDemoOptions } from './demo/cli.js';
 import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.js';
-import { packageRoot } from './native.js';
+import { packageRoot } from './native/index.js';
 import { SCENARIOS, TEST_MODES } from './settings/types.js';
 
 function packageVersion(): string {

@@ -1,5 +1,8 @@
 /**
- * Error classes with stable `code`s. Every error loadgen raises is one of these.
+ * Error classes with stable `code`s. Every error loadgen raises is one of
+ * these (argument checks aside: TypeError, RangeError). The native addon
+ * throws BusyError, NotRunningError and SettingsError itself: the loader
+ * hands it these classes (lib/native/loader.ts, bindings/errors.cc).
  */
 
 /** Base class of every loadgen error. */
@@ -67,14 +70,14 @@ export class InterfaceError extends LoadgenError {
   }
 }
 
-/** A test is already running in this process. */
+/** A test is already running (or about to) in this process: one at a time, whatever the thread. */
 export class BusyError extends LoadgenError {
   constructor(message: string) {
     super('ERR_LOADGEN_BUSY', message);
   }
 }
 
-/** No test is running where one is required (e.g. a completion outside a run). */
+/** No test is running where a call needs one (e.g. finishing a run that was not started). */
 export class NotRunningError extends LoadgenError {
   constructor(message: string) {
     super('ERR_LOADGEN_NOT_RUNNING', message);
@@ -87,6 +90,20 @@ export class SutError extends LoadgenError {
   constructor(message: string, cause: unknown, result: unknown) {
     super('ERR_LOADGEN_SUT_FAILED', message, { cause });
     this.result = result;
+  }
+}
+
+/** The run ended without a result (the core aborted it before any summary). */
+export class RunFailedError extends LoadgenError {
+  constructor(message: string) {
+    super('ERR_LOADGEN_RUN_FAILED', message);
+  }
+}
+
+/** The built-in demo (`loadgen run` without a SUT) failed: its model's inference, or reading its accuracy log. */
+export class DemoError extends LoadgenError {
+  constructor(code: 'ERR_LOADGEN_DEMO_INFERENCE' | 'ERR_LOADGEN_DEMO_ACCURACY', message: string) {
+    super(code, message);
   }
 }
 

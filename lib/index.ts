@@ -59,6 +59,7 @@ export {
   LogOutputError,
   NativeLoadError,
   NotRunningError,
+  RunFailedError,
   SettingsError,
   SutError,
   type ConfigProblem,
@@ -77,4 +78,4 @@ export type {
 } from './api/types.js';
 export { startProgress, type ProgressHandle, type ProgressOptions } from './report/progress.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
-export type { NativeProgress } from './native.js';
+export type { NativeProgress } from './native/index.js';

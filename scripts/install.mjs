@@ -6,7 +6,7 @@
 // (npm_config_build_from_source) always builds, and so does `npm install`/
 // `npm ci` in a git checkout of the repository.
 //
-// Nothing at run time depends on this script having run: lib/native.ts loads
+// Nothing at run time depends on this script having run: lib/native/loader.ts loads
 // the same binary through node-gyp-build, and says what to do when none loads.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

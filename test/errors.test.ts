@@ -18,7 +18,7 @@ import {
   type SystemUnderTest,
   type TestResult,
 } from '../lib/index.js';
-import { loadNative } from '../lib/native.js';
+import { loadNative, loadNativeInternals } from '../lib/native/index.js';
 import { readText, tempDir } from './helpers.js';
 
 // Server needs >= 459 queries for early stopping at the 99th percentile.
@@ -114,10 +114,10 @@ describe('completions with bad ids are counted, never written', () => {
   });
 
   it('completion calls outside a run are ignored, not thrown', () => {
-    const before = loadNative().completionsOutsideRun();
+    const before = loadNativeInternals().completionsOutsideRun();
     expect(() => querySampleComplete(5)).not.toThrow();
     expect(() => querySamplesComplete([{ id: 1 }, { id: 2 }])).not.toThrow();
-    expect(loadNative().completionsOutsideRun()).toBe(before + 3);
+    expect(loadNativeInternals().completionsOutsideRun()).toBe(before + 3);
   });
 
   it('rejects a batch that is not a typed array of ids', () => {

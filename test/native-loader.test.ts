@@ -14,7 +14,7 @@ describe('the native loader', () => {
     cpSync(join(repoRoot, 'dist'), join(pkg, 'dist'), { recursive: true });
     cpSync(join(repoRoot, 'package.json'), join(pkg, 'package.json'));
     symlinkSync(join(repoRoot, 'node_modules'), join(pkg, 'node_modules'), 'dir');
-    const script = `import('./dist/native.js').then((m) => m.loadNative()).catch((e) => { console.log(JSON.stringify({ name: e.name, code: e.code, message: e.message })); })`;
+    const script = `import('./dist/native/index.js').then((m) => m.loadNative()).catch((e) => { console.log(JSON.stringify({ name: e.name, code: e.code, message: e.message })); })`;
     const r = spawnSync(process.execPath, ['-e', script], { cwd: pkg, encoding: 'utf8' });
     const error = JSON.parse(r.stdout) as { name: string; code: string; message: string };
     expect(error.name).toBe('NativeLoadError');

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { loadNative, type NativeProgress } from '../lib/native.js';
+import { loadNative, type NativeProgress } from '../lib/native/index.js';
 import { plainProgressLine, progressFields, QpsWindow, startProgress } from '../lib/report/progress.js';
 import { parseSummary, type ReportData } from '../lib/report/report.js';
 import { startTest } from '../lib/api/start-test.js';

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 
 import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
-import { loadNative } from '../lib/native.js';
+import { loadNative } from '../lib/native/index.js';
 import { repoRoot, tempDir } from './helpers.js';
 
 const settings = { scenario: 'Server', serverTargetQps: 3000, minDurationMs: 200, minQueryCount: 500 };

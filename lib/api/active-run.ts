@@ -8,8 +8,8 @@ import { deserialize } from 'node:v8';
 import { DispatchWorkerPool, PollLoop } from '../dispatch/dispatch.js';
 import { drainQueries, newDrainState, startDrainSeries, type DrainState } from '../dispatch/drain.js';
 import { resetHandOver } from '../dispatch/handover.js';
-import { BusyError, LoadgenError, SutError } from '../errors.js';
-import { HostEventKind, type NativeAddon, type NativeOutcome, type NativeRunConfig } from '../native.js';
+import { RunFailedError, SutError } from '../errors.js';
+import { HostEventKind, type NativeAddon, type NativeOutcome, type NativeRunConfig } from '../native/index.js';
 import type { ResolvedTestSettings } from '../settings/types.js';
 import { setActiveSeries } from './active.js';
 import { messageOf } from './checks.js';
@@ -52,12 +52,7 @@ export class ActiveRun {
       this.reject = reject;
     });
     this.pool?.listen((error, index) => this.fail(error, `dispatch worker ${index}`));
-    try {
-      this.native.start(this.config, this.dispatch);
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_LOADGEN_BUSY') throw new BusyError(messageOf(error));
-      throw error;
-    }
+    this.native.start(this.config, this.dispatch);
     return promise;
   }
 
@@ -152,7 +147,7 @@ export class ActiveRun {
       const { error, where } = this.failure;
       this.reject(new SutError(`the run was aborted because ${where} failed: ${messageOf(error)}`, error, result));
     } else if (outcome.aborted && !outcome.hasSummary && outcome.mode !== 'AccuracyOnly') {
-      this.reject(new LoadgenError('ERR_LOADGEN_RUN_FAILED', `the run failed: ${outcome.abortReason}`));
+      this.reject(new RunFailedError(`the run failed: ${outcome.abortReason}`));
     } else {
       this.resolve(result);
     }

@@ -6,7 +6,7 @@
  */
 import { activeSeries, wantsResponse } from './active.js';
 import { noteHandOver } from '../dispatch/handover.js';
-import { loadNative, type NativeAddon } from '../native.js';
+import { loadNative, type NativeAddon } from '../native/index.js';
 import type { QuerySample, QuerySampleResponse } from './types.js';
 
 let native: NativeAddon | undefined;

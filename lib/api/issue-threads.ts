@@ -12,7 +12,7 @@ import { threadId } from 'node:worker_threads';
 import { setActiveSeries } from './active.js';
 import { drainQueries, newDrainState, startDrainSeries } from '../dispatch/drain.js';
 import { InterfaceError } from '../errors.js';
-import { IssueThreadEventKind, loadNative } from '../native.js';
+import { IssueThreadEventKind, loadNative } from '../native/index.js';
 import type { SystemUnderTest } from './types.js';
 
 export interface IssueQueryThreadRegistration {

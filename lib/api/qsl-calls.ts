@@ -3,7 +3,7 @@
  * unloadSamplesFromRam (either may be async), acknowledged to the core once
  * they settle.
  */
-import type { NativeAddon } from '../native.js';
+import type { NativeAddon } from '../native/index.js';
 import { messageOf } from './checks.js';
 import type { QuerySampleLibrary } from './types.js';
 

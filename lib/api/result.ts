@@ -1,7 +1,7 @@
 /**
  * The native outcome of a run turned into the public, plain-data TestResult.
  */
-import type { NativeOutcome, NativeTokenSummary } from '../native.js';
+import type { NativeOutcome, NativeTokenSummary } from '../native/index.js';
 import type { ResolvedTestSettings, TestMode } from '../settings/types.js';
 import type { LatencyPercentilesNs, TestResult, TokenResult } from './types.js';
 

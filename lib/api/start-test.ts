@@ -8,8 +8,8 @@ import { mkdir } from 'node:fs/promises';
 
 import { applyStartTestAuditConfig } from '../config/audit-config.js';
 import { DispatchWorkerPool } from '../dispatch/dispatch.js';
-import { BusyError, LogOutputError, SutError } from '../errors.js';
-import { loadNative } from '../native.js';
+import { LogOutputError, SutError } from '../errors.js';
+import { loadNative } from '../native/index.js';
 import { resolveLogSettings } from '../settings/log-settings.js';
 import { resolveTestSettingFields } from '../settings/resolve.js';
 import { toNativeRunConfig } from '../settings/to-native.js';
@@ -19,8 +19,6 @@ import { isNullNativeSut } from '../suts/suts.js';
 import { ActiveRun } from './active-run.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
-
-let runActiveHere = false;
 
 /** Options of {@link startTest} beyond the reference's settings. */
 export interface StartTestOptions {
@@ -96,9 +94,9 @@ export async function startTest(
     preRunMessages: audited.messages,
   });
   const native = loadNative();
-  if (runActiveHere || native.isRunning()) throw new BusyError('a loadgen test is already running in this thread');
-
-  runActiveHere = true;
+  // The one busy check (BusyError), native: worker threads share the process.
+  // The slot is this thread's until releaseRun(), past the run's end.
+  native.reserveRun();
   try {
     try {
       await mkdir(log.outdir, { recursive: true });
@@ -121,6 +119,6 @@ export async function startTest(
       throw error;
     }
   } finally {
-    runActiveHere = false;
+    native.releaseRun();
   }
 }

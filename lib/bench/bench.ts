@@ -7,7 +7,7 @@
  */
 import { cpus } from 'node:os';
 
-import type { CpuNoise } from '../native.js';
+import type { CpuNoise } from '../native/index.js';
 import { serverRowLabel } from './figures.js';
 import { evaluateTargets } from './targets.js';
 import {
@@ -63,7 +63,7 @@ export interface ServerRow {
   floorNs?: { p99: number; p999: number };
 }
 
-/** Medians of native.bench.cpuNoise over the repetitions. */
+/** Medians of loadNativeInternals().bench.cpuNoise over the repetitions. */
 export interface CpuNoiseFigure {
   /** The CPU probed (-1: the probe thread was not pinned). */
   cpu: number;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { BenchSut, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './trials.js';
-import { loadNative } from '../native.js';
+import { loadNative, loadNativeInternals } from '../native/index.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
 import { startTest, type StartTestOptions } from '../api/start-test.js';
 import type { DispatchMode } from '../settings/types.js';
@@ -55,13 +55,14 @@ function resultPercentiles(r: TestResult): Percentiles {
 
 async function platform(tsfnWakes: number) {
   const native = loadNative();
-  const clockReadNs = native.bench.clockReadNs(5e6);
+  const bench = loadNativeInternals().bench;
+  const clockReadNs = bench.clockReadNs(5e6);
   const calls = 2e6;
   for (let i = 0; i < 1e5; i++) native.isRunning(); // warm up the call site
   const t0 = nowNs();
   for (let i = 0; i < calls; i++) native.isRunning();
   const jsToNativeCallNs = (nowNs() - t0) / calls;
-  const wakes = percentilesOf(await native.bench.tsfnWake(tsfnWakes, 200));
+  const wakes = percentilesOf(await bench.tsfnWake(tsfnWakes, 200));
   return { clockReadNs, jsToNativeCallNs, tsfnWakeNs: { p50: wakes.p50, p99: wakes.p99 } };
 }
 
@@ -301,7 +302,7 @@ async function main(): Promise<void> {
       result = await platform(spec.tsfnWakes);
       break;
     case 'cpu-noise':
-      result = loadNative().bench.cpuNoise(spec.cpu, spec.durationMs);
+      result = loadNativeInternals().bench.cpuNoise(spec.cpu, spec.durationMs);
       break;
     case 'server':
       result = await server(spec);

@@ -27,7 +27,7 @@ export interface Percentiles {
 /** One trial's request, passed to lib/bench/trial.ts as JSON. */
 export type TrialSpec =
   | { kind: 'platform'; tsfnWakes: number }
-  /** native.bench.cpuNoise on `cpu` (-1: unpinned). */
+  /** loadNativeInternals().bench.cpuNoise on `cpu` (-1: unpinned). */
   | { kind: 'cpu-noise'; cpu: number; durationMs: number }
   | {
       kind: 'server';

@@ -14,14 +14,14 @@ import type { Writable } from 'node:stream';
 
 import { InterfaceError, SettingsError } from '../errors.js';
 import {
-  loadNative,
+  loadNativeInternals,
   packageRoot,
   type NativeConformance,
   type NativeEffectiveRecord,
   type NativeTestSettings,
   type NativeTrace,
   type NativeTraceQueries,
-} from '../native.js';
+} from '../native/index.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
 import { DEFAULT_TEST_SETTINGS, SETTINGS_FIELDS } from '../settings/fields.js';
 import { resolveTestSettings } from '../settings/resolve.js';
@@ -216,7 +216,7 @@ export function toGoldenTrace(trace: NativeTrace): GoldenTrace {
 
 /** The native conformance functions; a clear error when the addon predates them. */
 export function nativeConformance(): NativeConformance {
-  const conformance = loadNative().conformance as NativeConformance | undefined;
+  const conformance = loadNativeInternals().conformance as NativeConformance | undefined;
   if (conformance === undefined || typeof conformance.generateTrace !== 'function') {
     throw new Error('the native addon has no conformance functions (rebuild it: npm run build:native)');
   }

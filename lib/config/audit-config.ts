@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 
-import { loadNative, type NativeMessage } from '../native.js';
+import { loadNative, type NativeMessage } from '../native/index.js';
 import { resolveTestSettingFields } from '../settings/resolve.js';
 import { toNativeSettings } from '../settings/to-native.js';
 import type { ResolvedTestSettings, TestSettingsInput } from '../settings/types.js';

@@ -12,11 +12,12 @@
 import { SettingsError } from '../errors.js';
 import {
   loadNative,
+  loadNativeInternals,
   type NativeEffectiveRecord,
   type NativeLogEntry,
   type NativeMessage,
   type NativeTestSettings,
-} from '../native.js';
+} from '../native/index.js';
 import { FIELD_BY_NAME, SETTINGS_FIELDS } from '../settings/fields.js';
 import { resolveTestSettingFields, resolveTestSettings } from '../settings/resolve.js';
 import { toNativeSettings } from '../settings/to-native.js';
@@ -151,5 +152,5 @@ export function deriveEffectiveSettings(
   qslTotal: number,
   qslPerformance: number,
 ): { effective: NativeEffectiveRecord; loggedErrors: NativeLogEntry[] } {
-  return loadNative().conformance.deriveEffective(toNativeRecord(loaded.referenceSettings), qslTotal, qslPerformance, true);
+  return loadNativeInternals().conformance.deriveEffective(toNativeRecord(loaded.referenceSettings), qslTotal, qslPerformance, true);
 }

@@ -3,7 +3,7 @@
  * file line, or a layer set in code; and the config lines the reference
  * skipped.
  */
-import type { NativeConfigProvenance } from '../native.js';
+import type { NativeConfigProvenance } from '../native/index.js';
 import { FIELD_BY_NAME, SETTINGS_FIELDS, type SettingField } from '../settings/fields.js';
 import type { TestSettings } from '../settings/types.js';
 import { CONFIG_KEYS, SPACE_RE, splitKey } from './keys.js';

@@ -2,7 +2,7 @@
  * One settings record in its three forms: the reference's (snake_case, enum
  * names), the native input (enum integers) and camelCase settings.
  */
-import type { NativeTestSettings } from '../native.js';
+import type { NativeTestSettings } from '../native/index.js';
 import { SETTINGS_FIELDS } from '../settings/fields.js';
 import { SCENARIOS, TEST_MODES, type TestSettingsInput } from '../settings/types.js';
 import type { Problems } from './sources.js';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 
 import { ConfigFileError, SettingsError, type ConfigProblem } from '../errors.js';
-import type { NativeConfigLoadInput, NativeConfigLoadResult } from '../native.js';
+import type { NativeConfigLoadInput, NativeConfigLoadResult } from '../native/index.js';
 import type { ConfigRole, ConfigSource } from './types.js';
 
 export interface ReadSource {

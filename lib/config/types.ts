@@ -2,7 +2,7 @@
  * The config files' public types: sources, roles, the options and result of
  * loadSettings, provenance, and the audit.config result.
  */
-import type { NativeMessage } from '../native.js';
+import type { NativeMessage } from '../native/index.js';
 import type { Scenario, TestSettings, TestSettingsInput } from '../settings/types.js';
 
 /** A config file: a path (string or `{ path }`), or inline text with an optional display name. */

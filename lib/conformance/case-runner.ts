@@ -2,7 +2,7 @@
  * The conformance runner's plumbing: one case at a time, each a PASS or a
  * FAIL line with its first difference; a case that throws fails alone.
  */
-import type { NativeConformance } from '../native.js';
+import type { NativeConformance } from '../native/index.js';
 import { nativeConformance } from '../cli/trace.js';
 import { firstDifference, integerValue, isTruncated, show, type CompareOptions } from './compare.js';
 

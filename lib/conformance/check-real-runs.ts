@@ -11,7 +11,7 @@ import { querySamplesComplete } from '../api/completion.js';
 import { startTest } from '../api/start-test.js';
 import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
 import { computeTrace, traceInputFromCase, type GoldenTrace } from '../cli/trace.js';
-import { loadNative, type NativeAccuracyLogRound } from '../native.js';
+import { loadNative, type NativeAccuracyLogRound } from '../native/index.js';
 import { fromSnakeCaseSettings } from '../settings/assignments.js';
 import { firstDifference, firstOf, integerValue, isArrayLike, isTruncated, show } from './compare.js';
 import { caseId, casesOf, conformance, optional, type Json, type Runner } from './case-runner.js';

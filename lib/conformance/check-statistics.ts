@@ -2,7 +2,7 @@
  * early_stopping.json and results_math.json: the early-stopping estimates
  * and the summary statistics, detail-log entries and summary text.
  */
-import type { NativeResultsInput } from '../native.js';
+import type { NativeResultsInput } from '../native/index.js';
 import { traceInputFromCase } from '../cli/trace.js';
 import { firstDifference, firstOf, logEntries, textDifference } from './compare.js';
 import { caseId, casesOf, conformance, optional, type Json, type Runner } from './case-runner.js';

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import type { NativeLogEntry } from '../native.js';
+import type { NativeLogEntry } from '../native/index.js';
 
 /** A golden truncated integer sequence (sequences longer than 4096, and middle rounds). */
 export interface TruncatedSequence {

@@ -12,7 +12,7 @@
  */
 import { resolve } from 'node:path';
 
-import { packageRoot } from '../native.js';
+import { packageRoot } from '../native/index.js';
 
 /** Input channels, height and width of one sample. */
 export const INPUT_CHANNELS = 3;

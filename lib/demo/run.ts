@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
-import { LoadgenError } from '../errors.js';
+import { DemoError } from '../errors.js';
 import { startTest, type StartTestOptions } from '../api/start-test.js';
 import type { LogSettingsInput, Scenario, TestMode, TestSettingsInput } from '../settings/types.js';
 import type { TestResult } from '../api/types.js';
@@ -113,7 +113,7 @@ export function demoScenarios(settings: TestSettingsInput): Scenario[] {
 
 /**
  * Runs the demo. Rejects with an InterfaceError when onnxruntime-node or the
- * execution provider is unavailable, with a LoadgenError when inference
+ * execution provider is unavailable, with a DemoError when inference
  * failed during a run; resolves otherwise, `ok` saying whether everything
  * was VALID and matched.
  */
@@ -204,7 +204,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
 
 function throwIfInferenceFailed(sut: DemoSut, scenario: Scenario): void {
   if (sut.failure !== undefined) {
-    throw new LoadgenError('ERR_LOADGEN_DEMO_INFERENCE', `demo ${scenario}: inference failed during the run: ${sut.failure.message}`);
+    throw new DemoError('ERR_LOADGEN_DEMO_INFERENCE', `demo ${scenario}: inference failed during the run: ${sut.failure.message}`);
   }
 }
 
@@ -272,7 +272,7 @@ export async function checkAccuracyLog(path: string, tolerance = DEFAULT_TOLERAN
   try {
     records = JSON.parse(await readFile(file, 'utf8')) as AccuracyRecord[];
   } catch (cause) {
-    throw new LoadgenError('ERR_LOADGEN_DEMO_ACCURACY', `cannot read the accuracy log ${file}: ${(cause as Error).message}`);
+    throw new DemoError('ERR_LOADGEN_DEMO_ACCURACY', `cannot read the accuracy log ${file}: ${(cause as Error).message}`);
   }
   const report: AccuracyReport = { logFile: file, checked: 0, matched: 0, maxAbsDiff: 0, tolerance, top1Agree: 0 };
   const references = new Map<number, Float32Array>();

@@ -13,7 +13,7 @@ import { Worker } from 'node:worker_threads';
 
 import { querySamplesComplete } from '../api/completion.js';
 import { InterfaceError } from '../errors.js';
-import { packageRoot } from '../native.js';
+import { packageRoot } from '../native/index.js';
 import type { QuerySample, QuerySampleResponse, SystemUnderTest } from '../api/types.js';
 import type { DemoQsl } from './dataset.js';
 import {

@@ -23,7 +23,7 @@ import {
   packageRoot,
   type NativeAddon,
   type NativeSeriesInfo,
-} from '../native.js';
+} from '../native/index.js';
 import type { QuerySample, SystemUnderTest } from '../api/types.js';
 
 /** `poll`: drains the published queries once per event-loop turn while started. */

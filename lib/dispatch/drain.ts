@@ -7,7 +7,7 @@
  * exists exactly when this thread was too busy to take queries on time).
  */
 import { HAND_OVER_SLICE_MS, handOver, yieldHandOver } from './handover.js';
-import type { NativeAddon, NativeSeriesInfo } from '../native.js';
+import type { NativeAddon, NativeSeriesInfo } from '../native/index.js';
 import type { QuerySample, SystemUnderTest } from '../api/types.js';
 
 export interface DrainState {

@@ -6,7 +6,7 @@
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 
-import { loadNative, type NativeProgress } from '../native.js';
+import { loadNative, type NativeProgress } from '../native/index.js';
 
 /** Options of {@link startProgress}. */
 export interface ProgressOptions {

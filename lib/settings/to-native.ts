@@ -2,7 +2,7 @@
  * The conversion of resolved settings to the flat object the native core
  * reads (spec/10 §2, spec/60 §2): everything was validated before, once.
  */
-import type { NativeMessage, NativeRunConfig } from '../native.js';
+import type { NativeMessage, NativeRunConfig } from '../native/index.js';
 import { SETTINGS_FIELDS } from './fields.js';
 import type { ResolvedLogSettings, ResolvedTestSettings } from './types.js';
 

@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { packageRoot } from '../native.js';
+import { packageRoot } from '../native/index.js';
 import { createNullSut } from './suts.js';
 import type { SystemUnderTest } from '../api/types.js';
 

@@ -1,14 +1,18 @@
 /**
- * The one declaration of the native addon's surface, and its loader.
- * Prebuilt binaries in prebuilds/<platform>-<arch>/ are tried first, then a
- * local build in build/Release (node-gyp-build's order).
+ * The production surface of the native addon (bindings/addon.cc and the
+ * files it registers): what startTest, the completion calls, the dispatch
+ * modes, loadSettings and progress use. The test-only surface (the
+ * module's `_internals` export) is declared apart, in internals.ts.
  */
-import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { BusyError, NotRunningError, SettingsError } from '../errors.js';
+import type { OverheadStatsNs } from '../api/types.js';
 
-import { NativeLoadError } from './errors.js';
-import type { OverheadStatsNs } from './api/types.js';
+/** The lib/errors.ts classes the addon throws (bindings/errors.cc). */
+export interface NativeErrorClasses {
+  BusyError: typeof BusyError;
+  NotRunningError: typeof NotRunningError;
+  SettingsError: typeof SettingsError;
+}
 
 /** Event kinds sent by the native side to the dispatcher (bindings/js_host.h). */
 export const HostEventKind = {
@@ -201,154 +205,6 @@ export type NativeU64 = number | bigint;
  */
 export type NativeTestSettings = Record<string, number | boolean | bigint | string>;
 
-/** One {key, value_text} detail-log entry: value_text is exactly what follows `"value": `. */
-export interface NativeLogEntry {
-  key: string;
-  valueText: string;
-}
-
-/** The queries generated for one load round (golden query_traces "queries"). */
-export interface NativeTraceQueries {
-  generatedQueryCount: number;
-  generatedSamplesPerQuery: number;
-  generatedQueryDurationNs: number;
-  firstQuerySeqId: number;
-  firstSampleSeqId: number;
-  samplesPerQuery: number;
-  /** QSL indices of every sample, query by query. */
-  sampleIndices: Uint32Array;
-  /** Scheduled offset of each query in ns from the start of issuing. */
-  scheduledNs: Float64Array;
-}
-
-export interface NativeTraceLoadCall {
-  loaded: Uint32Array;
-  sampleDistributionEnd: number;
-  queries: NativeTraceQueries;
-}
-
-export interface NativeTracePhase {
-  phase: 'accuracy' | 'performance';
-  loadableSetCount: number;
-  loadCalls: NativeTraceLoadCall[];
-}
-
-/**
- * Effective settings under the golden files' names (snake_case, e.g.
- * samples_per_query, target_duration_ms, min_sample_count; scenario and mode
- * as names; seeds as bigint).
- */
-export type NativeEffectiveRecord = Record<string, number | bigint | boolean | string>;
-
-export interface NativeTrace {
-  effective: NativeEffectiveRecord;
-  /** In execution order: SubmissionRun gives accuracy then performance. */
-  phases: NativeTracePhase[];
-  /** Errors the reference would log while deriving/generating (key + value_text). */
-  loggedErrors: NativeLogEntry[];
-}
-
-/** Accuracy-log sampling of one load round (golden accuracy_log_sampling "phases"). */
-export interface NativeAccuracyLogRound {
-  phase: 'accuracy' | 'performance';
-  firstSampleSeqId: number;
-  generatedSampleCount: number;
-  offset: number;
-  effectiveProbability: number;
-  /** The first (up to) 8 per-sample values of the round. */
-  firstPerSampleValues: number[];
-  loggedSampleSeqIds: Float64Array;
-  loggedQslIdx: Uint32Array;
-}
-
-/** Inputs of a results computation (golden results_math "input"). */
-export interface NativeResultsInput {
-  sampleLatenciesNs: Float64Array | number[];
-  queryLatenciesNs?: Float64Array | number[];
-  queriesIssued: number;
-  maxLatencyS: number;
-  finalQueryScheduledTimeS: number;
-  finalQueryIssuedTimeS: number;
-  finalQueryAllSamplesDoneTimeS: number;
-  tokensPerSample?: Float64Array | number[];
-  firstTokenLatenciesNs?: Float64Array | number[];
-  timePerOutputTokenNs?: Float64Array | number[];
-}
-
-export interface NativeResults {
-  /** The summary's fields under the golden results_math "outputs" names. */
-  outputs: Record<string, unknown>;
-  /** The summary file's text, footer included (0 warnings, 0 errors). */
-  summaryText: string;
-  /** The detail log's result entries in order, ending with num_errors. */
-  detail: NativeLogEntry[];
-}
-
-/** One row of golden early_stopping "latency_rank_estimates", computed. */
-export interface NativeEarlyStoppingEstimate {
-  earlyStoppingMet: boolean;
-  minQueriesNeeded: number;
-  /** Position of the estimate in the sorted latencies (n - t); null when not met. */
-  rankIndex: number | null;
-  /** SingleStream: the same at p = 0.99; null when too few queries or MultiStream. */
-  rankIndexP99: number | null;
-  recommendation: string;
-}
-
-/** Inputs of a config derivation (golden settings_derivation cases). */
-export interface NativeConfigCase {
-  /** Text used in place of the built-in mlperf.conf; undefined = the built-in copy. */
-  mlperfConfText?: string;
-  /** user.conf text; null = a path that cannot be opened. */
-  userConfText: string | null;
-  /** When present, FromConfig is called a second time with this text (null = missing). */
-  secondUserConfText?: string | null;
-  model: string;
-  scenario: string;
-  initial: NativeTestSettings;
-  qslTotal: number;
-  qslPerformance: number;
-}
-
-export interface NativeConfigResult {
-  returnCode: number;
-  secondReturnCode?: number;
-  /** TestSettings after FromConfig, under the reference field names (enums as names, seeds as bigint). */
-  settingsAfter: Record<string, number | bigint | boolean | string>;
-  effective: NativeEffectiveRecord;
-  loggedRequested: NativeLogEntry[];
-  loggedEffective: NativeLogEntry[];
-  loggedErrors: NativeLogEntry[];
-}
-
-/** Pure functions of the core, exposed for `loadgen trace` and the conformance runner. */
-export interface NativeConformance {
-  mt19937Outputs(seed: bigint, count: number): Float64Array;
-  uniformReal(seed: bigint, count: number): { values: Float64Array; engineDraws: number };
-  /** Server inter-arrival times: truncated ns, and the raw exponential draws in seconds. */
-  serverInterarrival(seed: bigint, qps: number, count: number): { deltaNs: Float64Array; expSeconds: Float64Array };
-  fixedPeriodNs(qps: number): number;
-  /** `count` draws of the performance-mode selector: uniform integer in [0, n - 1]. */
-  uniformInt(seed: bigint, n: number, count: number): { values: Float64Array; engineDraws: number };
-  shuffle(seed: bigint, n: number): { result: Uint32Array; engineDraws: number; nextEngineOutput: number };
-  /** Effective settings (test05 applied first when `applyTest05`) and the messages logged while deriving. */
-  deriveEffective(
-    settings: NativeTestSettings,
-    qslTotal: number,
-    qslPerformance: number,
-    applyTest05: boolean,
-  ): { effective: NativeEffectiveRecord; loggedErrors: NativeLogEntry[] };
-  /** The whole pre-generated trace of a StartTest (test05 applied), running nothing. */
-  generateTrace(settings: NativeTestSettings, qslTotal: number, qslPerformance: number): NativeTrace;
-  accuracyLogPrediction(settings: NativeTestSettings, qslTotal: number, qslPerformance: number): NativeAccuracyLogRound[];
-  summarize(settings: NativeTestSettings, qslTotal: number, qslPerformance: number, input: NativeResultsInput, sutName: string): NativeResults;
-  earlyStoppingMinPassing(t: number, p: number): number;
-  earlyStoppingEstimate(scenario: 'SingleStream' | 'MultiStream', p: number, n: number): NativeEarlyStoppingEstimate;
-  earlyStoppingOdds(h: number, t: number, p: number): number;
-  earlyStoppingLbeta(a: number, b: number): number;
-  configDerive(input: NativeConfigCase): NativeConfigResult;
-}
-
 /** Input of {@link NativeConfig.load}: each config as text or path (not both). */
 export interface NativeConfigLoadInput {
   /** Replaces the built-in mlperf.conf (text or a file path); absent = the built-in copy. */
@@ -444,7 +300,27 @@ export interface NativeProgress {
 }
 
 export interface NativeAddon {
+  /**
+   * Hands lib/errors.ts's classes to this environment's addon (the loader
+   * does, once): the addon throws them with their codes.
+   */
+  setErrorClasses(classes: NativeErrorClasses): void;
+  /**
+   * The one busy check: takes the process's one run slot for this
+   * environment, or throws BusyError (a run, or a reservation, in this or
+   * another thread). startTest reserves before anything else and releases
+   * when it settles; the slot outlives finish() until then.
+   */
+  reserveRun(): void;
+  /** Gives the slot back; false when this environment does not hold it or its run has not finished. */
+  releaseRun(): boolean;
+  /**
+   * Starts the run in the slot reserveRun() took (without one, start takes it
+   * itself: releaseRun() still gives it back). BusyError when a run started
+   * here is still active or another environment holds the slot.
+   */
   start(config: NativeRunConfig, dispatcher: Dispatcher): void;
+  /** NotRunningError outside a series. */
   seriesInfo(): NativeSeriesInfo;
   markDispatched(query: number): void;
   logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean;
@@ -461,9 +337,10 @@ export interface NativeAddon {
   firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer): void;
   acknowledge(token: number, error?: string): boolean;
   abort(reason: string): void;
+  /** NotRunningError when no run was started in this environment. */
   finish(): NativeOutcome;
+  /** A run started in this environment is active (start() to finish()). */
   isRunning(): boolean;
-  completionsOutsideRun(): number;
   /** Live progress of the process's active run; null when none is running. Cheap: safe to poll. */
   progress(): NativeProgress | null;
   clockNs(): number;
@@ -497,73 +374,5 @@ export interface NativeAddon {
   /** The serialized error a worker left with abortWithError (cleared by the call). */
   takeWorkerError(): Uint8Array | undefined;
   readonly napiVersion: number;
-  readonly conformance: NativeConformance;
   readonly config: NativeConfig;
-  readonly bench: NativeBench;
-}
-
-/** Platform probes for `loadgen bench` (bindings/bench.cc). */
-export interface NativeBench {
-  /** Mean ns of one native clock read, over `iterations` reads. */
-  clockReadNs(iterations: number): number;
-  /** `count` native-thread -> JS-thread wakes, `intervalUs` apart; resolves with each wake's ns. */
-  tsfnWake(count: number, intervalUs: number): Promise<Float64Array>;
-  /**
-   * A native thread pinned to `cpu` (-1: unpinned) spins for `durationMs`,
-   * recording every gap > 1 us between clock reads (time it did not run).
-   * Blocks the calling thread meanwhile.
-   */
-  cpuNoise(cpu: number, durationMs: number): CpuNoise;
-}
-
-/** What {@link NativeBench.cpuNoise} measured. */
-export interface CpuNoise {
-  cpu: number;
-  pinned: boolean;
-  /** Why pinning failed, when it did. */
-  warning?: string;
-  durationNs: number;
-  gapsPerSecond: number;
-  /** Share of the time the thread did not run. */
-  lostFraction: number;
-  gapNs: { p50: number; p99: number; max: number };
-  /** Delay an event due at a uniformly random instant sees on that CPU: the issue-lateness floor. */
-  residualNs: { p50: number; p99: number; p999: number };
-}
-
-/** The package root (one level above lib/ or dist/). */
-export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-
-let addon: NativeAddon | undefined;
-
-/** Loads the addon once per environment; throws NativeLoadError with what to do. */
-export function loadNative(): NativeAddon {
-  if (addon) return addon;
-  const require = createRequire(import.meta.url);
-  try {
-    const load = require('node-gyp-build') as (dir: string) => unknown;
-    addon = load(packageRoot) as NativeAddon;
-  } catch (cause) {
-    throw new NativeLoadError(describeLoadFailure(cause), cause);
-  }
-  return addon;
-}
-
-function libcName(): string {
-  if (process.platform !== 'linux') return 'n/a';
-  const report = process.report?.getReport?.() as { header?: { glibcVersionRuntime?: string } } | undefined;
-  const glibc = report?.header?.glibcVersionRuntime;
-  return glibc ? `glibc ${glibc}` : 'musl (or unknown)';
-}
-
-function describeLoadFailure(cause: unknown): string {
-  const why = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-  return [
-    `loadgen: could not load the native addon for ${process.platform}-${process.arch} ` +
-      `(libc: ${libcName()}, Node ${process.versions.node}, N-API ${process.versions.napi}).`,
-    `Tried: ${resolve(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`)} and ${resolve(packageRoot, 'build', 'Release')}.`,
-    `Reason: ${why}`,
-    'To build it from source you need CMake >= 3.15 and a C++17 compiler; then run `npm rebuild loadgen`',
-    '(in a clone of the repository: `npm run build:native`).',
-  ].join('\n');
 }

@@ -1,0 +1,34 @@
+// The addon's state of one environment (instance data): the main thread and
+// each worker thread that loads the addon have their own. What must be
+// process-wide is ProcessState (process_state.h), and nothing else is.
+#pragma once
+
+#include <napi.h>
+
+#include <functional>
+#include <memory>
+
+#include "bindings/errors.h"
+#include "bindings/js_host.h"
+
+namespace loadgen_addon {
+
+struct AddonState {
+  // The run started in this environment, from start() to finish() (or this
+  // environment's teardown). Only while this environment holds the run slot.
+  std::unique_ptr<JsHost> host;
+  // Environment teardown (worker terminated, process exiting). Hooks run
+  // last-in first-out: the run's, registered after the run's threadsafe
+  // function, stops the run before that function's own teardown; the slot's,
+  // registered when the slot was taken, then gives the run slot back.
+  Napi::Env::CleanupHook<std::function<void()>> run_teardown;
+  bool run_teardown_registered = false;
+  Napi::Env::CleanupHook<std::function<void()>> slot_teardown;
+  bool slot_teardown_registered = false;
+  double completions_outside_run = 0;
+  ErrorClasses error_classes;  // set by setErrorClasses
+};
+
+inline AddonState& state(const Napi::Env& env) { return *env.GetInstanceData<AddonState>(); }
+
+}  // namespace loadgen_addon

@@ -1,0 +1,47 @@
+/**
+ * The native addon, from TypeScript: its loader (loader.ts), the one
+ * declaration of its production surface (addon.ts) and, apart, of its
+ * test-only surface (internals.ts: not public API).
+ */
+export { loadNative, loadNativeInternals, packageRoot } from './loader.js';
+export {
+  DispatchStatus,
+  HostEventKind,
+  IssueThreadEventKind,
+  type Dispatcher,
+  type IssueThreadDispatcher,
+  type NativeAddon,
+  type NativeConfig,
+  type NativeConfigLoadInput,
+  type NativeConfigLoadResult,
+  type NativeConfigProvenance,
+  type NativeEffectiveSettings,
+  type NativeErrorClasses,
+  type NativeMessage,
+  type NativeOutcome,
+  type NativeProgress,
+  type NativeRunConfig,
+  type NativeSeriesInfo,
+  type NativeSummary,
+  type NativeTestSettings,
+  type NativeTokenSummary,
+  type NativeU64,
+} from './addon.js';
+export type {
+  CpuNoise,
+  NativeAccuracyLogRound,
+  NativeBench,
+  NativeConfigCase,
+  NativeConfigResult,
+  NativeConformance,
+  NativeEarlyStoppingEstimate,
+  NativeEffectiveRecord,
+  NativeInternals,
+  NativeLogEntry,
+  NativeResults,
+  NativeResultsInput,
+  NativeTrace,
+  NativeTraceLoadCall,
+  NativeTracePhase,
+  NativeTraceQueries,
+} from './internals.js';
