@@ -7,19 +7,19 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 
 import type { TestResult } from './api/types.js';
 import { runBenchmark } from './bench/bench.js';
 import { formatBenchReport } from './bench/format.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { EXIT_BAD_INPUT, EXIT_RUN_FAILED } from './cli/exit-codes.js';
-import { collect, positiveInteger } from './cli/options.js';
+import { choiceOption, collect, positiveInteger } from './cli/options.js';
 import { registerReportCommand } from './cli/report.js';
-import { runCommand, type RunOptions } from './cli/run-command.js';
+import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
 import { addDemoOptions } from './demo/cli.js';
-import { InterfaceError, LoadgenError, SettingsError, SutError } from './errors.js';
+import { InterfaceError, LoadgenError, LogOutputError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native/index.js';
 import { SCENARIOS, TEST_MODES } from './settings/types.js';
 
@@ -41,10 +41,10 @@ function buildProgram(): Command {
     .command('run')
     .description('run a benchmark against a SUT and write the MLPerf logs')
     .option('--sut <sut>', "'null', 'null-native', or a path to a module exporting createSut() and createQsl() (default: the built-in demo)")
-    .addOption(new Option('--scenario <name>', 'test scenario').choices([...SCENARIOS]))
-    .addOption(new Option('--mode <name>', 'test mode').choices([...TEST_MODES]))
+    .addOption(choiceOption('--scenario <name>', 'test scenario', SCENARIOS))
+    .addOption(choiceOption('--mode <name>', 'test mode', TEST_MODES))
     .option('--set <key=value>', 'any TestSettings field by its reference name, e.g. server_target_qps=1000 (repeatable)', collect, [])
-    .option('--outdir <dir>', 'directory for the log files (created if missing)', '.')
+    .option('--outdir <dir>', `directory for the log files, created if missing (default: '.'; the demo: '${DEMO_OUTDIR}')`)
     .option('--log-prefix <prefix>', "log file name prefix (default 'mlperf_log_')")
     .option('--log-suffix <suffix>', 'inserted before each log file extension')
     .option('--prefix-with-datetime', 'insert the test date and time after the prefix')
@@ -74,8 +74,8 @@ function buildProgram(): Command {
     .command('trace')
     .description('print the pre-generated query trace of a test (load calls, sample indices, schedule) without running it')
     .option('--case <file.json>', "take 'settings' and 'qsl' from a case file in the golden query_traces format")
-    .addOption(new Option('--scenario <name>', 'test scenario').choices([...SCENARIOS]))
-    .addOption(new Option('--mode <name>', 'test mode').choices([...TEST_MODES]))
+    .addOption(choiceOption('--scenario <name>', 'test scenario', SCENARIOS))
+    .addOption(choiceOption('--mode <name>', 'test mode', TEST_MODES))
     .option('--set <key=value>', 'any TestSettings field by its reference name, e.g. server_target_qps=1000 (repeatable)', collect, [])
     .option('--qsl-total <n>', 'QSL total sample count (default 1024)', positiveInteger('--qsl-total'))
     .option('--qsl-performance <n>', 'QSL performance sample count (default: --qsl-total)', positiveInteger('--qsl-performance'))
@@ -119,7 +119,8 @@ export async function main(argv: string[]): Promise<number> {
       // Commander printed the message already; --help and --version exit 0.
       return error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
     }
-    if (error instanceof SettingsError || error instanceof InterfaceError) {
+    // An outdir that cannot be created is refused before the run starts: bad input too.
+    if (error instanceof SettingsError || error instanceof InterfaceError || error instanceof LogOutputError) {
       process.stderr.write(`loadgen: ${error.message}\n`);
       return EXIT_BAD_INPUT;
     }

@@ -77,5 +77,6 @@ export type {
   TokenResult,
 } from './api/types.js';
 export { startProgress, type ProgressHandle, type ProgressOptions } from './report/progress.js';
+export { currentProgress } from './api/progress.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native/index.js';

@@ -14,7 +14,9 @@
 //  6. an ESM script imports { startTest, createNullSut } from 'loadgen' and
 //     runs a short test;
 //  7. `tsc --noEmit` (the repository's typescript) type-checks a .ts file
-//     against the installed package's types (exports "types");
+//     against the installed package's types (exports "types"); the README's
+//     TypeScript examples compile under --strict as shown, and the public
+//     declarations resolve without @types/node;
 //  8. the install step with a build from source forced and no compiler says
 //     what to install and exits non-zero;
 //  9. the demo (`npx loadgen run --set min_duration_ms=500 --quiet --outdir demo`,
@@ -302,6 +304,34 @@ export async function check(): Promise<boolean> {
     );
     mustRun('node', [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], inProject);
     return 'types resolved through exports["."].types';
+  });
+
+  step("TypeScript: the README's examples compile under --strict; the public types need no @types/node", () => {
+    // Every ```ts block of the README that imports from 'loadgen' is a whole
+    // program: it must type-check as shown (ESM, top-level await).
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => /^import .* from 'loadgen';/m.test(b));
+    if (blocks.length < 3) throw new Error(`expected the README's TypeScript examples, found ${blocks.length}`);
+    const files = blocks.map((code, i) => {
+      const file = `readme-${i + 1}.mts`;
+      writeFileSync(join(project, file), code);
+      return file;
+    });
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const options = { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', skipLibCheck: false };
+    writeFileSync(
+      join(project, 'tsconfig.readme.json'),
+      JSON.stringify({ compilerOptions: { ...options, typeRoots: [join(root, 'node_modules', '@types')], types: ['node'] }, files }, null, 2),
+    );
+    mustRun('node', [tsc, '-p', 'tsconfig.readme.json'], inProject);
+    // Without Node's types (no @types/node, no DOM): every public declaration still resolves.
+    writeFileSync(join(project, 'no-node-types.ts'), "import * as loadgen from 'loadgen';\nexport const api: typeof loadgen = loadgen;\n");
+    writeFileSync(
+      join(project, 'tsconfig.nonode.json'),
+      JSON.stringify({ compilerOptions: { ...options, lib: ['ES2022'], types: [] }, files: ['no-node-types.ts'] }, null, 2),
+    );
+    mustRun('node', [tsc, '-p', 'tsconfig.nonode.json'], inProject);
+    return `${files.length} README examples strict; declarations need no @types/node`;
   });
 
   // -- 8. the from-source fallback explains itself -----------------------------------

@@ -28,7 +28,10 @@ export function checkDispatch(sut: SystemUnderTest, s: ResolvedTestSettings, sut
   if (sutModule === undefined) return undefined;
   if (s.dispatch !== 'worker')
     throw new InterfaceError(`options.sutModule starts SUTs in worker threads; it needs dispatch 'worker' (dispatch is '${s.dispatch}')`);
-  if (sutModule instanceof URL) return sutModule.href;
+  // A URL, or any object with its string href (the public type needs no DOM/Node URL).
+  if (typeof sutModule === 'object' && sutModule !== null && typeof (sutModule as { href?: unknown }).href === 'string') {
+    return (sutModule as { href: string }).href;
+  }
   if (typeof sutModule !== 'string' || sutModule === '')
     throw new InterfaceError(`options.sutModule must be a module path or URL, got ${describe(sutModule)}`);
   return /^[a-z][a-z0-9+.-]*:/i.test(sutModule) && !/^[a-z]:[\\/]/i.test(sutModule)

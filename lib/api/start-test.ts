@@ -40,7 +40,7 @@ export interface StartTestOptions {
    * startTest waits (10 s) for workers you start yourself that call
    * runDispatchWorker.
    */
-  sutModule?: string | URL;
+  sutModule?: string | { readonly href: string };
 }
 
 /**

@@ -2,14 +2,14 @@
  * The CLI's config-file support: `loadgen settings` and the config options of
  * `loadgen run` (kept apart from cli.ts so each command stays small).
  */
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 
 import { deriveEffectiveSettings, loadSettings } from '../config/load-settings.js';
 import { type LoadedSettings, type SettingsLayer } from '../config/types.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
 import { SETTINGS_FIELDS } from '../settings/fields.js';
 import { SCENARIOS, TEST_MODES, type Scenario, type TestSettingsInput } from '../settings/types.js';
-import { collect, positiveInteger } from './options.js';
+import { choiceOption, collect, positiveInteger } from './options.js';
 
 /** Config options shared by `run` and `settings`. */
 export interface ConfigCliOptions {
@@ -129,8 +129,8 @@ export function registerSettingsCommand(program: Command): void {
     .description('print the effective settings of a model and scenario and where each value came from');
   addConfigOptions(command)
     .option('--audit-conf <file>', 'audit.config applied last (model *), as startTest does')
-    .addOption(new Option('--scenario <name>', 'test scenario (default SingleStream)').choices([...SCENARIOS]))
-    .addOption(new Option('--mode <name>', 'test mode').choices([...TEST_MODES]))
+    .addOption(choiceOption('--scenario <name>', 'test scenario (default SingleStream)', SCENARIOS))
+    .addOption(choiceOption('--mode <name>', 'test mode', TEST_MODES))
     .option('--set <key=value>', 'any TestSettings field by its reference name, applied after the config files (repeatable)', collect, [])
     .option('--qsl-total <n>', 'QSL total sample count for the effective settings', positiveInteger('--qsl-total'), 1024)
     .option('--qsl-performance <n>', 'QSL performance sample count (default: --qsl-total)', positiveInteger('--qsl-performance'))

@@ -1,7 +1,8 @@
 /**
  * The `loadgen` command's exit codes: 0 the run completed and is VALID; 1 it
- * completed INVALID; 2 bad input (settings, options, SUT module); 3 the run
- * failed (the SUT or QSL threw, or loadgen itself failed).
+ * completed INVALID; 2 bad input (settings, options, SUT module, an outdir
+ * that cannot be created); 3 the run failed (the SUT or QSL threw, or loadgen
+ * itself failed).
  */
 export const EXIT_VALID = 0;
 export const EXIT_INVALID = 1;

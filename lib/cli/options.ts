@@ -1,7 +1,9 @@
 /**
  * Option parsers shared by the CLI's commands.
  */
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+
+import { closest } from '../settings/messages.js';
 
 /** Parses a positive safe integer option, naming the option in the error. */
 export function positiveInteger(name: string): (value: string) => number {
@@ -16,4 +18,18 @@ export function positiveInteger(name: string): (value: string) => number {
 /** Collects a repeatable option into an array. */
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+/**
+ * An option taking one of `values`, with the API's did-you-mean on a miss
+ * (`--scenario server` -> 'Server'); commander's own choices() lists only.
+ */
+export function choiceOption(flags: string, description: string, values: readonly string[]): Option {
+  const name = flags.split(/[ ,]/)[0]!;
+  return new Option(flags, `${description} (${values.join(', ')})`).argParser((value: string) => {
+    if (values.includes(value)) return value;
+    const s = closest(value, values);
+    const hint = s !== undefined ? ` Did you mean '${s}'?` : '';
+    throw new InvalidArgumentError(`${name} '${value}' is not one of ${values.join(', ')}.${hint}`);
+  });
 }

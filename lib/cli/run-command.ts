@@ -3,6 +3,7 @@
  * `--sut` it runs the built-in demo): settings from the options or config
  * files, the run, and what it prints.
  */
+import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -11,19 +12,30 @@ import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../api/typ
 import { demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from '../demo/cli.js';
 import { InterfaceError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
+import { SETTINGS_FIELDS } from '../settings/fields.js';
+import { closest } from '../settings/messages.js';
 import type { TestSettingsInput } from '../settings/types.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
+import { minDurationHint, withNullSutDefaults } from '../suts/null-defaults.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
 import { loadCliSettings, usesConfigFiles } from './config.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
 import { runProgress, writeRunReport } from './report.js';
+
+/** --sut values other than a module path. */
+const BUILTIN_SUTS = ['null', 'null-native'] as const;
+/** Where `loadgen run` without --sut (the demo) writes its <Scenario>/ folders by default. */
+export const DEMO_OUTDIR = 'out/demo';
+/** camelCase setting -> the reference's snake_case name, for messages. */
+const SNAKE_NAME = new Map<string, string>(SETTINGS_FIELDS.map((f) => [f.name, f.snake]));
 
 export interface RunOptions {
   sut?: string;
   scenario?: string;
   mode?: string;
   set: string[];
-  outdir: string;
+  /** Absent: '.' (the demo: out/demo). */
+  outdir?: string;
   logPrefix?: string;
   logSuffix?: string;
   prefixWithDatetime?: boolean;
@@ -48,7 +60,15 @@ export interface RunOptions {
  * `inWorkers` (dispatch 'worker'): createSut() runs in the workers, not here.
  */
 async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
-  const url = pathToFileURL(resolve(process.cwd(), path)).href;
+  const file = resolve(process.cwd(), path);
+  if (!existsSync(file)) {
+    const s = closest(path, BUILTIN_SUTS);
+    throw new InterfaceError(
+      `--sut ${path}: no such file${s !== undefined ? ` (did you mean '${s}'?)` : ''}. --sut takes ` +
+        `${BUILTIN_SUTS.map((n) => `'${n}'`).join(', ')} or the path of a module exporting createSut() and createQsl().`,
+    );
+  }
+  const url = pathToFileURL(file).href;
   let mod: Record<string, unknown>;
   try {
     mod = (await import(url)) as Record<string, unknown>;
@@ -74,9 +94,13 @@ function jsonReplacer(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value;
 }
 
-export async function runCommand(options: RunOptions): Promise<number> {
-  // No --sut: the built-in onnxruntime demo (lib/demo/).
-  if (options.sut === undefined) return runDemoCommand(options as RunOptions & DemoCliOptions);
+export async function runCommand(input: RunOptions): Promise<number> {
+  // No --sut: the built-in onnxruntime demo (lib/demo/), its logs under out/demo
+  // (git-ignored in a clone) unless --outdir says otherwise.
+  if (input.sut === undefined) {
+    return runDemoCommand({ ...input, outdir: input.outdir ?? DEMO_OUTDIR } as RunOptions & DemoCliOptions);
+  }
+  const options = { ...input, sut: input.sut, outdir: input.outdir ?? '.' };
   const demoOnly = demoOnlyOptionsUsed(options as Partial<DemoCliOptions>);
   if (demoOnly.length > 0) throw new InterfaceError(`${demoOnly.join(', ')} ${demoOnly.length === 1 ? 'applies' : 'apply'} to the built-in demo only (loadgen run without --sut)`);
   let settings: TestSettingsInput;
@@ -97,6 +121,14 @@ export async function runCommand(options: RunOptions): Promise<number> {
   const inWorkers = settings.dispatch === 'worker';
   let sutModule: string | undefined;
   if (options.sut === 'null' || options.sut === 'null-native') {
+    if (!usesConfigFiles(options)) {
+      const defaults = withNullSutDefaults(options.sut, settings);
+      settings = defaults.settings;
+      if (defaults.applied.length > 0 && !options.quiet && !options.json) {
+        const shown = defaults.applied.map((k) => `${SNAKE_NAME.get(k) ?? k}=${String(settings[k])}`).join(', ');
+        process.stderr.write(`loadgen: ${options.sut} SUT defaults: ${shown} (--set any of them to change it)\n`);
+      }
+    }
     sut = options.sut === 'null' ? createNullSut() : createNullNativeSut();
     if (inWorkers && options.sut === 'null') sutModule = NULL_SUT_MODULE;
     qsl = createSyntheticQsl(options.qslTotal, options.qslPerformance ?? options.qslTotal);
@@ -124,5 +156,7 @@ export async function runCommand(options: RunOptions): Promise<number> {
     if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
     if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
   }
+  const hint = result.valid ? undefined : minDurationHint(result);
+  if (hint !== undefined && !options.quiet) process.stderr.write(`loadgen: hint: ${hint}\n`);
   return result.valid ? EXIT_VALID : EXIT_INVALID;
 }

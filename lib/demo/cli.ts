@@ -2,9 +2,9 @@
  * `loadgen run` without --sut: the demo's CLI options and command (kept out of
  * cli.ts, which only routes here).
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 
-import { positiveInteger } from '../cli/options.js';
+import { choiceOption, positiveInteger } from '../cli/options.js';
 import { runProgress, writeRunReport } from '../cli/report.js';
 import { InterfaceError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
@@ -51,7 +51,7 @@ function nonNegativeNumber(name: string): (value: string) => number {
 /** Adds the demo's options to the `run` command. */
 export function addDemoOptions(run: Command): void {
   run
-    .addOption(new Option('--ep <provider>', 'demo: onnxruntime execution provider').choices([...EXECUTION_PROVIDERS]))
+    .addOption(choiceOption('--ep <provider>', 'demo: onnxruntime execution provider', EXECUTION_PROVIDERS))
     .option('--batch-size <n>', 'demo: most samples per onnxruntime run (default 32)', positiveInteger('--batch-size'))
     .option('--max-wait-ms <ms>', 'demo: longest a sample waits for its batch to fill (default 2)', nonNegativeNumber('--max-wait-ms'))
     .option('--workers <n>', 'demo: inference worker threads, one onnxruntime session each (default: one per core, up to 4)', positiveInteger('--workers'))

@@ -9,9 +9,18 @@ import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import { loadNative, type NativeProgress } from '../native/index.js';
 
 /** Options of {@link startProgress}. */
+/**
+ * Where progress lines go (default process.stderr): any text stream. Typed
+ * structurally so the public declarations need no Node types.
+ */
+export interface ProgressStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
 export interface ProgressOptions {
   /** Where lines go (default process.stderr, so stdout keeps the summary or JSON). */
-  stream?: NodeJS.WritableStream & { isTTY?: boolean };
+  stream?: ProgressStream;
   /** Force the live line (true) or plain lines (false); default: the stream's isTTY. */
   tty?: boolean;
   /** Plain mode: ms between lines (default 5000, or LOADGEN_PROGRESS_INTERVAL_MS). */
@@ -150,7 +159,7 @@ export function startProgress(options: ProgressOptions = {}): ProgressHandle {
         // cli-progress draws and clears the line; its own redraw timer ends with stop().
         bars = new MultiBar(
           {
-            stream: stream as NodeJS.WritableStream,
+            stream: stream as unknown as NodeJS.WritableStream,
             format:
               '{label} [{bar}] {elapsed} | issued {issued} | done {completed} | {qps}/s | p99 {p99} | outstanding {outstanding}',
             barsize: 16,

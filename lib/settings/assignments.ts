@@ -70,7 +70,7 @@ export function parseSettingAssignment(text: string): SettingAssignment {
       problem = `${key} is a log setting, not a test setting.`;
     } else {
       const s = closest(key, FIELD_BY_SNAKE.keys());
-      problem = s !== undefined ? `did you mean '${s}'?` : 'not a loadgen test setting (see SETTINGS_FIELDS).';
+      problem = s !== undefined ? `did you mean '${s}'?` : 'not a loadgen test setting (`loadgen settings` lists them all, with their values).';
     }
     throw new SettingsError(key, raw, `Unknown test setting '${key}' in --set ${show(text)}: ${problem}`);
   }
