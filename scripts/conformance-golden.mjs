@@ -1,15 +1,21 @@
 #!/usr/bin/env node
-// Part of `npm test`: the conformance runner over ../shared/golden, printing
-// its failures and its closing "N passed, N failed" line. Skipped, saying
-// so, where that folder is absent (e.g. in the published package).
+// Part of `npm test`: the conformance runner over ../shared/golden (or
+// LOADGEN_GOLDEN_DIR), printing its failures and its closing "N passed,
+// N failed" line. Without that folder it fails in a git checkout, where the
+// vectors belong beside the repository, and is skipped, saying so, elsewhere
+// (e.g. in the published package).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const golden = resolve(root, '..', 'shared', 'golden');
+const golden = process.env.LOADGEN_GOLDEN_DIR ? resolve(process.env.LOADGEN_GOLDEN_DIR) : resolve(root, '..', 'shared', 'golden');
 if (!existsSync(join(golden, 'README.md'))) {
+  if (existsSync(join(root, '.git'))) {
+    console.error(`conformance: FAILED, no reference vectors at ${golden} (a git checkout needs them beside the repository; LOADGEN_GOLDEN_DIR names another folder)`);
+    process.exit(1);
+  }
   console.log(`conformance: skipped, no reference vectors at ${golden}`);
   process.exit(0);
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Builds and runs the C++ core's own test binary (no Node headers involved).
 // LOADGEN_SANITIZE=1 builds it with ASan/UBSan into a separate directory.
+// The golden-driven tests read ../shared/golden beside the repository, or
+// LOADGEN_GOLDEN_DIR; without it they fail, naming where they looked.
 import { spawnSync } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

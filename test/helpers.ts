@@ -6,8 +6,16 @@ import { fileURLToPath } from 'node:url';
 import { querySamplesComplete, type QuerySample, type QuerySampleLibrary, type SystemUnderTest } from '../lib/index.js';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const goldenDir = resolve(repoRoot, '..', 'shared', 'golden');
+/** The reference's test vectors: ../shared/golden beside the repository, or LOADGEN_GOLDEN_DIR. */
+export const goldenDir = process.env.LOADGEN_GOLDEN_DIR ? resolve(process.env.LOADGEN_GOLDEN_DIR) : resolve(repoRoot, '..', 'shared', 'golden');
 export const hasGolden = existsSync(join(goldenDir, 'README.md'));
+
+/** Throws, naming where it looked, when the golden vectors are absent: a test that needs them fails, never passes. */
+export function requireGolden(): void {
+  if (!hasGolden) {
+    throw new Error(`golden test vectors not found at ${goldenDir} (no README.md there): they belong in ../shared/golden beside the repository; LOADGEN_GOLDEN_DIR names another folder`);
+  }
+}
 
 export function tempDir(prefix = 'loadgen-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));

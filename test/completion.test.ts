@@ -1,0 +1,220 @@
+/**
+ * The completion calls (lib/completion.ts, lib/active.ts) without a run:
+ * what they pass to a fake addon, in which order, and what they hand over.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+// The addon as the completion calls see it: every call recorded in order.
+// Typed arrays are copied when called (the completion calls reuse theirs).
+const fake = vi.hoisted(() => {
+  const log: unknown[][] = [];
+  let clock = 5000;
+  let published: number | undefined;
+  const upTo = (ids: Float64Array | Uint32Array, count?: number): number[] => Array.from(ids.subarray(0, count ?? ids.length));
+  const addon = {
+    clockNs(): number {
+      clock += 10;
+      log.push(['clockNs', clock]);
+      return clock;
+    },
+    completeOne(id: number): number | undefined {
+      log.push(['completeOne', id]);
+      return published;
+    },
+    completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number): number | undefined {
+      log.push(['completeBatch', upTo(ids, count), count, stampNs]);
+      return published;
+    },
+    completeWithTokens(ids: Float64Array | Uint32Array, nTokens: Float64Array, count?: number, stampNs?: number): number | undefined {
+      log.push(['completeWithTokens', upTo(ids, count), upTo(nTokens, count ?? ids.length), count, stampNs]);
+      return published;
+    },
+    logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean {
+      log.push(['logResponse', id, data]);
+      return true;
+    },
+    firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer): void {
+      log.push(['firstTokenComplete', id, data]);
+    },
+  };
+  return {
+    addon,
+    log,
+    /** What the next completion calls return: a hand-over's published count, or undefined. */
+    returnPublished(count: number | undefined): void {
+      published = count;
+    },
+    reset(): void {
+      log.length = 0;
+      published = undefined;
+    },
+  };
+});
+
+vi.mock('../lib/native/index.js', () => ({ loadNative: () => fake.addon }));
+
+import { setActiveSeries, wantsResponse } from '../lib/api/active.js';
+import { firstTokenComplete, querySampleComplete, querySamplesComplete, querySamplesCompleteIds } from '../lib/api/completion.js';
+import { handOver, resetHandOver } from '../lib/dispatch/handover.js';
+import type { QuerySampleResponse } from '../lib/api/types.js';
+
+/** Responses whose `id` reads are logged, to see when the ids are gathered. */
+function watchedResponses(ids: number[]): QuerySampleResponse[] {
+  return ids.map((id) => ({
+    get id() {
+      fake.log.push(['read id', id]);
+      return id;
+    },
+  }));
+}
+
+const names = (): unknown[] => fake.log.map((entry) => entry[0]);
+const calls = (name: string): unknown[][] => fake.log.filter((entry) => entry[0] === name).map((entry) => entry.slice(1));
+
+beforeEach(() => {
+  fake.reset();
+  setActiveSeries(0, new Uint8Array(0), false);
+  resetHandOver();
+  handOver.draining = false;
+  handOver.scheduled = false;
+});
+
+afterEach(() => {
+  resetHandOver();
+});
+
+describe('querySamplesComplete', () => {
+  it('one response: completeOne with its id, no clock read (the native call stamps it)', () => {
+    querySamplesComplete([{ id: 42 }]);
+    expect(fake.log).toEqual([['completeOne', 42]]);
+  });
+
+  it('a batch: the clock is read before the ids are gathered, and its stamp goes with the ids', () => {
+    querySamplesComplete(watchedResponses([7, 3, 9]));
+    expect(names()).toEqual(['clockNs', 'read id', 'read id', 'read id', 'completeBatch']);
+    const stamp = fake.log[0]![1];
+    expect(calls('completeBatch')).toEqual([[[7, 3, 9], 3, stamp]]);
+  });
+
+  it('a batch larger than any before: every id arrives, and the count limits what is read', () => {
+    const ids = Array.from({ length: 3000 }, (_, i) => 10_000 + ((i * 7) % 3000));
+    querySamplesComplete(ids.map((id) => ({ id })));
+    querySamplesComplete([{ id: 1 }, { id: 2 }]);
+    const batches = calls('completeBatch');
+    expect(batches[0]![0]).toEqual(ids);
+    expect(batches[0]![1]).toBe(3000);
+    expect(batches[1]!.slice(0, 2)).toEqual([[1, 2], 2]);
+  });
+
+  it('writes a response to the accuracy log only for sampled samples, after the completion call', () => {
+    setActiveSeries(100, Uint8Array.from([0, 1, 0, 1]));
+    const data = [0, 1, 2, 3].map((i) => Uint8Array.from([i, i + 1]));
+    querySamplesComplete([
+      { id: 99, data: Uint8Array.from([9]) }, // outside the series
+      { id: 100, data: data[0] },
+      { id: 101, data: data[1] },
+      { id: 102, data: data[2] },
+      { id: 103 }, // sampled, no data: logged empty
+      { id: 104, data: Uint8Array.from([9]) }, // outside the series
+    ]);
+    expect(names()).toEqual(['clockNs', 'completeBatch', 'logResponse', 'logResponse']);
+    const logged = calls('logResponse');
+    expect(logged[0]![0]).toBe(101);
+    expect(logged[0]![1]).toBe(data[1]);
+    expect(logged[1]![0]).toBe(103);
+    expect((logged[1]![1] as Uint8Array).byteLength).toBe(0);
+  });
+
+  it('logs nothing when no sample of the series is sampled', () => {
+    setActiveSeries(0, new Uint8Array(8));
+    expect(wantsResponse(3)).toBe(false);
+    querySamplesComplete([{ id: 3, data: Uint8Array.from([1]) }, { id: 4 }]);
+    querySampleComplete(5, Uint8Array.from([1]));
+    expect(calls('logResponse')).toEqual([]);
+  });
+
+  it('token latencies: ids and token counts in one call; the clock first for a batch, none for one response', () => {
+    setActiveSeries(0, new Uint8Array(0), true);
+    querySamplesComplete([{ id: 5, nTokens: 7 }]);
+    expect(fake.log).toEqual([['completeWithTokens', [5], [7], 1, undefined]]);
+    fake.reset();
+    querySamplesComplete([{ id: 1, nTokens: 3 }, { id: 2 } as QuerySampleResponse]);
+    expect(names()).toEqual(['clockNs', 'completeWithTokens']);
+    // A missing token count is passed as 0, which the run reports as an error.
+    expect(calls('completeWithTokens')).toEqual([[[1, 2], [3, 0], 2, fake.log[0]![1]]]);
+  });
+});
+
+describe('querySampleComplete', () => {
+  it('completeOne, then the response when the sample is sampled', () => {
+    setActiveSeries(10, Uint8Array.from([1, 0]));
+    const bytes = Uint8Array.from([1, 2, 3]);
+    querySampleComplete(10, bytes);
+    querySampleComplete(11, bytes);
+    expect(fake.log).toEqual([['completeOne', 10], ['logResponse', 10, bytes], ['completeOne', 11]]);
+  });
+
+  it('token latencies: completeWithTokens with its id and token count', () => {
+    setActiveSeries(0, new Uint8Array(0), true);
+    querySampleComplete(8, undefined, 12);
+    querySampleComplete(9);
+    expect(fake.log).toEqual([
+      ['completeWithTokens', [8], [12], 1, undefined],
+      ['completeWithTokens', [9], [0], 1, undefined],
+    ]);
+  });
+});
+
+describe('querySamplesCompleteIds', () => {
+  it("passes the caller's array and count as they are, and logs sampled ids below the count with empty data", () => {
+    setActiveSeries(10, Uint8Array.from([0, 1, 0, 1]));
+    querySamplesCompleteIds(Float64Array.from([10, 11, 12, 13]), 3);
+    expect(names()).toEqual(['completeBatch', 'logResponse']);
+    expect(calls('completeBatch')).toEqual([[[10, 11, 12], 3, undefined]]);
+    const [[id, data]] = calls('logResponse') as [[number, Uint8Array]];
+    expect(id).toBe(11);
+    expect(data.byteLength).toBe(0);
+  });
+
+  it('with token counts: completeWithTokens', () => {
+    querySamplesCompleteIds(Uint32Array.from([4, 5]), undefined, Float64Array.from([2, 3]));
+    expect(fake.log).toEqual([['completeWithTokens', [4, 5], [2, 3], undefined, undefined]]);
+  });
+});
+
+describe('firstTokenComplete', () => {
+  it('forwards the id and the first-token data', () => {
+    const bytes = Uint8Array.from([7]);
+    firstTokenComplete(3, bytes);
+    expect(fake.log).toEqual([['firstTokenComplete', 3, bytes]]);
+  });
+});
+
+describe('completion and hand-over', () => {
+  it('a completion that returns a published count hands it over: drained in a microtask, not inside the call', async () => {
+    const drain = vi.fn();
+    resetHandOver(drain);
+    fake.returnPublished(4);
+    querySamplesComplete([{ id: 1 }]);
+    expect(handOver.published).toBe(4);
+    expect(drain).not.toHaveBeenCalled();
+    await Promise.resolve();
+    expect(drain.mock.calls).toEqual([[4]]);
+
+    fake.returnPublished(6);
+    querySamplesComplete([{ id: 2 }, { id: 3 }]);
+    querySamplesCompleteIds(Float64Array.from([4]));
+    await Promise.resolve();
+    expect(drain.mock.calls).toEqual([[4], [6]]);
+  });
+
+  it('a completion that issued nothing (undefined) hands nothing over', async () => {
+    const drain = vi.fn();
+    resetHandOver(drain);
+    querySampleComplete(1);
+    querySamplesComplete([{ id: 2 }, { id: 3 }]);
+    await Promise.resolve();
+    expect(handOver.published).toBe(0);
+    expect(drain).not.toHaveBeenCalled();
+  });
+});
