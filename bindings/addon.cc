@@ -14,6 +14,7 @@
 #include "bindings/convert.h"
 #include "bindings/js_host.h"
 #include "bindings/progress.h"
+#include "bindings/tables.h"
 #include "native/clock.h"
 
 namespace loadgen_addon {
@@ -370,6 +371,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   register_bench(env, exports);
   register_config(env, exports);
   register_progress(env, exports);
+  register_tables(env, exports);
   return exports;
 }
 

@@ -5,6 +5,7 @@
 
 #include <napi.h>
 
+#include "native/field_table.h"
 #include "native/session.h"
 #include "native/settings_log.h"
 
@@ -24,6 +25,24 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& outcome);
 
 // A uint64 as JS: a number when it is a safe integer, else a BigInt.
 Napi::Value number_or_bigint(Napi::Env env, uint64_t v);
+
+// A struct member as JS: uint64 as number_or_bigint, int64 as a number,
+// enums by name.
+template <typename S>
+Napi::Value member_to_js(Napi::Env env, const S& s, const loadgen::Member<S>& m) {
+  switch (m.kind) {
+    case loadgen::FieldKind::Scenario: return Napi::String::New(env, loadgen::to_string(s.*m.scenario));
+    case loadgen::FieldKind::Mode: return Napi::String::New(env, loadgen::to_string(s.*m.mode));
+    case loadgen::FieldKind::Double: return Napi::Number::New(env, s.*m.d);
+    case loadgen::FieldKind::U64: return number_or_bigint(env, s.*m.u);
+    case loadgen::FieldKind::I64: return Napi::Number::New(env, static_cast<double>(s.*m.i));
+    case loadgen::FieldKind::Int: return Napi::Number::New(env, s.*m.n);
+    case loadgen::FieldKind::Bool: return Napi::Boolean::New(env, s.*m.b);
+    case loadgen::FieldKind::String: return Napi::String::New(env, s.*m.str);
+    case loadgen::FieldKind::None: break;
+  }
+  return env.Undefined();
+}
 
 enum class NameStyle { Reference, CamelCase };
 
