@@ -188,85 +188,113 @@ Napi::Object percentiles(Napi::Env env, const loadgen::PercentileLatency (&value
   return o;
 }
 
+using loadgen::CompletionErrorCounts;
+using loadgen::OverheadStats;
+using loadgen::PeakTrial;
+using loadgen::RunOutcome;
+
+// The outcome's plain fields under their lib/native.ts names.
+constexpr loadgen::NamedMember<RunOutcome> kOutcomeFields[] = {
+    {"hasSummary", &RunOutcome::has_summary},
+    {"mode", &RunOutcome::mode},
+    {"accuracyLogPath", &RunOutcome::accuracy_log_path},
+    {"accuracyLogRecords", &RunOutcome::accuracy_log_records},
+    {"seriesCount", &RunOutcome::series_count},
+    {"testDatetime", &RunOutcome::test_datetime},
+    {"summaryPath", &RunOutcome::summary_path},
+    {"summaryText", &RunOutcome::summary_text},
+    {"detailLogPath", &RunOutcome::detail_log_path},
+    {"aborted", &RunOutcome::aborted},
+    {"abortReason", &RunOutcome::abort_reason},
+    {"errorCount", &RunOutcome::error_count},
+    {"warningCount", &RunOutcome::warning_count},
+    {"peakQps", &RunOutcome::peak_qps},
+};
+
+// outcome.counts.
+constexpr loadgen::NamedMember<RunOutcome> kOutcomeCounts[] = {
+    {"generatedQueries", &RunOutcome::generated_query_count},
+    {"generatedSamples", &RunOutcome::generated_sample_count},
+    {"issuedQueries", &RunOutcome::issued_query_count},
+    {"issuedSamples", &RunOutcome::issued_sample_count},
+    {"completedSamples", &RunOutcome::completed_sample_count},
+    {"incompleteSamples", &RunOutcome::incomplete_sample_count},
+};
+
+// outcome.completionErrors.
+constexpr loadgen::NamedMember<CompletionErrorCounts> kCompletionErrorFields[] = {
+    {"invalidIds", &CompletionErrorCounts::invalid_ids},
+    {"unissuedIds", &CompletionErrorCounts::unissued_ids},
+    {"duplicateIds", &CompletionErrorCounts::duplicate_ids},
+    {"firstInvalidId", &CompletionErrorCounts::first_invalid_id},
+    {"firstDuplicateId", &CompletionErrorCounts::first_duplicate_id},
+    {"firstTokenAfterCompletion", &CompletionErrorCounts::first_token_after_completion},
+    {"duplicateFirstTokens", &CompletionErrorCounts::duplicate_first_tokens},
+    {"missingFirstTokens", &CompletionErrorCounts::missing_first_tokens},
+    {"zeroTokens", &CompletionErrorCounts::zero_tokens},
+    {"negativeTokens", &CompletionErrorCounts::negative_tokens},
+    {"oneToken", &CompletionErrorCounts::one_token},
+};
+
+// outcome.peakTrials[].
+constexpr loadgen::NamedMember<PeakTrial> kPeakTrialFields[] = {
+    {"targetQps", &PeakTrial::target_qps},
+    {"perfConstraintsMet", &PeakTrial::perf_constraints_met},
+    {"targetPercentileLatencyNs", &PeakTrial::target_percentile_latency_ns},
+    {"queriesIssued", &PeakTrial::queries_issued},
+};
+
+// outcome.overhead.issueLatenessNs / deliveryLagNs.
+constexpr loadgen::NamedMember<OverheadStats> kOverheadStatsFields[] = {
+    {"count", &OverheadStats::count}, {"p50", &OverheadStats::p50},   {"p90", &OverheadStats::p90},
+    {"p99", &OverheadStats::p99},     {"p999", &OverheadStats::p999}, {"max", &OverheadStats::max},
+    {"mean", &OverheadStats::mean},
+};
+
 }  // namespace
+
+Napi::Array messages_to_js(Napi::Env env, const std::vector<loadgen::LogMessage>& messages) {
+  Napi::Array a = Napi::Array::New(env, messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    Napi::Object m = Napi::Object::New(env);
+    m.Set("key", messages[i].key);
+    m.Set("text", messages[i].text);
+    m.Set("isError", messages[i].is_error);
+    m.Set("isWarning", messages[i].is_warning);
+    a.Set(static_cast<uint32_t>(i), m);
+  }
+  return a;
+}
 
 Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
   Napi::Object o = Napi::Object::New(env);
   const loadgen::PerformanceSummary& s = r.summary;
-  o.Set("hasSummary", r.has_summary);
-  o.Set("mode", loadgen::to_string(r.mode));
-  o.Set("accuracyLogPath", r.accuracy_log_path);
-  o.Set("accuracyLogRecords", number_or_bigint(env, r.accuracy_log_records));
-  o.Set("seriesCount", number_or_bigint(env, r.series_count));
-  o.Set("testDatetime", r.test_datetime);
-  o.Set("summaryPath", r.summary_path);
-  o.Set("summaryText", r.summary_text);
-  o.Set("detailLogPath", r.detail_log_path);
+  set_members(env, o, r, kOutcomeFields);
   o.Set("effective", named_values_to_js(env, loadgen::effective_to_named_values(r.effective), NameStyle::CamelCase));
-  o.Set("aborted", r.aborted);
-  o.Set("abortReason", r.abort_reason);
-  o.Set("errorCount", number_or_bigint(env, r.error_count));
-  o.Set("warningCount", number_or_bigint(env, r.warning_count));
-
-  Napi::Array messages = Napi::Array::New(env, r.messages.size());
-  for (size_t i = 0; i < r.messages.size(); ++i) {
-    Napi::Object m = Napi::Object::New(env);
-    m.Set("key", r.messages[i].key);
-    m.Set("text", r.messages[i].text);
-    m.Set("isError", r.messages[i].is_error);
-    m.Set("isWarning", r.messages[i].is_warning);
-    messages.Set(static_cast<uint32_t>(i), m);
-  }
-  o.Set("messages", messages);
+  o.Set("messages", messages_to_js(env, r.messages));
   Napi::Array extra = Napi::Array::New(env, r.extra_invalid_reasons.size());
   for (size_t i = 0; i < r.extra_invalid_reasons.size(); ++i) extra.Set(static_cast<uint32_t>(i), r.extra_invalid_reasons[i]);
   o.Set("extraInvalidReasons", extra);
 
   Napi::Object counts = Napi::Object::New(env);
-  counts.Set("generatedQueries", number_or_bigint(env, r.generated_query_count));
-  counts.Set("generatedSamples", number_or_bigint(env, r.generated_sample_count));
-  counts.Set("issuedQueries", number_or_bigint(env, r.issued_query_count));
-  counts.Set("issuedSamples", number_or_bigint(env, r.issued_sample_count));
-  counts.Set("completedSamples", number_or_bigint(env, r.completed_sample_count));
-  counts.Set("incompleteSamples", number_or_bigint(env, r.incomplete_sample_count));
+  set_members(env, counts, r, kOutcomeCounts);
   o.Set("counts", counts);
-
   Napi::Object ce = Napi::Object::New(env);
-  ce.Set("invalidIds", number_or_bigint(env, r.completion_errors.invalid_ids));
-  ce.Set("unissuedIds", number_or_bigint(env, r.completion_errors.unissued_ids));
-  ce.Set("duplicateIds", number_or_bigint(env, r.completion_errors.duplicate_ids));
-  ce.Set("firstInvalidId", r.completion_errors.first_invalid_id);
-  ce.Set("firstDuplicateId", r.completion_errors.first_duplicate_id);
-  ce.Set("firstTokenAfterCompletion", number_or_bigint(env, r.completion_errors.first_token_after_completion));
-  ce.Set("duplicateFirstTokens", number_or_bigint(env, r.completion_errors.duplicate_first_tokens));
-  ce.Set("missingFirstTokens", number_or_bigint(env, r.completion_errors.missing_first_tokens));
-  ce.Set("zeroTokens", number_or_bigint(env, r.completion_errors.zero_tokens));
-  ce.Set("negativeTokens", number_or_bigint(env, r.completion_errors.negative_tokens));
-  ce.Set("oneToken", number_or_bigint(env, r.completion_errors.one_token));
+  set_members(env, ce, r.completion_errors, kCompletionErrorFields);
   o.Set("completionErrors", ce);
 
   Napi::Array trials = Napi::Array::New(env, r.peak_trials.size());
   for (size_t i = 0; i < r.peak_trials.size(); ++i) {
     Napi::Object t = Napi::Object::New(env);
-    t.Set("targetQps", r.peak_trials[i].target_qps);
-    t.Set("perfConstraintsMet", r.peak_trials[i].perf_constraints_met);
-    t.Set("targetPercentileLatencyNs", i64(env, r.peak_trials[i].target_percentile_latency_ns));
-    t.Set("queriesIssued", number_or_bigint(env, r.peak_trials[i].queries_issued));
+    set_members(env, t, r.peak_trials[i], kPeakTrialFields);
     trials.Set(static_cast<uint32_t>(i), t);
   }
   o.Set("peakTrials", trials);
-  o.Set("peakQps", r.peak_qps);
 
   if (r.overhead.present) {
     auto stats = [&](const loadgen::OverheadStats& st) {
       Napi::Object x = Napi::Object::New(env);
-      x.Set("count", number_or_bigint(env, st.count));
-      x.Set("p50", i64(env, st.p50));
-      x.Set("p90", i64(env, st.p90));
-      x.Set("p99", i64(env, st.p99));
-      x.Set("p999", i64(env, st.p999));
-      x.Set("max", i64(env, st.max));
-      x.Set("mean", st.mean);
+      set_members(env, x, st, kOverheadStatsFields);
       return x;
     };
     Napi::Object overhead = Napi::Object::New(env);

@@ -5,6 +5,9 @@
 
 #include <napi.h>
 
+#include <cstddef>
+#include <vector>
+
 #include "native/field_table.h"
 #include "native/session.h"
 #include "native/settings_log.h"
@@ -43,6 +46,15 @@ Napi::Value member_to_js(Napi::Env env, const S& s, const loadgen::Member<S>& m)
   }
   return env.Undefined();
 }
+
+// Sets o[row.name] = member_to_js(row.member) for every row, in order.
+template <typename S, size_t N>
+void set_members(Napi::Env env, Napi::Object& o, const S& s, const loadgen::NamedMember<S> (&rows)[N]) {
+  for (const loadgen::NamedMember<S>& row : rows) o.Set(row.name, member_to_js(env, s, row.member));
+}
+
+// [{key, text, isError, isWarning}] in order.
+Napi::Array messages_to_js(Napi::Env env, const std::vector<loadgen::LogMessage>& messages);
 
 enum class NameStyle { Reference, CamelCase };
 

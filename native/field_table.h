@@ -45,6 +45,13 @@ struct Member {
   }
 };
 
+// A member under a name, for tables whose rows need nothing more.
+template <typename S>
+struct NamedMember {
+  const char* name;
+  Member<S> member;
+};
+
 // A field value for the binding; `name` is the golden JSON name.
 struct NamedValue {
   enum Kind { U64, I64, Double, Bool, String };
