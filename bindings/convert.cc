@@ -64,6 +64,9 @@ int get_enum(const Napi::Object& o, const char* key, int max) {
   return static_cast<int>(v);
 }
 
+static_assert(loadgen::find_run_setting_limit("dispatch")->max == static_cast<int64_t>(loadgen::DispatchMode::Worker),
+              "the dispatch limit names every DispatchMode");
+
 // A run setting checked against its limit (settings_fields.h).
 int64_t get_limited(const Napi::Object& o, const char* key) {
   const loadgen::RunSettingLimit* limit = loadgen::find_run_setting_limit(key);

@@ -5,8 +5,8 @@
 // field is one row here (plus its use).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "field_table.h"
 #include "settings.h"
@@ -158,10 +158,13 @@ inline constexpr RunSettingLimit kRunSettingLimits[] = {
     {"qsl_total_sample_count", 1, 0xFFFFFFFFll},
 };
 
-// The limit of `name`; nullptr when there is none.
-inline const RunSettingLimit* find_run_setting_limit(const char* name) {
+// The limit of `name`; nullptr when there is none. constexpr, so code that
+// owns a limited enum can static_assert that it agrees.
+constexpr const RunSettingLimit* find_run_setting_limit(const char* name) {
   for (const RunSettingLimit& l : kRunSettingLimits) {
-    if (std::strcmp(l.name, name) == 0) return &l;
+    size_t i = 0;
+    while (l.name[i] != '\0' && l.name[i] == name[i]) ++i;
+    if (l.name[i] == name[i]) return &l;
   }
   return nullptr;
 }

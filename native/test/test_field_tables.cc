@@ -43,7 +43,8 @@ TEST(field_tables_names_are_unique) {
 
 #ifdef __linux__
 // The issue thread's CPU is a CPU_SET index.
-static_assert(loadgen::kRunSettingLimits[0].max == CPU_SETSIZE - 1, "issue_thread_cpu limit is CPU_SETSIZE - 1");
+static_assert(loadgen::find_run_setting_limit("issue_thread_cpu")->max == CPU_SETSIZE - 1,
+              "issue_thread_cpu limit is CPU_SETSIZE - 1");
 #endif
 
 TEST(field_tables_run_setting_limits) {
