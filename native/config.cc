@@ -209,14 +209,7 @@ const char* to_string(ConfigValue v) {
 }
 
 const char* to_string(ConfigScenario s) {
-  switch (s) {
-    case ConfigScenario::Requested: return "arg";
-    case ConfigScenario::SingleStream: return to_string(Scenario::SingleStream);
-    case ConfigScenario::MultiStream: return to_string(Scenario::MultiStream);
-    case ConfigScenario::Server: return to_string(Scenario::Server);
-    case ConfigScenario::Offline: return to_string(Scenario::Offline);
-  }
-  return "";
+  return s == ConfigScenario::Requested ? "arg" : to_string(static_cast<Scenario>(s));
 }
 
 int apply_config_text(TestSettings& settings, const std::string& text, const std::string& model,

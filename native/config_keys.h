@@ -20,8 +20,15 @@ enum class ConfigValue {
 };
 
 // The scenario segment a lookup uses: the scenario asked for, or a fixed one
-// (such keys apply whatever scenario was asked for).
-enum class ConfigScenario { Requested, SingleStream, MultiStream, Server, Offline };
+// (such keys apply whatever scenario was asked for); fixed ones are the
+// Scenario's values.
+enum class ConfigScenario : int {
+  Requested = -1,
+  SingleStream = static_cast<int>(Scenario::SingleStream),
+  MultiStream = static_cast<int>(Scenario::MultiStream),
+  Server = static_cast<int>(Scenario::Server),
+  Offline = static_cast<int>(Scenario::Offline),
+};
 
 struct ConfigKey {
   const char* key;  // the last segment of <model>.<scenario>.<key>
