@@ -197,15 +197,8 @@ const char kAuditWarning[] =
 const char* const kBuiltinMlperfConfLabel = "mlperf.conf (built-in)";
 
 const char* to_string(ConfigValue v) {
-  switch (v) {
-    case ConfigValue::Int: return "int";
-    case ConfigValue::Int32: return "int32";
-    case ConfigValue::Double: return "double";
-    case ConfigValue::Eq1: return "eq1";
-    case ConfigValue::NonZero: return "nonzero";
-    case ConfigValue::Mode: return "mode";
-  }
-  return "";
+  static constexpr const char* kNames[] = {"int", "int32", "double", "eq1", "nonzero", "mode"};  // ConfigValue's order
+  return kNames[static_cast<int>(v)];
 }
 
 const char* to_string(ConfigScenario s) {
