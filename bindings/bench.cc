@@ -7,6 +7,7 @@
 
 #include "native/clock.h"
 #include "native/cpu_noise.h"
+#include "native/settings_fields.h"
 #include "native/wait.h"
 
 namespace loadgen_addon {
@@ -101,8 +102,10 @@ Napi::Value CpuNoise(const Napi::CallbackInfo& info) {
     throw Napi::TypeError::New(env, "cpuNoise(cpu, durationMs) expects two numbers");
   const double cpu = info[0].As<Napi::Number>().DoubleValue();
   const double duration_ms = info[1].As<Napi::Number>().DoubleValue();
-  if (!(cpu >= -1 && cpu <= 1023 && cpu == static_cast<int>(cpu)))
-    throw Napi::RangeError::New(env, "cpu must be an integer in [-1, 1023] (-1: unpinned)");
+  const loadgen::RunSettingLimit& cpus = *loadgen::find_run_setting_limit("issue_thread_cpu");
+  if (!(cpu >= static_cast<double>(cpus.min) && cpu <= static_cast<double>(cpus.max) && cpu == static_cast<int>(cpu)))
+    throw Napi::RangeError::New(env, "cpu must be an integer in [" + std::to_string(cpus.min) + ", " +
+                                         std::to_string(cpus.max) + "] (-1: unpinned)");
   if (!(duration_ms >= 1 && duration_ms <= 60000)) throw Napi::RangeError::New(env, "durationMs must be in [1, 60000]");
   const loadgen::CpuNoise n =
       loadgen::measure_cpu_noise(static_cast<int>(cpu), static_cast<int64_t>(duration_ms * 1e6));

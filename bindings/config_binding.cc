@@ -54,19 +54,6 @@ ConfSource read_source(const Napi::Object& o, const char* prefix, const std::str
   return c;
 }
 
-Napi::Array messages_to_js(Napi::Env env, const std::vector<loadgen::LogMessage>& messages) {
-  Napi::Array a = Napi::Array::New(env, messages.size());
-  for (size_t i = 0; i < messages.size(); ++i) {
-    Napi::Object m = Napi::Object::New(env);
-    m.Set("key", messages[i].key);
-    m.Set("text", messages[i].text);
-    m.Set("isError", messages[i].is_error);
-    m.Set("isWarning", messages[i].is_warning);
-    a.Set(static_cast<uint32_t>(i), m);
-  }
-  return a;
-}
-
 Napi::Array provenance_to_js(Napi::Env env, const std::vector<loadgen::ConfigProvenance>& records) {
   Napi::Array a = Napi::Array::New(env, records.size());
   for (size_t i = 0; i < records.size(); ++i) {

@@ -21,7 +21,9 @@
 #include "native/results.h"
 #include "native/rng.h"
 #include "native/settings.h"
+#include "native/settings_fields.h"
 #include "native/settings_log.h"
+#include "native/summary_fields.h"
 #include "native/test_plan.h"
 #include "native/trace.h"
 
@@ -111,9 +113,9 @@ struct QslCounts {
 
 QslCounts read_qsl(const Napi::CallbackInfo& info, size_t i, const char* fn) {
   QslCounts q;
-  // QSL indices are 32-bit in the core (trace.h).
-  q.total = read_count(info, i, fn, "qslTotal", 1, 0xFFFFFFFFull);
-  q.performance = read_count(info, i + 1, fn, "qslPerformance", 0, 0xFFFFFFFFull);
+  const loadgen::RunSettingLimit& total = *loadgen::find_run_setting_limit("qsl_total_sample_count");
+  q.total = read_count(info, i, fn, "qslTotal", total.min, total.max);
+  q.performance = read_count(info, i + 1, fn, "qslPerformance", 0, total.max);
   return q;
 }
 
@@ -473,58 +475,15 @@ Napi::Array percentile_list(Napi::Env env, const loadgen::PercentileLatency (&li
 // the scenario only, token statistics only with use_token_latencies.
 Napi::Object summary_outputs(Napi::Env env, const loadgen::PerformanceSummary& s) {
   Napi::Object o = Napi::Object::New(env);
-  o.Set("sample_count", u64(env, s.sample_count));
-  o.Set("query_count", u64(env, s.query_count));
-  o.Set("overlatency_query_count", u64(env, s.overlatency_query_count));
-  o.Set("sample_latency_min", i64(env, s.sample_latency_min));
-  o.Set("sample_latency_max", i64(env, s.sample_latency_max));
-  o.Set("sample_latency_mean", i64(env, s.sample_latency_mean));
-  o.Set("query_latency_min", i64(env, s.query_latency_min));
-  o.Set("query_latency_max", i64(env, s.query_latency_max));
-  o.Set("query_latency_mean", i64(env, s.query_latency_mean));
-  o.Set("target_latency_percentile", percentile_object(env, s.target_latency_percentile, true));
-  o.Set("latency_percentiles", percentile_list(env, s.latency_percentiles, true));
-  o.Set("early_stopping_latency_ss", i64(env, s.early_stopping_latency_ss));
-  o.Set("early_stopping_latency_ms", i64(env, s.early_stopping_latency_ms));
-  o.Set("min_duration_met", s.min_duration_met);
-  o.Set("min_queries_met", s.min_queries_met);
-  o.Set("min_samples_met", s.min_samples_met);
-  o.Set("perf_constraints_met", s.perf_constraints_met);
-  o.Set("early_stopping_met", s.early_stopping_met);
-  o.Set("result_valid", s.result_valid);
-  o.Set("early_stopping_recommendation", s.early_stopping_recommendation);
-  o.Set("early_stopping_ttft_recommendation", s.early_stopping_ttft_recommendation);
-  o.Set("early_stopping_tpot_recommendation", s.early_stopping_tpot_recommendation);
-  o.Set("min_duration_recommendation", s.min_duration_recommendation);
-  o.Set("perf_constraints_recommendation", s.perf_constraints_recommendation);
-  switch (s.settings.scenario) {
-    case loadgen::Scenario::SingleStream:
-      o.Set("qps_with_loadgen_overhead", s.qps_with_loadgen_overhead);
-      o.Set("qps_without_loadgen_overhead", s.qps_without_loadgen_overhead);
-      break;
-    case loadgen::Scenario::Server:
-      o.Set("scheduled_samples_per_sec", s.scheduled_samples_per_sec);
-      o.Set("completed_samples_per_sec", s.completed_samples_per_sec);
-      break;
-    case loadgen::Scenario::Offline:
-      o.Set("samples_per_second", s.samples_per_second);
-      break;
-    case loadgen::Scenario::MultiStream:
-      break;
-  }
-  if (s.settings.use_token_latencies) {
-    o.Set("token_count", i64(env, s.token_count));
-    o.Set("overlatency_first_token_count", u64(env, s.overlatency_first_token_count));
-    o.Set("first_token_latency_min", i64(env, s.first_token_latency_min));
-    o.Set("first_token_latency_max", i64(env, s.first_token_latency_max));
-    o.Set("first_token_latency_mean", i64(env, s.first_token_latency_mean));
-    o.Set("time_per_output_token_min", i64(env, s.time_per_output_token_min));
-    o.Set("time_per_output_token_max", i64(env, s.time_per_output_token_max));
-    o.Set("time_per_output_token_mean", i64(env, s.time_per_output_token_mean));
-    o.Set("token_target_latency_percentile", percentile_object(env, s.token_target_latency_percentile, false));
-    o.Set("target_tpot_percentile", percentile_object(env, s.target_tpot_percentile, false));
-    o.Set("token_latency_percentiles", percentile_list(env, s.token_latency_percentiles, false));
-    o.Set("tpot_percentiles", percentile_list(env, s.tpot_percentiles, false));
+  for (const loadgen::SummaryField& f : loadgen::kSummaryFields) {
+    if (!loadgen::in_golden_outputs(f, s)) continue;
+    if (f.percentile != nullptr) {
+      o.Set(f.name, percentile_object(env, s.*f.percentile, f.with_query));
+    } else if (f.percentiles != nullptr) {
+      o.Set(f.name, percentile_list(env, s.*f.percentiles, f.with_query));
+    } else {
+      o.Set(f.name, member_to_js(env, s, f.scalar));
+    }
   }
   return o;
 }
@@ -737,9 +696,10 @@ Napi::Value ConfigDerive(const Napi::CallbackInfo& info) {
   Napi::Value initial = input.Get("initial");
   if (!initial.IsObject() || initial.IsArray()) type_error(env, fn, "input.initial must be an object");
   loadgen::TestSettings settings = test_settings_from_js(initial.As<Napi::Object>());
+  const double qsl_max = static_cast<double>(loadgen::find_run_setting_limit("qsl_total_sample_count")->max);
   auto qsl_field = [&](const char* key, double lo) {
     const double d = read_field_number(env, input, fn, key);
-    if (d < lo || d > 4294967295.0 || std::floor(d) != d)
+    if (d < lo || d > qsl_max || std::floor(d) != d)
       range_error(env, fn, std::string("input.") + key + " must be an integer in [" + (lo > 0 ? "1" : "0") + ", 2^32-1]");
     return static_cast<uint64_t>(d);
   };

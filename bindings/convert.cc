@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "native/format.h"
+#include "native/settings_fields.h"
+#include "native/summary_fields.h"
 
 namespace loadgen_addon {
 
@@ -62,73 +64,67 @@ int get_enum(const Napi::Object& o, const char* key, int max) {
   return static_cast<int>(v);
 }
 
+static_assert(loadgen::find_run_setting_limit("dispatch")->max == static_cast<int64_t>(loadgen::DispatchMode::Worker),
+              "the dispatch limit names every DispatchMode");
+
+// A run setting checked against its limit (settings_fields.h).
+int64_t get_limited(const Napi::Object& o, const char* key) {
+  const loadgen::RunSettingLimit* limit = loadgen::find_run_setting_limit(key);
+  Napi::Value v = required(o, key);
+  int64_t value = 0;
+  if (v.IsBigInt()) {
+    bool lossless = false;
+    value = v.As<Napi::BigInt>().Int64Value(&lossless);
+    if (!lossless) value = INT64_MAX;  // out of every limit
+  } else {
+    value = get_i64(o, key);
+  }
+  if (limit == nullptr || value < limit->min || value > limit->max) {
+    throw Napi::RangeError::New(o.Env(), std::string("native config: ") + key + " must be an integer in [" +
+                                             std::to_string(limit ? limit->min : 0) + ", " +
+                                             std::to_string(limit ? limit->max : 0) + "]");
+  }
+  return value;
+}
+
+// Reads one member of `s` from o[name] as its kind requires.
+template <typename S>
+void read_member(const Napi::Object& o, const char* name, const loadgen::Member<S>& m, S& s) {
+  switch (m.kind) {
+    case loadgen::FieldKind::Scenario:
+      s.*m.scenario = static_cast<loadgen::Scenario>(get_enum(o, name, loadgen::kMaxScenario));
+      break;
+    case loadgen::FieldKind::Mode: s.*m.mode = static_cast<loadgen::Mode>(get_enum(o, name, loadgen::kMaxMode)); break;
+    case loadgen::FieldKind::Double: s.*m.d = get_double(o, name); break;
+    case loadgen::FieldKind::U64: s.*m.u = get_u64(o, name); break;
+    case loadgen::FieldKind::I64: s.*m.i = get_i64(o, name); break;
+    case loadgen::FieldKind::Int: s.*m.n = static_cast<int>(get_i64(o, name)); break;
+    case loadgen::FieldKind::Bool: s.*m.b = get_bool(o, name); break;
+    case loadgen::FieldKind::String: s.*m.str = get_string(o, name); break;
+    case loadgen::FieldKind::None: break;
+  }
+}
+
 }  // namespace
 
 loadgen::TestSettings test_settings_from_js(const Napi::Object& o) {
   loadgen::TestSettings s;
-  s.scenario = static_cast<loadgen::Scenario>(get_enum(o, "scenario", 3));
-  s.mode = static_cast<loadgen::Mode>(get_enum(o, "mode", 3));
-  s.single_stream_expected_latency_ns = get_double(o, "single_stream_expected_latency_ns");
-  s.single_stream_target_latency_percentile = get_double(o, "single_stream_target_latency_percentile");
-  s.multi_stream_expected_latency_ns = get_double(o, "multi_stream_expected_latency_ns");
-  s.multi_stream_target_latency_percentile = get_double(o, "multi_stream_target_latency_percentile");
-  s.multi_stream_samples_per_query = get_u64(o, "multi_stream_samples_per_query");
-  s.server_target_qps = get_double(o, "server_target_qps");
-  s.server_target_latency_ns = get_u64(o, "server_target_latency_ns");
-  s.server_target_latency_percentile = get_double(o, "server_target_latency_percentile");
-  s.server_coalesce_queries = get_bool(o, "server_coalesce_queries");
-  s.server_find_peak_qps_decimals_of_precision = static_cast<int>(get_i64(o, "server_find_peak_qps_decimals_of_precision"));
-  s.server_find_peak_qps_boundary_step_size = get_double(o, "server_find_peak_qps_boundary_step_size");
-  s.server_max_async_queries = get_u64(o, "server_max_async_queries");
-  s.server_num_issue_query_threads = get_u64(o, "server_num_issue_query_threads");
-  s.offline_expected_qps = get_double(o, "offline_expected_qps");
-  s.sample_concatenate_permutation = get_bool(o, "sample_concatenate_permutation");
-  s.min_duration_ms = get_u64(o, "min_duration_ms");
-  s.max_duration_ms = get_u64(o, "max_duration_ms");
-  s.min_query_count = get_u64(o, "min_query_count");
-  s.max_query_count = get_u64(o, "max_query_count");
-  s.qsl_rng_seed = get_u64(o, "qsl_rng_seed");
-  s.sample_index_rng_seed = get_u64(o, "sample_index_rng_seed");
-  s.schedule_rng_seed = get_u64(o, "schedule_rng_seed");
-  s.accuracy_log_rng_seed = get_u64(o, "accuracy_log_rng_seed");
-  s.accuracy_log_probability = get_double(o, "accuracy_log_probability");
-  s.accuracy_log_sampling_target = get_u64(o, "accuracy_log_sampling_target");
-  s.test05 = get_bool(o, "test05");
-  s.test05_qsl_rng_seed = get_u64(o, "test05_qsl_rng_seed");
-  s.test05_sample_index_rng_seed = get_u64(o, "test05_sample_index_rng_seed");
-  s.test05_schedule_rng_seed = get_u64(o, "test05_schedule_rng_seed");
-  s.print_timestamps = get_bool(o, "print_timestamps");
-  s.performance_issue_unique = get_bool(o, "performance_issue_unique");
-  s.performance_issue_same = get_bool(o, "performance_issue_same");
-  s.performance_issue_same_index = get_u64(o, "performance_issue_same_index");
-  s.performance_sample_count_override = get_u64(o, "performance_sample_count_override");
-  s.accuracy_sample_count_override = get_u64(o, "accuracy_sample_count_override");
-  s.use_token_latencies = get_bool(o, "use_token_latencies");
-  s.server_ttft_latency = get_u64(o, "server_ttft_latency");
-  s.server_tpot_latency = get_u64(o, "server_tpot_latency");
-  s.infer_token_latencies = get_bool(o, "infer_token_latencies");
-  s.token_latency_scaling_factor = get_u64(o, "token_latency_scaling_factor");
+  for (const loadgen::TestSettingsField& f : loadgen::kTestSettingsFields) read_member(o, f.name, f.member, s);
   return s;
 }
 
 loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
   loadgen::SessionConfig c;
   c.settings = test_settings_from_js(o);
-  const int64_t cpu = get_i64(o, "issue_thread_cpu");
-  if (cpu < -1 || cpu > 65535) throw Napi::RangeError::New(o.Env(), "native config: issue_thread_cpu out of range");
-  c.issue_thread_cpu = static_cast<int>(cpu);
-  c.completion_timeout_ms = get_u64(o, "completion_timeout_ms");
-  c.dispatch = static_cast<loadgen::DispatchMode>(get_enum(o, "dispatch", 2));
-  c.dispatch_workers = get_u64(o, "dispatch_workers");
-  c.dispatch_spin_ns = static_cast<int64_t>(get_u64(o, "dispatch_spin_us")) * 1000;
-  const uint64_t wake_lead_us = get_u64(o, "wake_lead_us");
-  if (wake_lead_us > 10000) throw Napi::RangeError::New(o.Env(), "native config: wake_lead_us out of range");
-  c.wake_lead_ns = static_cast<int64_t>(wake_lead_us) * 1000;
+  c.issue_thread_cpu = static_cast<int>(get_limited(o, "issue_thread_cpu"));
+  c.completion_timeout_ms = static_cast<uint64_t>(get_limited(o, "completion_timeout_ms"));
+  c.dispatch = static_cast<loadgen::DispatchMode>(get_limited(o, "dispatch"));
+  c.dispatch_workers = static_cast<uint64_t>(get_limited(o, "dispatch_workers"));
+  c.dispatch_spin_ns = get_limited(o, "dispatch_spin_us") * 1000;
+  c.wake_lead_ns = get_limited(o, "wake_lead_us") * 1000;
 
-  c.qsl_total_count = get_u64(o, "qsl_total_sample_count");
+  c.qsl_total_count = static_cast<uint64_t>(get_limited(o, "qsl_total_sample_count"));
   c.qsl_performance_count = get_u64(o, "qsl_performance_sample_count");
-  if (c.qsl_total_count == 0 || c.qsl_total_count > 0xFFFFFFFFull)
-    throw Napi::RangeError::New(o.Env(), "native config: qsl_total_sample_count must be in [1, 2^32-1]");
   c.sut_name = get_string(o, "sut_name");
   c.qsl_name = get_string(o, "qsl_name");
   c.complete_on_issue_thread = get_bool(o, "complete_on_issue_thread");
@@ -195,85 +191,113 @@ Napi::Object percentiles(Napi::Env env, const loadgen::PercentileLatency (&value
   return o;
 }
 
+using loadgen::CompletionErrorCounts;
+using loadgen::OverheadStats;
+using loadgen::PeakTrial;
+using loadgen::RunOutcome;
+
+// The outcome's plain fields under their lib/native.ts names.
+constexpr loadgen::NamedMember<RunOutcome> kOutcomeFields[] = {
+    {"hasSummary", &RunOutcome::has_summary},
+    {"mode", &RunOutcome::mode},
+    {"accuracyLogPath", &RunOutcome::accuracy_log_path},
+    {"accuracyLogRecords", &RunOutcome::accuracy_log_records},
+    {"seriesCount", &RunOutcome::series_count},
+    {"testDatetime", &RunOutcome::test_datetime},
+    {"summaryPath", &RunOutcome::summary_path},
+    {"summaryText", &RunOutcome::summary_text},
+    {"detailLogPath", &RunOutcome::detail_log_path},
+    {"aborted", &RunOutcome::aborted},
+    {"abortReason", &RunOutcome::abort_reason},
+    {"errorCount", &RunOutcome::error_count},
+    {"warningCount", &RunOutcome::warning_count},
+    {"peakQps", &RunOutcome::peak_qps},
+};
+
+// outcome.counts.
+constexpr loadgen::NamedMember<RunOutcome> kOutcomeCounts[] = {
+    {"generatedQueries", &RunOutcome::generated_query_count},
+    {"generatedSamples", &RunOutcome::generated_sample_count},
+    {"issuedQueries", &RunOutcome::issued_query_count},
+    {"issuedSamples", &RunOutcome::issued_sample_count},
+    {"completedSamples", &RunOutcome::completed_sample_count},
+    {"incompleteSamples", &RunOutcome::incomplete_sample_count},
+};
+
+// outcome.completionErrors.
+constexpr loadgen::NamedMember<CompletionErrorCounts> kCompletionErrorFields[] = {
+    {"invalidIds", &CompletionErrorCounts::invalid_ids},
+    {"unissuedIds", &CompletionErrorCounts::unissued_ids},
+    {"duplicateIds", &CompletionErrorCounts::duplicate_ids},
+    {"firstInvalidId", &CompletionErrorCounts::first_invalid_id},
+    {"firstDuplicateId", &CompletionErrorCounts::first_duplicate_id},
+    {"firstTokenAfterCompletion", &CompletionErrorCounts::first_token_after_completion},
+    {"duplicateFirstTokens", &CompletionErrorCounts::duplicate_first_tokens},
+    {"missingFirstTokens", &CompletionErrorCounts::missing_first_tokens},
+    {"zeroTokens", &CompletionErrorCounts::zero_tokens},
+    {"negativeTokens", &CompletionErrorCounts::negative_tokens},
+    {"oneToken", &CompletionErrorCounts::one_token},
+};
+
+// outcome.peakTrials[].
+constexpr loadgen::NamedMember<PeakTrial> kPeakTrialFields[] = {
+    {"targetQps", &PeakTrial::target_qps},
+    {"perfConstraintsMet", &PeakTrial::perf_constraints_met},
+    {"targetPercentileLatencyNs", &PeakTrial::target_percentile_latency_ns},
+    {"queriesIssued", &PeakTrial::queries_issued},
+};
+
+// outcome.overhead.issueLatenessNs / deliveryLagNs.
+constexpr loadgen::NamedMember<OverheadStats> kOverheadStatsFields[] = {
+    {"count", &OverheadStats::count}, {"p50", &OverheadStats::p50},   {"p90", &OverheadStats::p90},
+    {"p99", &OverheadStats::p99},     {"p999", &OverheadStats::p999}, {"max", &OverheadStats::max},
+    {"mean", &OverheadStats::mean},
+};
+
 }  // namespace
+
+Napi::Array messages_to_js(Napi::Env env, const std::vector<loadgen::LogMessage>& messages) {
+  Napi::Array a = Napi::Array::New(env, messages.size());
+  for (size_t i = 0; i < messages.size(); ++i) {
+    Napi::Object m = Napi::Object::New(env);
+    m.Set("key", messages[i].key);
+    m.Set("text", messages[i].text);
+    m.Set("isError", messages[i].is_error);
+    m.Set("isWarning", messages[i].is_warning);
+    a.Set(static_cast<uint32_t>(i), m);
+  }
+  return a;
+}
 
 Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
   Napi::Object o = Napi::Object::New(env);
   const loadgen::PerformanceSummary& s = r.summary;
-  o.Set("hasSummary", r.has_summary);
-  o.Set("mode", loadgen::to_string(r.mode));
-  o.Set("accuracyLogPath", r.accuracy_log_path);
-  o.Set("accuracyLogRecords", number_or_bigint(env, r.accuracy_log_records));
-  o.Set("seriesCount", number_or_bigint(env, r.series_count));
-  o.Set("testDatetime", r.test_datetime);
-  o.Set("summaryPath", r.summary_path);
-  o.Set("summaryText", r.summary_text);
-  o.Set("detailLogPath", r.detail_log_path);
+  set_members(env, o, r, kOutcomeFields);
   o.Set("effective", named_values_to_js(env, loadgen::effective_to_named_values(r.effective), NameStyle::CamelCase));
-  o.Set("aborted", r.aborted);
-  o.Set("abortReason", r.abort_reason);
-  o.Set("errorCount", number_or_bigint(env, r.error_count));
-  o.Set("warningCount", number_or_bigint(env, r.warning_count));
-
-  Napi::Array messages = Napi::Array::New(env, r.messages.size());
-  for (size_t i = 0; i < r.messages.size(); ++i) {
-    Napi::Object m = Napi::Object::New(env);
-    m.Set("key", r.messages[i].key);
-    m.Set("text", r.messages[i].text);
-    m.Set("isError", r.messages[i].is_error);
-    m.Set("isWarning", r.messages[i].is_warning);
-    messages.Set(static_cast<uint32_t>(i), m);
-  }
-  o.Set("messages", messages);
+  o.Set("messages", messages_to_js(env, r.messages));
   Napi::Array extra = Napi::Array::New(env, r.extra_invalid_reasons.size());
   for (size_t i = 0; i < r.extra_invalid_reasons.size(); ++i) extra.Set(static_cast<uint32_t>(i), r.extra_invalid_reasons[i]);
   o.Set("extraInvalidReasons", extra);
 
   Napi::Object counts = Napi::Object::New(env);
-  counts.Set("generatedQueries", number_or_bigint(env, r.generated_query_count));
-  counts.Set("generatedSamples", number_or_bigint(env, r.generated_sample_count));
-  counts.Set("issuedQueries", number_or_bigint(env, r.issued_query_count));
-  counts.Set("issuedSamples", number_or_bigint(env, r.issued_sample_count));
-  counts.Set("completedSamples", number_or_bigint(env, r.completed_sample_count));
-  counts.Set("incompleteSamples", number_or_bigint(env, r.incomplete_sample_count));
+  set_members(env, counts, r, kOutcomeCounts);
   o.Set("counts", counts);
-
   Napi::Object ce = Napi::Object::New(env);
-  ce.Set("invalidIds", number_or_bigint(env, r.completion_errors.invalid_ids));
-  ce.Set("unissuedIds", number_or_bigint(env, r.completion_errors.unissued_ids));
-  ce.Set("duplicateIds", number_or_bigint(env, r.completion_errors.duplicate_ids));
-  ce.Set("firstInvalidId", r.completion_errors.first_invalid_id);
-  ce.Set("firstDuplicateId", r.completion_errors.first_duplicate_id);
-  ce.Set("firstTokenAfterCompletion", number_or_bigint(env, r.completion_errors.first_token_after_completion));
-  ce.Set("duplicateFirstTokens", number_or_bigint(env, r.completion_errors.duplicate_first_tokens));
-  ce.Set("missingFirstTokens", number_or_bigint(env, r.completion_errors.missing_first_tokens));
-  ce.Set("zeroTokens", number_or_bigint(env, r.completion_errors.zero_tokens));
-  ce.Set("negativeTokens", number_or_bigint(env, r.completion_errors.negative_tokens));
-  ce.Set("oneToken", number_or_bigint(env, r.completion_errors.one_token));
+  set_members(env, ce, r.completion_errors, kCompletionErrorFields);
   o.Set("completionErrors", ce);
 
   Napi::Array trials = Napi::Array::New(env, r.peak_trials.size());
   for (size_t i = 0; i < r.peak_trials.size(); ++i) {
     Napi::Object t = Napi::Object::New(env);
-    t.Set("targetQps", r.peak_trials[i].target_qps);
-    t.Set("perfConstraintsMet", r.peak_trials[i].perf_constraints_met);
-    t.Set("targetPercentileLatencyNs", i64(env, r.peak_trials[i].target_percentile_latency_ns));
-    t.Set("queriesIssued", number_or_bigint(env, r.peak_trials[i].queries_issued));
+    set_members(env, t, r.peak_trials[i], kPeakTrialFields);
     trials.Set(static_cast<uint32_t>(i), t);
   }
   o.Set("peakTrials", trials);
-  o.Set("peakQps", r.peak_qps);
 
   if (r.overhead.present) {
     auto stats = [&](const loadgen::OverheadStats& st) {
       Napi::Object x = Napi::Object::New(env);
-      x.Set("count", number_or_bigint(env, st.count));
-      x.Set("p50", i64(env, st.p50));
-      x.Set("p90", i64(env, st.p90));
-      x.Set("p99", i64(env, st.p99));
-      x.Set("p999", i64(env, st.p999));
-      x.Set("max", i64(env, st.max));
-      x.Set("mean", st.mean);
+      set_members(env, x, st, kOverheadStatsFields);
       return x;
     };
     Napi::Object overhead = Napi::Object::New(env);
@@ -284,65 +308,32 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
 
   if (r.has_summary) {
     Napi::Object sum = Napi::Object::New(env);
-    sum.Set("sampleCount", number_or_bigint(env, s.sample_count));
-    sum.Set("queryCount", number_or_bigint(env, s.query_count));
-    sum.Set("overlatencyQueryCount", number_or_bigint(env, s.overlatency_query_count));
-    sum.Set("minLatencyNs", i64(env, s.sample_latency_min));
-    sum.Set("maxLatencyNs", i64(env, s.sample_latency_max));
-    sum.Set("meanLatencyNs", i64(env, s.sample_latency_mean));
-    sum.Set("targetPercentile", s.target_latency_percentile.percentile);
-    sum.Set("targetPercentileLatencyNs", i64(env, s.target_latency_percentile.sample_latency));
-    sum.Set("targetPercentileQueryLatencyNs", i64(env, s.target_latency_percentile.query_latency));
-    sum.Set("percentilesNs", percentiles(env, s.latency_percentiles, false));
-    sum.Set("queryMinLatencyNs", i64(env, s.query_latency_min));
-    sum.Set("queryMaxLatencyNs", i64(env, s.query_latency_max));
-    sum.Set("queryMeanLatencyNs", i64(env, s.query_latency_mean));
-    sum.Set("queryPercentilesNs", percentiles(env, s.latency_percentiles, true));
-    sum.Set("earlyStoppingLatencySsNs", i64(env, s.early_stopping_latency_ss));
-    sum.Set("earlyStoppingLatencyMsNs", i64(env, s.early_stopping_latency_ms));
-    sum.Set("minDurationMet", s.min_duration_met);
+    // Token statistics (spec/40 §3, §6); only the scenario's rates are meaningful.
+    const bool tokens = s.settings.use_token_latencies || s.settings.infer_token_latencies;
+    Napi::Object t = Napi::Object::New(env);
+    t.Set("useTokenLatencies", s.settings.use_token_latencies);
+    t.Set("inferTokenLatencies", s.settings.infer_token_latencies);
+    for (const loadgen::SummaryField& f : loadgen::kSummaryFields) {
+      if (f.outcome == loadgen::OutcomeGroup::None || (f.outcome == loadgen::OutcomeGroup::Tokens && !tokens)) continue;
+      Napi::Object& into = f.outcome == loadgen::OutcomeGroup::Summary ? sum : t;
+      if (f.percentile != nullptr) {
+        into.Set(f.outcome_name, i64(env, (s.*f.percentile).sample_latency));
+        if (f.outcome_query_name != nullptr) into.Set(f.outcome_query_name, i64(env, (s.*f.percentile).query_latency));
+      } else if (f.percentiles != nullptr) {
+        into.Set(f.outcome_name, percentiles(env, s.*f.percentiles, false));
+        if (f.outcome_query_name != nullptr) into.Set(f.outcome_query_name, percentiles(env, s.*f.percentiles, true));
+      } else {
+        into.Set(f.outcome_name, member_to_js(env, s, f.scalar));
+      }
+    }
+    // The reported flag needs both counts met (results.h).
     sum.Set("minQueriesMet", s.min_queries_met && s.min_samples_met);
-    sum.Set("perfConstraintsMet", s.perf_constraints_met);
-    sum.Set("earlyStoppingMet", s.early_stopping_met);
-    sum.Set("resultValid", s.result_valid);
-    sum.Set("earlyStoppingMessage", s.early_stopping_recommendation);
-    sum.Set("minDurationRecommendation", s.min_duration_recommendation);
-    sum.Set("perfConstraintsRecommendation", s.perf_constraints_recommendation);
-    sum.Set("qpsWithLoadgenOverhead", s.qps_with_loadgen_overhead);
-    sum.Set("qpsWithoutLoadgenOverhead", s.qps_without_loadgen_overhead);
-    sum.Set("scheduledSamplesPerSecond", s.scheduled_samples_per_sec);
-    sum.Set("completedSamplesPerSecond", s.completed_samples_per_sec);
-    sum.Set("samplesPerSecond", s.samples_per_second);
+    sum.Set("targetPercentile", s.target_latency_percentile.percentile);
     sum.Set("maxLatencySeconds", s.raw.max_latency_s);
     sum.Set("finalQueryScheduledTimeSeconds", s.raw.final_query_scheduled_time_s);
     sum.Set("finalQueryIssuedTimeSeconds", s.raw.final_query_issued_time_s);
     sum.Set("finalQueryAllSamplesDoneTimeSeconds", s.raw.final_query_all_samples_done_time_s);
-    if (s.settings.use_token_latencies || s.settings.infer_token_latencies) {
-      // Token statistics (spec/40 §3, §6); only the scenario's rates are meaningful.
-      Napi::Object t = Napi::Object::New(env);
-      t.Set("useTokenLatencies", s.settings.use_token_latencies);
-      t.Set("inferTokenLatencies", s.settings.infer_token_latencies);
-      t.Set("tokenCount", i64(env, s.token_count));
-      t.Set("ttftMinNs", i64(env, s.first_token_latency_min));
-      t.Set("ttftMaxNs", i64(env, s.first_token_latency_max));
-      t.Set("ttftMeanNs", i64(env, s.first_token_latency_mean));
-      t.Set("ttftTargetPercentileNs", i64(env, s.token_target_latency_percentile.sample_latency));
-      t.Set("ttftPercentilesNs", percentiles(env, s.token_latency_percentiles, false));
-      t.Set("tpotMinNs", i64(env, s.time_per_output_token_min));
-      t.Set("tpotMaxNs", i64(env, s.time_per_output_token_max));
-      t.Set("tpotMeanNs", i64(env, s.time_per_output_token_mean));
-      t.Set("tpotTargetPercentileNs", i64(env, s.target_tpot_percentile.sample_latency));
-      t.Set("tpotPercentilesNs", percentiles(env, s.tpot_percentiles, false));
-      t.Set("tokensPerSecond", s.tokens_per_second);
-      t.Set("completedTokensPerSecond", s.completed_tokens_per_second);
-      t.Set("tpsWithLoadgenOverhead", s.tps_with_loadgen_overhead);
-      t.Set("tpsWithoutLoadgenOverhead", s.tps_without_loadgen_overhead);
-      t.Set("inferredTokensPerSecond", s.inferred_tokens_per_second);
-      t.Set("inferredCompletedTokensPerSecond", s.inferred_completed_tokens_per_second);
-      t.Set("ttftEarlyStoppingMessage", s.early_stopping_ttft_recommendation);
-      t.Set("tpotEarlyStoppingMessage", s.early_stopping_tpot_recommendation);
-      sum.Set("tokens", t);
-    }
+    if (tokens) sum.Set("tokens", t);
     o.Set("summary", sum);
   }
   return o;

@@ -5,6 +5,10 @@
 
 #include <napi.h>
 
+#include <cstddef>
+#include <vector>
+
+#include "native/field_table.h"
 #include "native/session.h"
 #include "native/settings_log.h"
 
@@ -24,6 +28,33 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& outcome);
 
 // A uint64 as JS: a number when it is a safe integer, else a BigInt.
 Napi::Value number_or_bigint(Napi::Env env, uint64_t v);
+
+// A struct member as JS: uint64 as number_or_bigint, int64 as a number,
+// enums by name.
+template <typename S>
+Napi::Value member_to_js(Napi::Env env, const S& s, const loadgen::Member<S>& m) {
+  switch (m.kind) {
+    case loadgen::FieldKind::Scenario: return Napi::String::New(env, loadgen::to_string(s.*m.scenario));
+    case loadgen::FieldKind::Mode: return Napi::String::New(env, loadgen::to_string(s.*m.mode));
+    case loadgen::FieldKind::Double: return Napi::Number::New(env, s.*m.d);
+    case loadgen::FieldKind::U64: return number_or_bigint(env, s.*m.u);
+    case loadgen::FieldKind::I64: return Napi::Number::New(env, static_cast<double>(s.*m.i));
+    case loadgen::FieldKind::Int: return Napi::Number::New(env, s.*m.n);
+    case loadgen::FieldKind::Bool: return Napi::Boolean::New(env, s.*m.b);
+    case loadgen::FieldKind::String: return Napi::String::New(env, s.*m.str);
+    case loadgen::FieldKind::None: break;
+  }
+  return env.Undefined();
+}
+
+// Sets o[row.name] = member_to_js(row.member) for every row, in order.
+template <typename S, size_t N>
+void set_members(Napi::Env env, Napi::Object& o, const S& s, const loadgen::NamedMember<S> (&rows)[N]) {
+  for (const loadgen::NamedMember<S>& row : rows) o.Set(row.name, member_to_js(env, s, row.member));
+}
+
+// [{key, text, isError, isWarning}] in order.
+Napi::Array messages_to_js(Napi::Env env, const std::vector<loadgen::LogMessage>& messages);
 
 enum class NameStyle { Reference, CamelCase };
 

@@ -7,6 +7,9 @@
 #include <map>
 #include <sstream>
 
+#include "config_keys.h"
+#include "settings_fields.h"
+
 namespace loadgen {
 
 namespace {
@@ -135,51 +138,6 @@ class Lookup {
     provenance_->push_back(std::move(p));
   }
 
-  // The raw integer as the reference reads it: strtoull stops at the first
-  // invalid character ("2.5e3" -> 2). No provenance (the caller decides).
-  bool raw_u64(const std::string& scenario, const char* key, uint64_t* out,
-               const ConfigMap::value_type** hit = nullptr) const {
-    const ConfigMap::value_type* h = find(scenario, key);
-    if (h == nullptr) return false;
-    *out = std::strtoull(h->second.value.c_str(), nullptr, 0);
-    if (hit != nullptr) *hit = h;
-    return true;
-  }
-
-  // Integer fields: the raw integer times the multiplier (unsigned, wrapping).
-  bool u64(const std::string& scenario, const char* key, uint64_t multiplier, uint64_t* out, const char* field) const {
-    const ConfigMap::value_type* h = nullptr;
-    uint64_t v = 0;
-    if (!raw_u64(scenario, key, &v, &h)) return false;
-    *out = v * multiplier;
-    note(*h, field);
-    return true;
-  }
-
-  bool dbl(const std::string& scenario, const char* key, double multiplier, double* out, const char* field) const {
-    const ConfigMap::value_type* h = find(scenario, key);
-    if (h == nullptr) return false;
-    *out = std::strtod(h->second.value.c_str(), nullptr) * multiplier;
-    note(*h, field);
-    return true;
-  }
-
-  // Booleans are integers compared with 1 ("==1" keys) ...
-  bool flag_eq1(const std::string& scenario, const char* key, bool* out, const char* field) const {
-    uint64_t v = 0;
-    if (!u64(scenario, key, 1, &v, field)) return false;
-    *out = v == 1;
-    return true;
-  }
-
-  // ... or with 0 ("non-zero" keys).
-  bool flag_nonzero(const std::string& scenario, const char* key, bool* out, const char* field) const {
-    uint64_t v = 0;
-    if (!u64(scenario, key, 1, &v, field)) return false;
-    *out = v != 0;
-    return true;
-  }
-
  private:
   const ConfigMap& kv_;
   const std::string& model_;
@@ -188,92 +146,47 @@ class Lookup {
   const std::string& source_;
 };
 
-// Applies the keys in the order of §4.3. Order matters for the conditional
-// token keys and for where a mode error lands among other messages.
+// Sets `field` from a raw value token as `value` reads it; false (and an
+// error logged) when the value is not allowed (only a mode out of range).
+bool set_from_token(TestSettings& s, const ConfigKey& k, const std::string& token,
+                    std::vector<LogMessage>* messages) {
+  if (k.value == ConfigValue::Double) {
+    s.*k.field.d = std::strtod(token.c_str(), nullptr) * k.multiplier;
+    return true;
+  }
+  // Integers as the reference reads them: strtoull stops at the first invalid
+  // character ("2.5e3" -> 2).
+  const uint64_t raw = std::strtoull(token.c_str(), nullptr, 0);
+  switch (k.value) {
+    case ConfigValue::Int: s.*k.field.u = raw * static_cast<uint64_t>(k.multiplier); return true;
+    case ConfigValue::Int32: s.*k.field.u = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(raw))); return true;
+    case ConfigValue::Eq1: s.*k.field.b = raw == 1; return true;
+    case ConfigValue::NonZero: s.*k.field.b = raw != 0; return true;
+    case ConfigValue::Mode:
+      if (raw > static_cast<uint64_t>(Mode::FindPeakPerformance)) {
+        add_config_error(messages, "Invalid value passed to Mode key in config.");
+        return false;
+      }
+      s.*k.field.mode = static_cast<Mode>(raw);
+      return true;
+    case ConfigValue::Double: break;
+  }
+  return false;
+}
+
+// Applies the keys in the table's order (§4.3).
 void apply_keys(TestSettings& s, const Lookup& l, const std::string& scen, int conf_type,
                 std::vector<LogMessage>* messages) {
-  const std::string ss = "SingleStream", ms = "MultiStream", server = "Server", offline = "Offline";
-  uint64_t v = 0;
-  const ConfigMap::value_type* hit = nullptr;
-
-  if (l.raw_u64(scen, "mode", &v, &hit)) {
-    bool valid = true;
-    switch (v) {
-      case 0: s.mode = Mode::SubmissionRun; break;
-      case 1: s.mode = Mode::AccuracyOnly; break;
-      case 2: s.mode = Mode::PerformanceOnly; break;
-      case 3: s.mode = Mode::FindPeakPerformance; break;
-      default:
-        valid = false;
-        add_config_error(messages, "Invalid value passed to Mode key in config.");
-        break;
-    }
-    if (valid) l.note(*hit, "mode");
+  for (const ConfigKey& k : kConfigKeys) {
+    // Only the system config may set seeds, the accuracy-log probability and test05.
+    if (k.mlperf_only && conf_type != kConfTypeMlperf) continue;
+    // The flag as it stands now, possibly set by an earlier line or call.
+    if (k.only_with != nullptr && !(s.*k.only_with)) continue;
+    const ConfigMap::value_type* hit =
+        l.find(k.scenario == ConfigScenario::Requested ? scen : std::string(to_string(k.scenario)), k.key);
+    if (hit == nullptr) continue;
+    if (set_from_token(s, k, hit->second.value, messages)) l.note(*hit, find_test_settings_field(k.field)->name);
   }
-
-  // Only the system config may set seeds, the accuracy-log probability and test05.
-  if (conf_type == kConfTypeMlperf) {
-    l.u64(scen, "qsl_rng_seed", 1, &s.qsl_rng_seed, "qsl_rng_seed");
-    l.u64(scen, "sample_index_rng_seed", 1, &s.sample_index_rng_seed, "sample_index_rng_seed");
-    l.u64(scen, "schedule_rng_seed", 1, &s.schedule_rng_seed, "schedule_rng_seed");
-    l.dbl(scen, "accuracy_log_probability", 0.01, &s.accuracy_log_probability, "accuracy_log_probability");
-    l.flag_eq1(scen, "test05", &s.test05, "test05");
-    l.u64(scen, "test05_qsl_rng_seed", 1, &s.test05_qsl_rng_seed, "test05_qsl_rng_seed");
-    l.u64(scen, "test05_sample_index_rng_seed", 1, &s.test05_sample_index_rng_seed, "test05_sample_index_rng_seed");
-    l.u64(scen, "test05_schedule_rng_seed", 1, &s.test05_schedule_rng_seed, "test05_schedule_rng_seed");
-  }
-
-  // Token keys are read only if the flag is on at this point (possibly from
-  // an earlier call).
-  l.flag_eq1(scen, "use_token_latencies", &s.use_token_latencies, "use_token_latencies");
-  if (s.use_token_latencies) {
-    l.u64(server, "ttft_latency", 1000000, &s.server_ttft_latency, "server_ttft_latency");
-    l.u64(server, "tpot_latency", 1000000, &s.server_tpot_latency, "server_tpot_latency");
-  }
-  l.flag_eq1(scen, "infer_token_latencies", &s.infer_token_latencies, "infer_token_latencies");
-  if (s.infer_token_latencies) {
-    l.u64(scen, "token_latency_scaling_factor", 1, &s.token_latency_scaling_factor, "token_latency_scaling_factor");
-  }
-
-  // Fixed-scenario keys apply whatever scenario was asked for.
-  l.dbl(ss, "target_latency_percentile", 0.01, &s.single_stream_target_latency_percentile,
-        "single_stream_target_latency_percentile");
-  l.dbl(ms, "target_latency_percentile", 0.01, &s.multi_stream_target_latency_percentile,
-        "multi_stream_target_latency_percentile");
-  l.u64(ms, "samples_per_query", 1, &s.multi_stream_samples_per_query, "multi_stream_samples_per_query");
-  l.dbl(server, "target_latency_percentile", 0.01, &s.server_target_latency_percentile,
-        "server_target_latency_percentile");
-  l.u64(server, "target_latency", 1000000, &s.server_target_latency_ns, "server_target_latency_ns");
-
-  l.flag_nonzero(scen, "performance_issue_unique", &s.performance_issue_unique, "performance_issue_unique");
-  l.flag_nonzero(scen, "performance_issue_same", &s.performance_issue_same, "performance_issue_same");
-  l.u64(scen, "performance_issue_same_index", 1, &s.performance_issue_same_index, "performance_issue_same_index");
-  l.flag_eq1(scen, "sample_concatenate_permutation", &s.sample_concatenate_permutation,
-             "sample_concatenate_permutation");
-  l.flag_nonzero(server, "coalesce_queries", &s.server_coalesce_queries, "server_coalesce_queries");
-  if (l.raw_u64(server, "max_async_queries", &v, &hit)) {
-    // The reference stores int(val): truncation to 32 bits, sign-extended back.
-    s.server_max_async_queries = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)));
-    l.note(*hit, "server_max_async_queries");
-  }
-
-  l.u64(scen, "min_duration", 1, &s.min_duration_ms, "min_duration_ms");
-  l.u64(scen, "max_duration", 1, &s.max_duration_ms, "max_duration_ms");
-  l.u64(scen, "min_query_count", 1, &s.min_query_count, "min_query_count");
-  l.u64(scen, "max_query_count", 1, &s.max_query_count, "max_query_count");
-  l.u64(scen, "performance_sample_count_override", 1, &s.performance_sample_count_override,
-        "performance_sample_count_override");
-  l.u64(scen, "accuracy_sample_count_override", 1, &s.accuracy_sample_count_override,
-        "accuracy_sample_count_override");
-
-  l.dbl(ss, "target_latency", 1e6, &s.single_stream_expected_latency_ns, "single_stream_expected_latency_ns");
-  l.dbl(ms, "target_latency", 1e6, &s.multi_stream_expected_latency_ns, "multi_stream_expected_latency_ns");
-  l.dbl(server, "target_qps", 1, &s.server_target_qps, "server_target_qps");
-  l.dbl(offline, "target_qps", 1, &s.offline_expected_qps, "offline_expected_qps");
-
-  l.flag_nonzero(scen, "print_timestamps", &s.print_timestamps, "print_timestamps");
-  l.u64(scen, "accuracy_log_rng_seed", 1, &s.accuracy_log_rng_seed, "accuracy_log_rng_seed");
-  l.u64(scen, "accuracy_log_sampling_target", 1, &s.accuracy_log_sampling_target, "accuracy_log_sampling_target");
 }
 
 const char kAuditWarning[] =
@@ -282,6 +195,15 @@ const char kAuditWarning[] =
 }  // namespace
 
 const char* const kBuiltinMlperfConfLabel = "mlperf.conf (built-in)";
+
+const char* to_string(ConfigValue v) {
+  static constexpr const char* kNames[] = {"int", "int32", "double", "eq1", "nonzero", "mode"};  // ConfigValue's order
+  return kNames[static_cast<int>(v)];
+}
+
+const char* to_string(ConfigScenario s) {
+  return s == ConfigScenario::Requested ? "arg" : to_string(static_cast<Scenario>(s));
+}
 
 int apply_config_text(TestSettings& settings, const std::string& text, const std::string& model,
                       const std::string& scenario, int conf_type, std::vector<LogMessage>* messages,

@@ -1,5 +1,6 @@
 // How settings appear in the detail log (requested_* / effective_* entries,
-// spec/50 §4.2) and as ordered name/value lists for the JS binding.
+// spec/50 §4.2) and as ordered name/value lists for the JS binding; both are
+// generated from the field tables (settings_fields.h).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "field_table.h"
 #include "settings.h"
 
 namespace loadgen {
@@ -19,24 +21,8 @@ using LogEntries = std::vector<std::pair<std::string, std::string>>;
 LogEntries requested_settings_entries(const TestSettings& s);
 LogEntries effective_settings_entries(const EffectiveSettings& e);
 
-// A string value as the detail log writes it: quoted, no escaping (the
-// reference does not escape).
-std::string quote_log_string(const std::string& text);
-
 // The value_text of a logged message (error/warning entries carry a string).
 std::string log_value_text(const LogMessage& m);
-
-// A field value for the binding; `name` is the golden JSON name.
-struct NamedValue {
-  enum Kind { U64, I64, Double, Bool, String };
-  std::string name;
-  Kind kind = U64;
-  uint64_t u = 0;
-  int64_t i = 0;
-  double d = 0;
-  bool b = false;
-  std::string s;  // also enum names (scenario, mode)
-};
 
 // Every TestSettings field under its C++ name, declaration order.
 std::vector<NamedValue> settings_to_named_values(const TestSettings& s);

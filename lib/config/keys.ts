@@ -3,17 +3,12 @@
  * TestSettings field each sets, for which scenario, how its text is read,
  * and in which file.
  */
-import { FIELD_BY_NAME } from '../settings/fields.js';
-import type { Scenario, TestSettings } from '../settings/types.js';
+import { nativeTables, type ConfigConversion } from '../native/tables.js';
+import { FIELD_BY_NAME, SETTINGS_FIELDS } from '../settings/fields.js';
+import { SCENARIOS, type Scenario, type TestSettings } from '../settings/types.js';
 
-/** How a raw value becomes the field value. */
-export type Conversion =
-  | 'int' // strtoull(raw) * multiplier
-  | 'int32' // int(strtoull(raw)): max_async_queries
-  | 'double' // strtod(raw) * multiplier
-  | 'eq1' // boolean: value == 1
-  | 'nonzero' // boolean: value != 0
-  | 'mode'; // 0..3
+/** How a raw value becomes the field value (native/config_keys.h). */
+export type Conversion = ConfigConversion;
 
 export interface KeyTarget {
   /** Fixed scenario the lookup uses, or 'arg' for the scenario argument. */
@@ -28,64 +23,37 @@ export interface ConfigKeyDef {
   /** Read only from mlperf.conf (conf_type 0). */
   readonly mlperfOnly?: boolean;
   /** Read only when this flag is already true at that point of the call. */
-  readonly onlyWith?: 'useTokenLatencies' | 'inferTokenLatencies';
+  readonly onlyWith?: keyof TestSettings;
   /** Unit of the value in the file. */
   readonly unit?: 'ms' | 'percent';
 }
 
-const t = (scenario: Scenario | 'arg', field: keyof TestSettings, conversion: Conversion, multiplier = 1): KeyTarget => ({
-  scenario, field, conversion, multiplier,
-});
+/**
+ * The keys the native parser applies (its table, native/config_keys.h), in
+ * its order; a key's targets in scenario order, as messages name them.
+ */
+function configKeysFromNative(): Map<string, ConfigKeyDef> {
+  const camel = new Map(SETTINGS_FIELDS.map((f) => [f.snake, f.name]));
+  const rank = (scenario: Scenario | 'arg'): number => (scenario === 'arg' ? -1 : SCENARIOS.indexOf(scenario));
+  const keys = new Map<string, ConfigKeyDef & { targets: KeyTarget[] }>();
+  for (const row of nativeTables().configKeys) {
+    let def = keys.get(row.key);
+    if (def === undefined) {
+      def = {
+        targets: [],
+        ...(row.mlperfOnly ? { mlperfOnly: true } : {}),
+        ...(row.onlyWith !== undefined ? { onlyWith: camel.get(row.onlyWith)! } : {}),
+        ...(row.unit === 'ms' || row.unit === 'percent' ? { unit: row.unit } : {}),
+      };
+      keys.set(row.key, def);
+    }
+    def.targets.push({ scenario: row.scenario, field: camel.get(row.field)!, conversion: row.conversion, multiplier: row.multiplier });
+  }
+  for (const def of keys.values()) def.targets.sort((x, y) => rank(x.scenario) - rank(y.scenario));
+  return keys;
+}
 
-export const CONFIG_KEYS: ReadonlyMap<string, ConfigKeyDef> = new Map<string, ConfigKeyDef>([
-  ['mode', { targets: [t('arg', 'mode', 'mode')] }],
-  ['qsl_rng_seed', { targets: [t('arg', 'qslRngSeed', 'int')], mlperfOnly: true }],
-  ['sample_index_rng_seed', { targets: [t('arg', 'sampleIndexRngSeed', 'int')], mlperfOnly: true }],
-  ['schedule_rng_seed', { targets: [t('arg', 'scheduleRngSeed', 'int')], mlperfOnly: true }],
-  ['accuracy_log_probability', { targets: [t('arg', 'accuracyLogProbability', 'double', 0.01)], mlperfOnly: true, unit: 'percent' }],
-  ['test05', { targets: [t('arg', 'test05', 'eq1')], mlperfOnly: true }],
-  ['test05_qsl_rng_seed', { targets: [t('arg', 'test05QslRngSeed', 'int')], mlperfOnly: true }],
-  ['test05_sample_index_rng_seed', { targets: [t('arg', 'test05SampleIndexRngSeed', 'int')], mlperfOnly: true }],
-  ['test05_schedule_rng_seed', { targets: [t('arg', 'test05ScheduleRngSeed', 'int')], mlperfOnly: true }],
-  ['use_token_latencies', { targets: [t('arg', 'useTokenLatencies', 'eq1')] }],
-  ['ttft_latency', { targets: [t('Server', 'serverTtftLatency', 'int', 1e6)], onlyWith: 'useTokenLatencies', unit: 'ms' }],
-  ['tpot_latency', { targets: [t('Server', 'serverTpotLatency', 'int', 1e6)], onlyWith: 'useTokenLatencies', unit: 'ms' }],
-  ['infer_token_latencies', { targets: [t('arg', 'inferTokenLatencies', 'eq1')] }],
-  ['token_latency_scaling_factor', { targets: [t('arg', 'tokenLatencyScalingFactor', 'int')], onlyWith: 'inferTokenLatencies' }],
-  ['target_latency_percentile', {
-    targets: [
-      t('SingleStream', 'singleStreamTargetLatencyPercentile', 'double', 0.01),
-      t('MultiStream', 'multiStreamTargetLatencyPercentile', 'double', 0.01),
-      t('Server', 'serverTargetLatencyPercentile', 'double', 0.01),
-    ],
-    unit: 'percent',
-  }],
-  ['samples_per_query', { targets: [t('MultiStream', 'multiStreamSamplesPerQuery', 'int')] }],
-  ['target_latency', {
-    targets: [
-      t('SingleStream', 'singleStreamExpectedLatencyNs', 'double', 1e6),
-      t('MultiStream', 'multiStreamExpectedLatencyNs', 'double', 1e6),
-      t('Server', 'serverTargetLatencyNs', 'int', 1e6),
-    ],
-    unit: 'ms',
-  }],
-  ['performance_issue_unique', { targets: [t('arg', 'performanceIssueUnique', 'nonzero')] }],
-  ['performance_issue_same', { targets: [t('arg', 'performanceIssueSame', 'nonzero')] }],
-  ['performance_issue_same_index', { targets: [t('arg', 'performanceIssueSameIndex', 'int')] }],
-  ['sample_concatenate_permutation', { targets: [t('arg', 'sampleConcatenatePermutation', 'eq1')] }],
-  ['coalesce_queries', { targets: [t('Server', 'serverCoalesceQueries', 'nonzero')] }],
-  ['max_async_queries', { targets: [t('Server', 'serverMaxAsyncQueries', 'int32')] }],
-  ['min_duration', { targets: [t('arg', 'minDurationMs', 'int')], unit: 'ms' }],
-  ['max_duration', { targets: [t('arg', 'maxDurationMs', 'int')], unit: 'ms' }],
-  ['min_query_count', { targets: [t('arg', 'minQueryCount', 'int')] }],
-  ['max_query_count', { targets: [t('arg', 'maxQueryCount', 'int')] }],
-  ['performance_sample_count_override', { targets: [t('arg', 'performanceSampleCountOverride', 'int')] }],
-  ['accuracy_sample_count_override', { targets: [t('arg', 'accuracySampleCountOverride', 'int')] }],
-  ['target_qps', { targets: [t('Server', 'serverTargetQps', 'double'), t('Offline', 'offlineExpectedQps', 'double')] }],
-  ['print_timestamps', { targets: [t('arg', 'printTimestamps', 'nonzero')] }],
-  ['accuracy_log_rng_seed', { targets: [t('arg', 'accuracyLogRngSeed', 'int')] }],
-  ['accuracy_log_sampling_target', { targets: [t('arg', 'accuracyLogSamplingTarget', 'int')] }],
-]);
+export const CONFIG_KEYS: ReadonlyMap<string, ConfigKeyDef> = configKeysFromNative();
 
 /** Keys the shipped mlperf.conf contains but the reference never reads. */
 export const UNREAD_KEYS: ReadonlyMap<string, string> = new Map([

@@ -6,6 +6,7 @@
  */
 import type { BusyError, NotRunningError, SettingsError } from '../errors.js';
 import type { OverheadStatsNs } from '../api/types.js';
+import type { NativeTables } from './tables.js';
 
 /** The lib/errors.ts classes the addon throws (bindings/errors.cc). */
 export interface NativeErrorClasses {
@@ -300,6 +301,8 @@ export interface NativeProgress {
 }
 
 export interface NativeAddon {
+  /** The core's config-key table and run-setting limits (bindings/tables.cc; lib/native/tables.ts). */
+  readonly tables: NativeTables;
   /**
    * Hands lib/errors.ts's classes to this environment's addon (the loader
    * does, once): the addon throws them with their codes.

@@ -4,6 +4,7 @@
  * test-only surface (internals.ts: not public API).
  */
 export { loadNative, loadNativeInternals, packageRoot } from './loader.js';
+export { nativeTables, runSettingLimit, type NativeTables } from './tables.js';
 export {
   DispatchStatus,
   HostEventKind,

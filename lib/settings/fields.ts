@@ -3,6 +3,7 @@
  * kind, default, constraints, unit, doc), from which validation, defaults,
  * `--set` parsing and the native conversion are driven.
  */
+import { runSettingLimit } from '../native/tables.js';
 import {
   DISPATCH_MODES,
   LOGGING_MODES,
@@ -249,13 +250,14 @@ const TEST_FIELD_DEFS: { readonly [K in keyof TestSettings]: FieldDef<K> } = {
     snake: 'token_latency_scaling_factor', kind: 'uint64', default: 0, constraints: {}, unit: 'tokens/sample',
     doc: 'tokens per sample (> 0 when infer_token_latencies)',
   },
-  // CPU_SET silently ignores indices >= CPU_SETSIZE (1024), so larger values could never pin.
+  // The run settings' limits are the native core's (native/settings_fields.h), which checks them again.
   issueThreadCpu: {
-    snake: 'issue_thread_cpu', kind: 'int', default: -1, constraints: { min: -1, max: 1023 }, unit: 'cpu',
+    snake: 'issue_thread_cpu', kind: 'int', default: -1, constraints: runSettingLimit('issue_thread_cpu'), unit: 'cpu',
     extension: true, doc: 'CPU to pin the native issue thread to (it then spins between Server queries instead of sleeping); -1 = not pinned',
   },
   completionTimeoutMs: {
-    snake: 'completion_timeout_ms', kind: 'uint64', default: 60000, constraints: {}, unit: 'ms', extension: true,
+    snake: 'completion_timeout_ms', kind: 'uint64', default: 60000, constraints: runSettingLimit('completion_timeout_ms'),
+    unit: 'ms', extension: true,
     doc: 'stall limit with samples outstanding and no completion; 0 = wait forever',
   },
   dispatch: {
@@ -263,15 +265,17 @@ const TEST_FIELD_DEFS: { readonly [K in keyof TestSettings]: FieldDef<K> } = {
     doc: "how queries reach the SUT: 'wake', 'poll' or 'worker' (README: Dispatch modes)",
   },
   dispatchWorkers: {
-    snake: 'dispatch_workers', kind: 'uint64', default: 1, constraints: { min: 1, max: 256 }, unit: 'threads',
+    snake: 'dispatch_workers', kind: 'uint64', default: 1, constraints: runSettingLimit('dispatch_workers'), unit: 'threads',
     extension: true, doc: "worker threads serving a dispatch 'worker' run",
   },
   dispatchSpinUs: {
-    snake: 'dispatch_spin_us', kind: 'uint64', default: 0, constraints: { max: 1000000 }, unit: 'us', extension: true,
+    snake: 'dispatch_spin_us', kind: 'uint64', default: 0, constraints: runSettingLimit('dispatch_spin_us'), unit: 'us',
+    extension: true,
     doc: "dispatch 'worker': how long a worker spins for a query (Server: before each due time) instead of sleeping",
   },
   wakeLeadUs: {
-    snake: 'wake_lead_us', kind: 'uint64', default: 0, constraints: { max: 10000 }, unit: 'us', extension: true,
+    snake: 'wake_lead_us', kind: 'uint64', default: 0, constraints: runSettingLimit('wake_lead_us'), unit: 'us',
+    extension: true,
     doc: "dispatch 'wake', Server: wake the JS thread this long before each query is due and wait there for it (blocks its event loop meanwhile)",
   },
 };

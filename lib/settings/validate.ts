@@ -4,6 +4,7 @@
  * that a run's settings must pass once they are complete.
  */
 import { SettingsError } from '../errors.js';
+import { runSettingLimit } from '../native/tables.js';
 import {
   FIELD_BY_NAME,
   FIELD_BY_SNAKE,
@@ -249,7 +250,7 @@ export interface QslCounts {
   readonly performanceSampleCount: number;
 }
 
-const UINT32_MAX = 0xffffffff;
+const QSL_TOTAL_LIMIT = runSettingLimit('qsl_total_sample_count');
 
 /**
  * Checks that need the QSL's counts; call it when the QSL is known, before the
@@ -259,9 +260,9 @@ const UINT32_MAX = 0xffffffff;
 export function resolveQslDependentChecks(settings: ResolvedTestSettings, qsl: QslCounts): void {
   const total: unknown = qsl.totalSampleCount;
   const pc: unknown = qsl.performanceSampleCount;
-  if (typeof total !== 'number' || !Number.isInteger(total) || total < 1 || total > UINT32_MAX) {
+  if (typeof total !== 'number' || !Number.isInteger(total) || total < QSL_TOTAL_LIMIT.min || total > QSL_TOTAL_LIMIT.max) {
     throw new SettingsError('qsl.totalSampleCount', total,
-      `Invalid QSL qsl.totalSampleCount = ${show(total)}: expected an integer in [1, ${UINT32_MAX}].`);
+      `Invalid QSL qsl.totalSampleCount = ${show(total)}: expected an integer in [${QSL_TOTAL_LIMIT.min}, ${QSL_TOTAL_LIMIT.max}].`);
   }
   if (typeof pc !== 'number' || !Number.isSafeInteger(pc) || pc < 1) {
     throw new SettingsError('qsl.performanceSampleCount', pc,

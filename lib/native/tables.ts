@@ -1,0 +1,56 @@
+/**
+ * The native core's field and key tables (bindings/tables.cc): the config
+ * keys the C++ parser applies and the limits of the run settings the addon
+ * checks. lib/config/keys.ts lints config files against these keys and
+ * lib/settings/fields.ts takes these limits into its schema, so each is stated once,
+ * in C++ (native/config_keys.h, native/settings_fields.h).
+ * @internal
+ */
+import { loadNative } from './loader.js';
+
+/** How a config value becomes the field value (native/config_keys.h ConfigValue). */
+export type ConfigConversion = 'int' | 'int32' | 'double' | 'eq1' | 'nonzero' | 'mode';
+
+/** One row of the native config-key table. */
+export interface NativeConfigKeyRow {
+  readonly key: string;
+  /** 'arg': the scenario asked for; else the fixed scenario the lookup uses. */
+  readonly scenario: 'arg' | 'SingleStream' | 'MultiStream' | 'Server' | 'Offline';
+  /** TestSettings field (snake_case). */
+  readonly field: string;
+  readonly conversion: ConfigConversion;
+  readonly multiplier: number;
+  /** Unit of the value in the file: 'ms', 'percent' or ''. */
+  readonly unit: string;
+  readonly mlperfOnly: boolean;
+  /** Read only when this boolean field (snake_case) is already true. */
+  readonly onlyWith?: string;
+}
+
+/** Inclusive limits of a run setting (snake_case name). */
+export interface NativeRunSettingLimit {
+  readonly min: number;
+  readonly max: number;
+}
+
+/** exports.tables of the addon. */
+export interface NativeTables {
+  readonly testSettingsFields: readonly { readonly name: string; readonly kind: string }[];
+  readonly configKeys: readonly NativeConfigKeyRow[];
+  readonly runSettingLimits: Readonly<Record<string, NativeRunSettingLimit>>;
+}
+
+let tables: NativeTables | undefined;
+
+/** The addon's tables (loads the addon). */
+export function nativeTables(): NativeTables {
+  tables ??= loadNative().tables;
+  return tables;
+}
+
+/** The limits of one run setting, as settings constraints. */
+export function runSettingLimit(name: string): { readonly min: number; readonly max: number } {
+  const limit = nativeTables().runSettingLimits[name];
+  if (limit === undefined) throw new Error(`loadgen: the native core has no limit for ${name}`);
+  return { min: limit.min, max: limit.max };
+}
