@@ -259,6 +259,11 @@ TEST(handover_single_stream_max_duration) {
     check_clean(on);
     CHECK(on.handed > 0);
     CHECK(has_text(on.outcome, "IssueQueryThread 0 Ending early: Max test duration reached. duration_ns "));
+    if (!has_text(on.outcome, "Max test duration reached")) {
+      for (const auto& t : texts(on.outcome)) std::cerr << "  message: " << t << "\n";
+      for (const auto& t : on.outcome.extra_invalid_reasons) std::cerr << "  invalid: " << t << "\n";
+      std::cerr << "  issued " << on.outcome.issued_query_count << " generated " << on.outcome.generated_query_count << " handed " << on.handed << "\n";
+    }
     // The query whose issue time passed max_duration was the last one issued.
     CHECK(on.outcome.summary.raw.final_query_issued_time_s > 0.020);
   }
