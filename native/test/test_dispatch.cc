@@ -164,7 +164,7 @@ TEST(dispatch_worker_server_without_and_with_long_spin_delivers_every_sample_onc
 }
 
 TEST(dispatch_worker_spinning_server_max_query_count_is_exact_whoever_issues) {
-  // Spinning workers issue due queries a late issue thread has not (poll_issue_due).
+  // Spinning workers issue due queries a late issue thread has not (try_issue).
   WorkerRun r = run_workers(Scenario::Server, "worker_spin_max_queries", 2, 5000000, 700);
   CHECK_EQ(r.outcome.issued_query_count, uint64_t{700});
   CHECK_EQ(r.delivered, uint64_t{700});
