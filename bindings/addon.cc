@@ -178,11 +178,18 @@ Napi::Value LogResponse(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, session->log_response(id, data, size));
 }
 
+// markDispatched(first, end = first + 1, stride = 1): queries first,
+// first + stride, ... below end reached the SUT now (one call per issueQuery).
 void MarkDispatched(const Napi::CallbackInfo& info) {
   SessionRef session(info.Env());
   if (!session || info.Length() < 1 || !info[0].IsNumber()) return;
-  const double q = info[0].As<Napi::Number>().DoubleValue();
-  if (q >= 0 && q < 9007199254740992.0) session->mark_dispatched(static_cast<uint64_t>(q));
+  const auto index = [](double v) { return v >= 0 && v < 9007199254740992.0; };
+  const double first = info[0].As<Napi::Number>().DoubleValue();
+  const double end = info.Length() >= 2 && info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : first + 1;
+  const double stride = info.Length() >= 3 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 1;
+  if (!index(first) || !index(end) || !(stride >= 1 && index(stride))) return;
+  // The core clamps the range to the published queries.
+  session->mark_dispatched(static_cast<uint64_t>(first), static_cast<uint64_t>(end), static_cast<uint64_t>(stride));
 }
 
 // The completion calls return undefined, or the new published-query count

@@ -108,19 +108,10 @@ class LiveStats {
   // Completion hot path: `n` samples of query `q` completed at `done_ns`
   // (relative to the series start). Latency from the query's scheduled time
   // as the results compute it; one histogram increment, no locks.
+  // (A template so this header needs no series.h: scheduled_ns is found with the series.)
   template <typename SeriesT>
   void record_completion(const SeriesT& series, uint64_t q, int64_t done_ns, uint64_t n = 1) noexcept {
-    int64_t scheduled = 0;
-    switch (static_cast<Scenario>(scenario_.load(std::memory_order_relaxed))) {
-      case Scenario::Server:
-        scheduled = series.trace.scheduled_delta_ns[q];
-        break;
-      case Scenario::Offline:
-        break;
-      default:
-        scheduled = series.issued_ns[q];  // SingleStream/MultiStream: scheduled when issued
-    }
-    histogram_.record(done_ns - scheduled, n);
+    histogram_.record(done_ns - scheduled_ns(series, q), n);
   }
 
   // Any thread. `issued_queries`/`completed_samples` come from the series' counters.

@@ -6,7 +6,10 @@
 #include <fstream>
 
 #include "detail_log.h"
-#include "session.h"
+#include "run_outcome.h"
+#include "series.h"
+#include "series_results.h"
+#include "session_host.h"
 
 namespace loadgen {
 
@@ -109,17 +112,6 @@ int64_t window_for(int64_t duration_ns) {
   }
 }
 
-int64_t scheduled_of(const Series& series, Scenario scenario, uint64_t q) {
-  switch (scenario) {
-    case Scenario::Server:
-      return series.trace.scheduled_delta_ns[q];
-    case Scenario::Offline:
-      return 0;
-    default:
-      return series.issued_ns[q];
-  }
-}
-
 std::string series_json(const Series& series, const EffectiveSettings& effective) {
   const Scenario scenario = effective.scenario;
   const uint64_t issued = series.issued_queries;
@@ -157,7 +149,7 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
       if (done == kNotCompleted) continue;
       const size_t w = static_cast<size_t>(done / window);
       if (w >= windows || fill[w] >= offsets[w + 1]) continue;  // counted above; never changes after the series
-      by_window[fill[w]++] = done - scheduled_of(series, scenario, k / spq);
+      by_window[fill[w]++] = done - scheduled_ns(series, k / spq);
     }
   }
   std::string issued_list, completed_list, p50_list, p99_list, max_list;

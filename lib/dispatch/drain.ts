@@ -91,8 +91,8 @@ function drainLoop(
     for (let j = q; j < end; j += stride) {
       const base = j * spq;
       for (let i = 0; i < spq; i++) samples[n++] = { id: firstId + base + i, index: sampleIndex[base + i]! };
-      native.markDispatched(j);
     }
+    native.markDispatched(q, end, stride);
     let returned: unknown;
     try {
       returned = sut.issueQuery(samples);

@@ -325,7 +325,8 @@ export interface NativeAddon {
   start(config: NativeRunConfig, dispatcher: Dispatcher): void;
   /** NotRunningError outside a series. */
   seriesInfo(): NativeSeriesInfo;
-  markDispatched(query: number): void;
+  /** Queries first, first + stride, ... below end (default first + 1) reached the SUT now. */
+  markDispatched(first: number, end?: number, stride?: number): void;
   logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean;
   /**
    * The completion calls return the new published-query count when the call

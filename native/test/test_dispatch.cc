@@ -10,10 +10,12 @@
 
 #include "check.h"
 #include "test_util.h"
+#include "fake_host.h"
 #include "session.h"
 
 using namespace loadgen;
 using loadgen_test::count_of;
+using loadgen_test::FakeHost;
 using loadgen_test::read_file;
 using loadgen_test::temp_outdir;
 
@@ -37,37 +39,19 @@ SessionConfig dispatch_config(Scenario scenario, DispatchMode mode, const std::s
   return c;
 }
 
-// Counts what the session asks of its host; poll and worker modes never wake it.
-class DispatchHost : public SessionHost {
+// Counts what the session asks of its host (poll and worker modes never wake
+// it) and has `registered` dispatch workers.
+class DispatchHost : public FakeHost {
  public:
   explicit DispatchHost(uint64_t registered = 0) : registered_(registered) {}
-  bool load_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
-  bool unload_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
-  void series_started() override { series.fetch_add(1); }
-  void wake() override { wakes.fetch_add(1); }
-  void flush_queries() override {}
-  void finished() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    done_ = true;
-    cv_.notify_all();
-  }
   std::vector<uint64_t> wait_for_dispatch_workers(uint64_t, int64_t) override {
     std::vector<uint64_t> ids;
     for (uint64_t i = 0; i < registered_; ++i) ids.push_back(100 + i);
     return ids;
   }
-  void wait_finished() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return done_; });
-  }
-  std::atomic<int> series{0};
-  std::atomic<int> wakes{0};
 
  private:
   uint64_t registered_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
 };
 
 // Per sample id: how often it was delivered. Large enough for these runs.
@@ -180,7 +164,7 @@ TEST(dispatch_worker_server_without_and_with_long_spin_delivers_every_sample_onc
 }
 
 TEST(dispatch_worker_spinning_server_max_query_count_is_exact_whoever_issues) {
-  // Spinning workers issue due queries a late issue thread has not (poll_issue_due).
+  // Spinning workers issue due queries a late issue thread has not (try_issue).
   WorkerRun r = run_workers(Scenario::Server, "worker_spin_max_queries", 2, 5000000, 700);
   CHECK_EQ(r.outcome.issued_query_count, uint64_t{700});
   CHECK_EQ(r.delivered, uint64_t{700});

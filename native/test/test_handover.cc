@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "check.h"
+#include "fake_host.h"
 #include "session.h"
 
 using namespace loadgen;
+using loadgen_test::FakeHost;
 
 namespace {
 
@@ -26,7 +28,7 @@ namespace {
 // Off: completions never hand over (the issue thread issues every query).
 enum class Sut { Inline, Deferred, Off };
 
-class HandOverHost : public SessionHost {
+class HandOverHost : public FakeHost {
  public:
   // split: complete a MultiStream query's samples in two calls (the first
   // leaves its last sample outstanding, so only the second can hand over).
@@ -35,23 +37,17 @@ class HandOverHost : public SessionHost {
     post(Event::Stop);
     if (js_.joinable()) js_.join();
   }
-  void attach(Session* session) {
-    session_ = session;
+  void attach(Session* session) override {
+    FakeHost::attach(session);
     js_ = std::thread([this] { loop(); });
   }
-  bool load_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
-  bool unload_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
+  // Everything the session asks goes through the "JS thread"'s event queue.
   void series_started() override { post(Event::Series); }
   void wake() override { post(Event::Drain); }
   void flush_queries() override { post(Event::Flush, session_->published_queries()); }
   void finished() override { post(Event::Finished); }
-  void wait_finished() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return done_; });
-  }
 
   uint64_t handed = 0;        // queries completion calls issued
-  uint64_t flushes = 0;
   bool flushed_after_all = true;  // every published query reached the SUT before each flush
   bool dispatched_in_order = true;
 
@@ -82,16 +78,13 @@ class HandOverHost : public SessionHost {
           cursor_ = 0;
           break;
         case Event::Flush:
-          ++flushes;
+          FakeHost::flush_queries();
           // What the series published when its issuing ended (the next series may be current now).
           if (cursor_ != value) flushed_after_all = false;
           break;
-        case Event::Finished: {
-          std::lock_guard<std::mutex> lock(mutex_);
-          done_ = true;
-          cv_.notify_all();
+        case Event::Finished:
+          FakeHost::finished();
           break;
-        }
         case Event::Stop:
           return;
       }
@@ -117,9 +110,7 @@ class HandOverHost : public SessionHost {
     }
   }
   uint64_t complete_query(uint64_t q) {
-    const uint64_t spq = session_->trace().samples_per_query;
-    std::vector<double> ids;
-    for (uint64_t i = 0; i < spq; ++i) ids.push_back(static_cast<double>(session_->first_id() + q * spq + i));
+    const std::vector<double> ids = query_ids(q);
     const bool hand_over = sut_ != Sut::Off;
     uint64_t p = 0;
     if (split_ && ids.size() > 1) {
@@ -138,14 +129,12 @@ class HandOverHost : public SessionHost {
 
   Sut sut_;
   bool split_;
-  Session* session_ = nullptr;
   std::thread js_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::pair<Event, uint64_t>> events_;
   std::deque<uint64_t> pending_;  // JS thread only
   uint64_t cursor_ = 0;           // JS thread only
-  bool done_ = false;
 };
 
 SessionConfig config(Scenario scenario, const std::string& name) {
@@ -177,11 +166,9 @@ struct Run {
 Run run(const SessionConfig& c, Sut sut, bool split = false) {
   HandOverHost host(sut, split);
   Session session(c, &host);
-  host.attach(&session);
-  session.start();
-  host.wait_finished();
-  session.join();
-  return Run{session.outcome(), host.handed, host.flushes, host.flushed_after_all, host.dispatched_in_order};
+  const RunOutcome& outcome = host.run(session);
+  return Run{outcome, host.handed, static_cast<uint64_t>(host.flushes.load()), host.flushed_after_all,
+             host.dispatched_in_order};
 }
 
 // The messages, less the clock check's (a run of a few ms can show a
@@ -272,6 +259,11 @@ TEST(handover_single_stream_max_duration) {
     check_clean(on);
     CHECK(on.handed > 0);
     CHECK(has_text(on.outcome, "IssueQueryThread 0 Ending early: Max test duration reached. duration_ns "));
+    if (!has_text(on.outcome, "Max test duration reached")) {
+      for (const auto& t : texts(on.outcome)) std::cerr << "  message: " << t << "\n";
+      for (const auto& t : on.outcome.extra_invalid_reasons) std::cerr << "  invalid: " << t << "\n";
+      std::cerr << "  issued " << on.outcome.issued_query_count << " generated " << on.outcome.generated_query_count << " handed " << on.handed << "\n";
+    }
     // The query whose issue time passed max_duration was the last one issued.
     CHECK(on.outcome.summary.raw.final_query_issued_time_s > 0.020);
   }

@@ -11,10 +11,12 @@
 
 #include "check.h"
 #include "test_util.h"
+#include "fake_host.h"
 #include "session.h"
 
 using namespace loadgen;
 using loadgen_test::count_of;
+using loadgen_test::FakeHost;
 using loadgen_test::read_file;
 using loadgen_test::temp_outdir;
 
@@ -24,7 +26,7 @@ enum class Behaviour { CompleteInline, CompleteOnThread, Silent, ThrowAtQuery };
 
 // Completes queries the way a JS SUT would: inside the drain (inline), or
 // later from another thread after a delay.
-class TestHost : public SessionHost {
+class TestHost : public FakeHost {
  public:
   TestHost(Behaviour behaviour, int64_t delay_ns = 0, uint64_t fail_at = 0)
       : behaviour_(behaviour), delay_ns_(delay_ns), fail_at_(fail_at) {}
@@ -36,19 +38,10 @@ class TestHost : public SessionHost {
     cv_.notify_all();
     if (worker_.joinable()) worker_.join();
   }
-  void attach(Session* session) {
-    session_ = session;
+  void attach(Session* session) override {
+    FakeHost::attach(session);
     if (behaviour_ == Behaviour::CompleteOnThread) worker_ = std::thread([this] { work(); });
   }
-  bool load_samples(const std::vector<SampleIndex>& indices, std::string*) override {
-    loads.push_back(indices.size());
-    return true;
-  }
-  bool unload_samples(const std::vector<SampleIndex>&, std::string*) override {
-    ++unloads;
-    return true;
-  }
-  void series_started() override { ++series; }
   void wake() override {
     session_->begin_drain();
     const uint64_t published = session_->published_queries();
@@ -68,26 +61,9 @@ class TestHost : public SessionHost {
       }
     }
   }
-  void flush_queries() override { ++flushes; }
-  void finished() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    done = true;
-    cv_.notify_all();
-  }
-  void wait_finished() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return done; });
-  }
-  void complete_query(uint64_t q) {
-    const uint64_t spq = session_->trace().samples_per_query;
-    std::vector<double> ids;
-    for (uint64_t i = 0; i < spq; ++i) ids.push_back(static_cast<double>(session_->first_id() + q * spq + i));
-    session_->complete(ids.data(), ids.size());
-  }
 
-  std::vector<size_t> loads;
-  int unloads = 0, series = 0, flushes = 0;
-  bool done = false;
+ protected:
+  uint64_t cursor_ = 0;
 
  private:
   void work() {
@@ -107,8 +83,6 @@ class TestHost : public SessionHost {
   Behaviour behaviour_;
   int64_t delay_ns_;
   uint64_t fail_at_;
-  Session* session_ = nullptr;
-  uint64_t cursor_ = 0;
   std::thread worker_;
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -129,13 +103,7 @@ SessionConfig base_config(Scenario scenario, const std::string& name) {
   return c;
 }
 
-const RunOutcome& run(Session& session, TestHost& host) {
-  host.attach(&session);
-  session.start();
-  host.wait_finished();
-  session.join();
-  return session.outcome();
-}
+const RunOutcome& run(Session& session, TestHost& host) { return host.run(session); }
 
 }  // namespace
 
@@ -152,8 +120,8 @@ TEST(session_single_stream_inline_completion_is_valid) {
   CHECK_EQ(o.issued_sample_count, o.completed_sample_count);
   CHECK(o.issued_query_count >= 100);
   CHECK_EQ(host.loads.size(), size_t{1});
-  CHECK_EQ(host.unloads, 1);
-  CHECK_EQ(host.flushes, 1);
+  CHECK_EQ(host.unloads.load(), 1);
+  CHECK_EQ(host.flushes.load(), 1);
   CHECK(o.summary.raw.final_query_issued_time_s >= 0.01);
   CHECK(o.summary_text.find("Result is : VALID\n") != std::string::npos);
   CHECK_EQ(read_file(o.summary_path), o.summary_text);
@@ -200,7 +168,7 @@ TEST(session_offline_null_native_completes_on_issue_thread) {
   CHECK(o.summary.result_valid);
   CHECK_EQ(o.issued_query_count, uint64_t{1});
   CHECK_EQ(o.completed_sample_count, uint64_t{5000});
-  CHECK_EQ(host.series, 0);  // nothing is handed to a host SUT
+  CHECK_EQ(host.series.load(), 0);  // nothing is handed to a host SUT
 }
 
 TEST(session_abort_ends_run_with_reason) {
@@ -247,26 +215,26 @@ TEST(session_silent_sut_server_ends_after_max_duration) {
 }
 
 // Completes through a hand-made id list: the bad ones must only be counted.
-class BadIdHost : public TestHost {
+class BadIdHost : public FakeHost {
  public:
-  BadIdHost() : TestHost(Behaviour::CompleteInline) {}
   void wake() override {
-    session->begin_drain();
-    const uint64_t published = session->published_queries();
-    for (; cursor < published; ++cursor) {
-      const double id = static_cast<double>(session->first_id() + cursor);
-      if (cursor == 0) {
+    session_->begin_drain();
+    const uint64_t published = session_->published_queries();
+    for (; cursor_ < published; ++cursor_) {
+      const double id = static_cast<double>(session_->first_id() + cursor_);
+      if (cursor_ == 0) {
         const double bad[] = {0.0, -1.0, 0.5, std::nan(""), 1e300, id + 1000.0, id + 1.0};
-        session->complete(bad, 7);
+        session_->complete(bad, 7);
         const uint32_t bad32[] = {0u};
-        session->complete(bad32, 1);
+        session_->complete(bad32, 1);
       }
-      session->complete(&id, 1);
-      if (cursor == 1) session->complete(&id, 1);  // duplicate
+      session_->complete(&id, 1);
+      if (cursor_ == 1) session_->complete(&id, 1);  // duplicate
     }
   }
-  Session* session = nullptr;
-  uint64_t cursor = 0;
+
+ private:
+  uint64_t cursor_ = 0;
 };
 
 TEST(session_bad_completion_ids_are_counted_not_written) {
@@ -277,8 +245,7 @@ TEST(session_bad_completion_ids_are_counted_not_written) {
   c.qsl_performance_count = 8;
   BadIdHost host;
   Session session(c, &host);
-  host.session = &session;
-  const RunOutcome& o = run(session, host);
+  const RunOutcome& o = host.run(session);
   CHECK(o.has_summary);
   CHECK_EQ(o.completion_errors.invalid_ids, uint64_t{7});   // 0, -1, 0.5, NaN, 1e300, beyond the run, 0u
   CHECK_EQ(o.completion_errors.unissued_ids, uint64_t{1});  // the next sample, not issued yet

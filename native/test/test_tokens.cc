@@ -14,10 +14,12 @@
 #include "check.h"
 #include "test_util.h"
 #include "clock.h"
+#include "fake_host.h"
 #include "session.h"
 
 using namespace loadgen;
 using loadgen_test::count_of;
+using loadgen_test::FakeHost;
 using loadgen_test::read_file;
 using loadgen_test::temp_outdir;
 
@@ -25,7 +27,7 @@ namespace {
 
 // Serves each issued sample with `respond(session, id, k)` (k = sample index
 // in the series), inline in the drain or on a worker thread.
-class TokenHost : public SessionHost {
+class TokenHost : public FakeHost {
  public:
   using Respond = std::function<void(Session&, double id, uint64_t k)>;
   TokenHost(Respond respond, bool on_thread) : respond_(std::move(respond)), on_thread_(on_thread) {}
@@ -37,12 +39,10 @@ class TokenHost : public SessionHost {
     cv_.notify_all();
     if (worker_.joinable()) worker_.join();
   }
-  void attach(Session* session) {
-    session_ = session;
+  void attach(Session* session) override {
+    FakeHost::attach(session);
     if (on_thread_) worker_ = std::thread([this] { work(); });
   }
-  bool load_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
-  bool unload_samples(const std::vector<SampleIndex>&, std::string*) override { return true; }
   void series_started() override { cursor_ = 0; }
   void wake() override {
     session_->begin_drain();
@@ -56,21 +56,6 @@ class TokenHost : public SessionHost {
         serve(cursor_);
       }
     }
-  }
-  void flush_queries() override {}
-  void finished() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    done_ = true;
-    cv_.notify_all();
-  }
-  const RunOutcome& run(Session& session) {
-    attach(&session);
-    session.start();
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return done_; });
-    lock.unlock();
-    session.join();
-    return session.outcome();
   }
 
  private:
@@ -96,14 +81,12 @@ class TokenHost : public SessionHost {
 
   Respond respond_;
   bool on_thread_;
-  Session* session_ = nullptr;
   uint64_t cursor_ = 0;
   std::thread worker_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<uint64_t> pending_;
   bool stop_ = false;
-  bool done_ = false;
 };
 
 SessionConfig token_config(Scenario scenario, const std::string& name) {

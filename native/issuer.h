@@ -1,0 +1,64 @@
+// The one issuing primitive. Every thread that issues a query goes through
+// it: the issue thread (issue_loop.cc), a completing call handing the next
+// SingleStream/MultiStream query over (recorder.cc), the poller and a
+// spinning dispatch worker issuing a due Server query the issue thread is
+// late for (dispatch.cc). Issuing query q is: claim it, stamp issued_ns,
+// evaluate the stop rule, record the end decision, publish.
+//
+// Invariants (why each memory order):
+// - Claims: where another thread may issue (Series::others_issue()), query q
+//   belongs to whoever moves next_issue from q to q + 1 (one CAS, acq_rel).
+//   Where nobody else issues, the issue thread owns every query and
+//   next_issue is not touched.
+// - The end decision (Series::end, issue_ended) is written before the
+//   query's publication, so a thread that sees the query published (acquire)
+//   also sees that issuing ended and never claims past it.
+// - published is stored with release after issued_ns and the end decision;
+//   every reader (drains, completions, claims) loads it with acquire.
+// - The issue thread closes next_issue (kHandOverClosed) when its loop ends;
+//   a claim made before that is still published and counted.
+#pragma once
+
+#include <cstdint>
+
+#include "series.h"
+#include "stop_rule.h"
+
+namespace loadgen {
+
+// Issues queries [first, last] of `series`, already claimed by the caller,
+// with one issue time `elapsed_ns` (from the series start; several queries
+// only when coalescing): stamps them, decides the stop rule for the last
+// one, records an end decision, then publishes them. Returns the decision.
+// (Inline: the issue loop calls it for every query.)
+inline StopDecision issue_claimed(Series& series, uint64_t first, uint64_t last, int64_t elapsed_ns) {
+  for (uint64_t q = first; q <= last; ++q) series.issued_ns[q] = elapsed_ns;
+  const StopDecision decision = decide_stop(series, last + 1, elapsed_ns);
+  if (decision.reason != StopReason::None) {
+    series.end = decision;
+    series.issue_ended.store(true, std::memory_order_release);
+  }
+  series.published.store(last + 1, std::memory_order_release);
+  return decision;
+}
+
+// From a thread other than the issue thread: claims query `q` (one CAS on
+// next_issue) unless issuing ended or the run is `aborted`, and issues it now.
+// Returns the new published count (q + 1) and the decision, or 0 when the
+// query was not this caller's to issue.
+struct Issued {
+  uint64_t published = 0;
+  StopReason reason = StopReason::None;
+};
+Issued try_issue(Series& series, uint64_t q, bool aborted);
+
+// The issue thread, where others may issue: claims query `q` and returns q,
+// or, when others claimed it (and maybe more), waits until what they claimed
+// is published and returns their claim count n > q.
+uint64_t claim_or_catch_up(Series& series, uint64_t q);
+
+// The issue thread, when its loop is over (others_issue() only): nobody
+// claims any more. Returns how many queries were claimed, all published.
+uint64_t close_issuing(Series& series);
+
+}  // namespace loadgen

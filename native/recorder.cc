@@ -1,0 +1,243 @@
+#include "recorder.h"
+
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "clock.h"
+#include "issuer.h"
+
+namespace loadgen {
+
+namespace {
+
+constexpr int64_t kNotCompleted = Series::kNotCompleted;
+
+inline bool id_to_u64(double id, uint64_t* out) {
+  // Rejects NaN, fractions, negatives and values beyond 2^53 before any use.
+  if (!(id >= 1.0 && id <= 9007199254740992.0) || std::floor(id) != id) return false;
+  *out = static_cast<uint64_t>(id);
+  return true;
+}
+inline bool id_to_u64(uint32_t id, uint64_t* out) {
+  *out = id;
+  return id != 0;
+}
+inline double id_as_double(double id) { return id; }
+inline double id_as_double(uint32_t id) { return static_cast<double>(id); }
+
+// n_tokens as the SUT reported it: NaN counts as missing (0), fractions
+// truncate, out-of-range values saturate (the validity rules apply later).
+inline int64_t token_count_of(double n) {
+  if (!(n == n)) return 0;
+  if (n >= 9.2e18) return INT64_MAX;
+  if (n <= -9.2e18) return INT64_MIN + 1;  // INT64_MIN is the "no slot" marker
+  return static_cast<int64_t>(n);
+}
+
+// The null-native SUT's response: the QSL index as 4 little-endian bytes
+// (what the reference's own null SUT in the golden runs returns).
+std::vector<uint8_t> index_payload(uint64_t qsl_index) {
+  const uint32_t v = static_cast<uint32_t>(qsl_index);
+  return {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v >> 16),
+          static_cast<uint8_t>(v >> 24)};
+}
+
+}  // namespace
+
+template <typename Id>
+Recorder::IdStatus Recorder::resolve_id(const Series* series, uint64_t published, Id id, uint64_t* k) {
+  uint64_t n;
+  if (series == nullptr || published == 0 || !id_to_u64(id, &n) || n < series->first_id ||
+      n - series->first_id >= series->sample_count) {
+    return IdStatus::Invalid;
+  }
+  *k = n - series->first_id;
+  return *k < published * series->samples_per_query ? IdStatus::Valid : IdStatus::Unissued;
+}
+
+void Recorder::count_rejected(IdStatus status, double id) {
+  if (status == IdStatus::Unissued) {
+    unissued_ids_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  double expected = 0;
+  first_invalid_id_.compare_exchange_strong(expected, id);
+  invalid_ids_.fetch_add(1, std::memory_order_relaxed);
+}
+
+template <typename Tokens, typename Id>
+uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over) {
+  Series* s = current_.load(std::memory_order_acquire);
+  const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
+  if (published == 0) {
+    invalid_ids_.fetch_add(count, std::memory_order_relaxed);
+    return 0;
+  }
+  Series& series = *s;
+  hand_over = hand_over && series.hand_over;
+  // Before any completion is visible: the issue thread must not claim the
+  // next query while this call may still hand it over.
+  if (hand_over) series.handing_over.fetch_add(1, std::memory_order_seq_cst);
+  const int64_t t = stamp - series.start_ns;
+  const uint64_t spq = series.samples_per_query;
+  uint64_t newly_completed = 0;
+  bool any_query_done = false;
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t k = 0;
+    const IdStatus status = resolve_id(s, published, ids[i], &k);
+    if (status != IdStatus::Valid) {
+      count_rejected(status, id_as_double(ids[i]));
+      continue;
+    }
+    int64_t not_completed = kNotCompleted;
+    if (!series.completed_ns[k].compare_exchange_strong(not_completed, t, std::memory_order_acq_rel)) {
+      double expected = 0;
+      first_duplicate_id_.compare_exchange_strong(expected, id_as_double(ids[i]));
+      duplicate_ids_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    if constexpr (!std::is_void_v<Tokens>) {
+      // Only the winner of the CAS writes, before the query counts as done.
+      if (series.n_tokens) series.n_tokens[k].store(token_count_of(n_tokens[i]), std::memory_order_relaxed);
+    }
+    ++newly_completed;
+    live_.record_completion(series, k / spq, t);
+    if (spq == 1) {
+      series.done_queries.fetch_add(1, std::memory_order_acq_rel);
+      any_query_done = true;
+    } else if (series.outstanding[k / spq].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      series.query_done_ns[k / spq].store(t, std::memory_order_release);
+      series.done_queries.fetch_add(1, std::memory_order_acq_rel);
+      any_query_done = true;
+    }
+  }
+  if (newly_completed != 0) series.completed_samples.fetch_add(newly_completed, std::memory_order_acq_rel);
+  const uint64_t handed = hand_over && any_query_done ? hand_over_next(series) : 0;
+  if (hand_over) series.handing_over.fetch_sub(1, std::memory_order_seq_cst);
+  // A hand-over needs no wake of the issue thread (it learns of the last
+  // query of the series from hand_over_next's own notify).
+  if (any_query_done && handed == 0) completions_.notify();
+  return handed;
+}
+
+template uint64_t Recorder::complete<void, double>(int64_t, const double*, const void*, size_t, bool);
+template uint64_t Recorder::complete<void, uint32_t>(int64_t, const uint32_t*, const void*, size_t, bool);
+template uint64_t Recorder::complete<double, double>(int64_t, const double*, const double*, size_t, bool);
+template uint64_t Recorder::complete<double, uint32_t>(int64_t, const uint32_t*, const double*, size_t, bool);
+
+uint64_t Recorder::hand_over_next(Series& series) {
+  // Due when query n-1 is done. Whether issuing ended is known: the claimant
+  // of n-1 decided it before publishing n-1, and this call saw that
+  // publication (it completed a sample of n-1).
+  const uint64_t n = series.next_issue.load(std::memory_order_acquire);
+  if (n == 0 || n >= series.trace.query_count() || !series.query_done(n - 1)) return 0;
+  const Issued issued = try_issue(series, n, aborted_.load(std::memory_order_acquire));
+  // The issue thread logs the stop and ends its loop.
+  if (issued.reason != StopReason::None) completions_.notify();
+  return issued.published;
+}
+
+int64_t Recorder::clamp_stamp(int64_t stamp_ns) const {
+  const int64_t now = now_ns();
+  const Series* s = current_.load(std::memory_order_acquire);
+  if (s == nullptr || stamp_ns < s->start_ns || stamp_ns > now) stamp_ns = now;
+  return stamp_ns;
+}
+
+void Recorder::first_token(double id, int64_t stamp_ns, const uint8_t* data, size_t size) {
+  stamp_ns = stamp_ns == 0 ? now_ns() : clamp_stamp(stamp_ns);
+  Series* s = current_.load(std::memory_order_acquire);
+  if (s != nullptr && !s->first_token_ns) return;  // token latencies off
+  const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
+  uint64_t k = 0;
+  const IdStatus status = resolve_id(s, published, id, &k);
+  if (status != IdStatus::Valid) {
+    count_rejected(status, id);
+    return;
+  }
+  Series& series = *s;
+  if (series.completed_ns[k].load(std::memory_order_acquire) != kNotCompleted) {
+    first_token_after_completion_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  int64_t not_recorded = kNotCompleted;
+  if (!series.first_token_ns[k].compare_exchange_strong(not_recorded, stamp_ns - series.start_ns,
+                                                        std::memory_order_acq_rel)) {
+    duplicate_first_tokens_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // Offline records never carry token_data, so nothing is cached there.
+  if (series.trace.accuracy_log_sampled[k] && series.needs_first_token) {
+    std::vector<uint8_t> bytes(data, data + size);
+    std::lock_guard<std::mutex> lock(series.token_data_mutex);
+    series.token_data[k] = std::move(bytes);
+  }
+}
+
+bool Recorder::log_response(double id, const uint8_t* data, size_t size) {
+  Series* s = current_.load(std::memory_order_acquire);
+  const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
+  uint64_t k = 0;
+  if (resolve_id(s, published, id, &k) != IdStatus::Valid) return false;
+  if (!s->trace.accuracy_log_sampled[k]) return false;
+  AccuracyRecord record;
+  record.seq_id = s->trace.first_sample_id + k;
+  record.qsl_idx = s->trace.sample_index[k];
+  if (size != 0) record.data.assign(data, data + size);
+  if (s->n_tokens) {
+    // The completion (stamped before this call) already stored n_tokens.
+    record.with_token_count = true;
+    record.token_count = s->n_tokens[k].load(std::memory_order_relaxed);
+    if (s->needs_first_token) {
+      record.with_token_data = true;
+      std::lock_guard<std::mutex> lock(s->token_data_mutex);
+      const auto it = s->token_data.find(k);
+      if (it != s->token_data.end()) record.token_data = it->second;
+    }
+  }
+  accuracy_log_.append(std::move(record));
+  return true;
+}
+
+void Recorder::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
+  const uint64_t spq = series.samples_per_query;
+  const uint64_t first = q * spq;
+  // A large query (Offline) is completed in chunks, each stamped when it is
+  // recorded, so the result measures what recording costs, not zero.
+  constexpr uint64_t kStampEvery = 4096;
+  for (uint64_t k = first; k < first + spq; ++k) {
+    if (k != first && (k - first) % kStampEvery == 0) t = now_ns() - series.start_ns;
+    series.completed_ns[k].store(t, std::memory_order_release);
+    if (series.trace.accuracy_log_sampled[k]) {
+      const uint64_t index = series.trace.sample_index[k];
+      AccuracyRecord record;
+      record.seq_id = series.trace.first_sample_id + k;
+      record.qsl_idx = index;
+      record.data = index_payload(index);
+      // The null SUT reports no tokens: the record still has the token fields.
+      record.with_token_count = static_cast<bool>(series.n_tokens);
+      record.with_token_data = series.needs_first_token;
+      accuracy_log_.append(std::move(record));
+    }
+  }
+  live_.record_completion(series, q, t, spq);
+  if (spq > 1) {
+    series.outstanding[q].store(0, std::memory_order_relaxed);
+    series.query_done_ns[q].store(t, std::memory_order_release);
+  }
+  series.done_queries.fetch_add(1, std::memory_order_acq_rel);
+  series.completed_samples.fetch_add(spq, std::memory_order_release);
+}
+
+void Recorder::copy_error_counts(CompletionErrorCounts* out) const {
+  out->invalid_ids = invalid_ids_.load();
+  out->unissued_ids = unissued_ids_.load();
+  out->duplicate_ids = duplicate_ids_.load();
+  out->first_invalid_id = first_invalid_id_.load();
+  out->first_duplicate_id = first_duplicate_id_.load();
+  out->first_token_after_completion = first_token_after_completion_.load();
+  out->duplicate_first_tokens = duplicate_first_tokens_.load();
+}
+
+}  // namespace loadgen

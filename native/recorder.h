@@ -1,0 +1,75 @@
+// Completion: what the SUT reports back. Completion calls (any thread)
+// record each sample's completion time, first token and token count into
+// the series' preallocated records, count rejected ids, feed the live
+// statistics and, where the SUT completes SingleStream/MultiStream queries
+// on the thread that drains them, hand the next query over through the
+// issuing primitive. Also the null-native SUT (completes on the issue
+// thread) and the accuracy log's records. Every id is resolved by one
+// function (resolve_id) before anything is touched.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "accuracy_log.h"
+#include "live_stats.h"
+#include "run_outcome.h"
+#include "series.h"
+#include "wait.h"
+
+namespace loadgen {
+
+class Recorder {
+ public:
+  // `current`: the series completions go to; `completions`: notified when a
+  // query is done (the issue thread waits on it).
+  Recorder(const std::atomic<Series*>& current, const std::atomic<bool>& aborted, Signal& completions,
+           LiveStats& live, AccuracyLog& accuracy_log)
+      : current_(current), aborted_(aborted), completions_(completions), live_(live), accuracy_log_(accuracy_log) {}
+
+  // Records completion of samples by id at `stamp` (now_ns() clock). Ids are
+  // validated; bad ones are only counted. Tokens = void: no token bookkeeping;
+  // else n_tokens[i] for ids[i]. hand_over: see Session::complete. Returns the
+  // new published count when this call issued the next query, else 0.
+  template <typename Tokens, typename Id>
+  uint64_t complete(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over);
+  // A caller's stamp outside [series start, now] is replaced by now.
+  int64_t clamp_stamp(int64_t stamp_ns) const;
+  // The first token of sample `id` at `stamp_ns` (see Session::first_token).
+  void first_token(double id, int64_t stamp_ns, const uint8_t* data, size_t size);
+  // The response bytes of a completed, accuracy-logged sample: one record.
+  bool log_response(double id, const uint8_t* data, size_t size);
+  // The null-native SUT: completes query `q` at `t` (from the series start)
+  // on the issue thread, with the QSL index as its response.
+  void complete_on_issue_thread(Series& series, uint64_t q, int64_t t);
+  // The rejected-id counts so far (into the fields they own).
+  void copy_error_counts(CompletionErrorCounts* out) const;
+
+ private:
+  enum class IdStatus { Valid, Invalid, Unissued };
+  // The one id resolution: sample `*k` of `series` for a completion id, if
+  // it names a sample of the series (Invalid otherwise: not an integer id of
+  // it, or no series) that was issued (Unissued: beyond `published` queries).
+  template <typename Id>
+  static IdStatus resolve_id(const Series* series, uint64_t published, Id id, uint64_t* k);
+  void count_rejected(IdStatus status, double id);
+  // A completing call issues the next query if it is due and unclaimed;
+  // returns the new published count, or 0.
+  uint64_t hand_over_next(Series& series);
+
+  const std::atomic<Series*>& current_;
+  const std::atomic<bool>& aborted_;
+  Signal& completions_;
+  LiveStats& live_;
+  AccuracyLog& accuracy_log_;
+  std::atomic<uint64_t> invalid_ids_{0};
+  std::atomic<uint64_t> unissued_ids_{0};
+  std::atomic<uint64_t> duplicate_ids_{0};
+  std::atomic<double> first_invalid_id_{0};
+  std::atomic<double> first_duplicate_id_{0};
+  std::atomic<uint64_t> first_token_after_completion_{0};
+  std::atomic<uint64_t> duplicate_first_tokens_{0};
+};
+
+}  // namespace loadgen

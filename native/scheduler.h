@@ -1,0 +1,124 @@
+// How the issue thread waits until query q is due, one small unit per
+// scenario (the reference's QueryScheduler<scenario>): Server sleeps, then
+// spins, to the scheduled time; SingleStream/MultiStream wait for the
+// previous query's completion (or for a completing call that issued the
+// next one itself); Offline issues at once. The issue loop is a template
+// over these: no virtual call or allocation per query.
+//
+// Each unit has `bool wait_due(uint64_t q, int64_t* now, AtLead&& at_lead)`:
+// false when the run was aborted or stalled; else `*now` is the clock
+// reading (now_ns()) at which q is due. Server calls `at_lead()` once,
+// `lead_ns` before the due time, when a lead is set (wake-ahead).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+#include "clock.h"
+#include "series.h"
+#include "wait.h"
+
+namespace loadgen {
+
+// Server: sleep until this long before a scheduled time, then spin (design.md:
+// ~120 us covers the wake-up latency of an idle vCPU at the median). A pinned
+// issue thread owns its CPU: it never sleeps nor yields, since waking a
+// halted vCPU and entering the kernel are what make lateness's tail (2-vCPU
+// VM, null-native, 10k QPS, pinned: p99 22 us sleeping; 0.2-13 us spinning,
+// tracking the host's preemptions that bench.cpuNoise measures).
+constexpr int64_t kServerSpinWindowNs = 120000;
+// Longest single sleep of the issue thread, so an abort is noticed promptly.
+constexpr int64_t kMaxSleepSliceNs = 50000000;
+// Spin this long for a completion before blocking (SingleStream/MultiStream).
+constexpr int64_t kCompletionSpinNs = 50000;
+
+// Waits until `ready()`, woken by `completions` (notified by completing
+// calls). False when the run is aborted, or when no sample of `series`
+// completed for `stall_limit_ns` (0: no limit) and `ready()` is still false.
+template <typename Ready>
+bool wait_for_completions(const Series& series, Signal& completions, int64_t stall_limit_ns,
+                          const std::atomic<bool>& aborted, Ready ready) {
+  const int64_t poll_ns =
+      stall_limit_ns > 0 ? std::min<int64_t>(50000000, std::max<int64_t>(stall_limit_ns / 8, 1000000)) : 50000000;
+  uint64_t seen_completions = series.completed_samples.load(std::memory_order_acquire);
+  int64_t last_progress = now_ns();
+  for (;;) {
+    if (completions.wait(ready, 0, kCompletionSpinNs, poll_ns)) return true;
+    if (aborted.load(std::memory_order_acquire)) return false;
+    const uint64_t count = series.completed_samples.load(std::memory_order_acquire);
+    const int64_t now = now_ns();
+    if (count != seen_completions) {
+      seen_completions = count;
+      last_progress = now;
+    } else if (stall_limit_ns > 0 && now - last_progress >= stall_limit_ns) {
+      return ready();
+    }
+  }
+}
+
+// Server: the scheduled time, from the series start.
+struct ServerScheduler {
+  Series& series;
+  const std::atomic<bool>& aborted;
+  bool pinned;          // the issue thread owns its CPU: spin, never sleep
+  int64_t lead_ns = 0;  // > 0: at_lead() this long before each due time
+
+  int64_t spin_window_ns() const { return pinned ? kMaxSleepSliceNs : kServerSpinWindowNs; }
+
+  template <typename AtLead>
+  bool wait_due(uint64_t q, int64_t* now, AtLead&& at_lead) const {
+    const int64_t target = series.start_ns + series.trace.scheduled_delta_ns[q];
+    const int64_t window = spin_window_ns();
+    int64_t t = now_ns();
+    // In slices, so an abort is noticed (pinned: spun, not slept).
+    while (target - t > kMaxSleepSliceNs + window && !aborted.load(std::memory_order_acquire)) {
+      t = wait_until_ns(t + kMaxSleepSliceNs, pinned ? kMaxSleepSliceNs : 0, !pinned);
+    }
+    if (aborted.load(std::memory_order_acquire)) return false;
+    series.issue_thread_cpu.store(current_cpu(), std::memory_order_relaxed);
+    if (lead_ns > 0) {
+      wait_until_ns(target - lead_ns, window, !pinned);
+      at_lead();
+    }
+    *now = wait_until_ns(target, window, !pinned);
+    return true;
+  }
+};
+
+// SingleStream/MultiStream: the previous query's completion.
+struct SequenceScheduler {
+  Series& series;
+  Signal& completions;
+  const std::atomic<bool>& aborted;
+  int64_t stall_limit_ns;
+
+  template <typename AtLead>
+  bool wait_due(uint64_t q, int64_t* now, AtLead&&) const {
+    if (q > 0) {
+      // With hand-over the completing call may have issued this query (and
+      // more) already. No per-query wake then: only the end of issuing or a
+      // completion that handed nothing over.
+      const bool due = wait_for_completions(series, completions, stall_limit_ns, aborted, [&] {
+        if (!series.hand_over) return series.query_done(q - 1);
+        if (series.issue_ended.load(std::memory_order_acquire)) return true;
+        return series.query_done(series.next_issue.load(std::memory_order_acquire) - 1) &&
+               series.handing_over.load(std::memory_order_seq_cst) == 0;
+      });
+      if (!due) return false;
+    }
+    *now = now_ns();
+    return true;
+  }
+};
+
+// Offline: its one query is due at once.
+struct OfflineScheduler {
+  template <typename AtLead>
+  bool wait_due(uint64_t, int64_t* now, AtLead&&) const {
+    *now = now_ns();
+    return true;
+  }
+};
+
+}  // namespace loadgen

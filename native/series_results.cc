@@ -1,0 +1,160 @@
+#include "series_results.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace loadgen {
+
+namespace {
+
+constexpr int64_t kNotCompleted = Series::kNotCompleted;
+
+// TTFT/TPOT/token-count arrays in sample-id order (no error counting).
+void fill_token_results(const Series& series, SeriesResult* raw) {
+  // spec/30 §9, in sample-id order over the completed samples (the ones in
+  // sample_latencies_ns). Offline reports only the token count.
+  const bool needs_first_token = series.needs_first_token;
+  const uint64_t spq = series.samples_per_query;
+  const uint64_t issued_samples = series.issued_queries * spq;
+  raw->tokens_per_sample.reserve(issued_samples);
+  if (needs_first_token) {
+    raw->first_token_latencies_ns.reserve(issued_samples);
+    raw->time_per_output_token_ns.reserve(issued_samples);
+  }
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+    if (done == kNotCompleted) continue;
+    int64_t n = series.n_tokens[k].load(std::memory_order_relaxed);
+    if (n < 0 || n == 1) n = 0;  // the reference's coercions; 0 stays 0
+    raw->tokens_per_sample.push_back(n);
+    if (!needs_first_token) continue;
+    const int64_t first = series.first_token_ns[k].load(std::memory_order_acquire);
+    const int64_t scheduled = scheduled_ns(series, k / spq);
+    // A missing first token keeps the INT64_MIN marker, as in the reference.
+    const int64_t ttft = first == kNotCompleted ? kMissingLatency : first - scheduled;
+    const int64_t latency = done - scheduled;
+    // (latency - ttft) / (n - 1) with int64 wrap-around instead of UB for the
+    // marker; with n forced to 0 the divisor is -1 (a negative TPOT).
+    const int64_t span =
+        static_cast<int64_t>(static_cast<uint64_t>(latency) - static_cast<uint64_t>(ttft));
+    const int64_t divisor = n - 1;
+    const int64_t tpot = (span == INT64_MIN && divisor == -1) ? INT64_MIN : span / divisor;
+    raw->first_token_latencies_ns.push_back(ttft);
+    raw->time_per_output_token_ns.push_back(tpot);
+  }
+}
+
+}  // namespace
+
+PerformanceSummary summarize_series(const Series& series, const EffectiveSettings& effective,
+                                    const std::string& sut_name, int64_t* issue_duration_ns) {
+  const uint64_t issued = series.issued_queries;
+  const uint64_t spq = series.samples_per_query;
+
+  SeriesResult raw;
+  raw.queries_issued = issued;
+  const uint64_t issued_samples = issued * spq;
+  raw.sample_latencies_ns.reserve(issued_samples);
+  int64_t max_latency = 0;
+  int64_t last_completion = 0;
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+    if (done == kNotCompleted) continue;  // counted as incomplete; INVALID
+    const int64_t latency = done - scheduled_ns(series, k / spq);
+    raw.sample_latencies_ns.push_back(latency);
+    max_latency = std::max(max_latency, latency);
+    last_completion = std::max(last_completion, done);
+  }
+  if (effective.scenario == Scenario::MultiStream) {
+    raw.query_latencies_ns.reserve(issued);
+    for (uint64_t q = 0; q < issued; ++q) {
+      const int64_t done = series.query_done_time(q);
+      if (done != kNotCompleted) raw.query_latencies_ns.push_back(done - scheduled_ns(series, q));
+    }
+  }
+  const uint64_t last = issued - 1;
+  raw.max_latency_s = static_cast<double>(max_latency) / 1e9;
+  raw.final_query_scheduled_time_s = static_cast<double>(series.trace.scheduled_delta_ns[last]) / 1e9;
+  raw.final_query_issued_time_s = static_cast<double>(series.issued_ns[last]) / 1e9;
+  const int64_t last_done = series.query_done_time(last);
+  raw.final_query_all_samples_done_time_s =
+      static_cast<double>(last_done == kNotCompleted ? last_completion : last_done) / 1e9;
+  *issue_duration_ns = last_completion;
+  if (series.n_tokens) fill_token_results(series, &raw);
+  PerformanceSummary summary = summarize(effective, sut_name, std::move(raw));
+  // Everything reported is computed; the sorted copies (8 bytes a sample
+  // each) would otherwise live as long as the outcome.
+  std::vector<int64_t>().swap(summary.raw.sample_latencies_ns);
+  std::vector<int64_t>().swap(summary.raw.query_latencies_ns);
+  std::vector<int64_t>().swap(summary.raw.first_token_latencies_ns);
+  std::vector<int64_t>().swap(summary.raw.time_per_output_token_ns);
+  std::vector<int64_t>().swap(summary.raw.tokens_per_sample);
+  return summary;
+}
+
+void check_tokens(const Series& series, CompletionErrorCounts* errors) {
+  const bool needs_first_token = series.needs_first_token;
+  const uint64_t issued_samples = series.issued_queries * series.samples_per_query;
+  CompletionErrorCounts& e = *errors;
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    if (series.completed_ns[k].load(std::memory_order_acquire) == kNotCompleted) continue;
+    if (needs_first_token && series.first_token_ns[k].load(std::memory_order_acquire) == kNotCompleted) {
+      ++e.missing_first_tokens;
+    }
+    const int64_t n = series.n_tokens[k].load(std::memory_order_relaxed);
+    if (n == 0) {
+      ++e.zero_tokens;
+    } else if (n < 0) {
+      ++e.negative_tokens;
+    } else if (n == 1) {
+      ++e.one_token;
+    }
+  }
+}
+
+ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, const int64_t* times) {
+  const uint64_t issued = series.issued_queries;
+  const bool waits_for_previous = scenario == Scenario::SingleStream || scenario == Scenario::MultiStream;
+  ScratchArray<int64_t> out(issued);
+  for (uint64_t q = 0; q < issued; ++q) {
+    int64_t due = 0;
+    if (scenario == Scenario::Server) {
+      due = series.trace.scheduled_delta_ns[q];
+    } else if (waits_for_previous && q > 0) {
+      due = series.query_done_time(q - 1);
+      if (due == kNotCompleted) continue;  // never completed: nothing was due
+    }
+    if (times[q] != kNotCompleted) out.push_back(times[q] - due);
+  }
+  return out;
+}
+
+RunOverhead measure_overhead(const Series& series) {
+  RunOverhead out;
+  if (series.issued_queries == 0) return out;
+  auto stats = [](ScratchArray<int64_t>&& v) {
+    OverheadStats st;
+    if (v.empty()) return st;
+    std::sort(v.begin(), v.end());
+    const auto at = [&](double p) {
+      return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+    };
+    st.count = v.size();
+    st.p50 = at(0.50);
+    st.p90 = at(0.90);
+    st.p99 = at(0.99);
+    st.p999 = at(0.999);
+    st.max = v.back();
+    double sum = 0;
+    for (int64_t x : v) sum += static_cast<double>(x);
+    st.mean = sum / static_cast<double>(v.size());
+    return st;
+  };
+  out.issue_lateness = stats(times_since_due(series, series.scenario, series.issued_ns.get()));
+  out.present = out.issue_lateness.count != 0;
+  out.delivery_lag = stats(times_since_due(series, series.scenario, series.dispatched_ns.get()));
+  out.has_delivery_lag = out.delivery_lag.count != 0;
+  return out;
+}
+
+}  // namespace loadgen

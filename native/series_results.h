@@ -1,0 +1,32 @@
+// Results of one finished series, from its records: the performance summary
+// (latencies from each query's scheduled time, token latencies), the token
+// errors the reference counts, and the loadgen's own overhead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "results.h"
+#include "run_outcome.h"
+#include "scratch_array.h"
+#include "series.h"
+
+namespace loadgen {
+
+// The PerformanceSummary of a performance series; `issue_duration_ns` gets
+// the start of issuing to the last completion.
+PerformanceSummary summarize_series(const Series& series, const EffectiveSettings& effective,
+                                    const std::string& sut_name, int64_t* issue_duration_ns);
+
+// Token errors of a finished series (spec/30 §9), added to `errors`.
+void check_tokens(const Series& series, CompletionErrorCounts* errors);
+
+// Per issued query of `series`, `times[q]` (issued_ns or dispatched_ns)
+// minus when the query was due (RunOverhead); queries without a time, or
+// whose predecessor never completed, are left out.
+ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, const int64_t* times);
+
+// Issue lateness and delivery lag over the series' queries.
+RunOverhead measure_overhead(const Series& series);
+
+}  // namespace loadgen
