@@ -12,11 +12,15 @@ import type { QuerySample } from '../lib/api/types.js';
 
 /**
  * The addon surface the drain touches, and the one place that reads what it
- * was told: adapt both here if markDispatched(query) becomes a range call.
+ * was told: markDispatched(first, end = first + 1, stride = 1) stamps the
+ * queries first, first + stride, ... below end.
  */
 function fakeAddon(): { native: NativeAddon; expectDispatched: (queries: number[]) => void } {
   const dispatched: number[] = [];
-  const native = { markDispatched: (query: number) => void dispatched.push(query) } as unknown as NativeAddon;
+  const markDispatched = (first: number, end = first + 1, stride = 1): void => {
+    for (let q = first; q < end; q += stride) dispatched.push(q);
+  };
+  const native = { markDispatched } as unknown as NativeAddon;
   return { native, expectDispatched: (queries) => expect([...dispatched].sort((a, b) => a - b)).toEqual(queries) };
 }
 
