@@ -194,7 +194,7 @@ void MarkDispatched(const Napi::CallbackInfo& info) {
 
 // The completion calls return undefined, or the new published-query count
 // when the call issued the next SingleStream/MultiStream query itself (hand-
-// over): the caller must drain it (lib/handover.ts); no wake comes for it.
+// over): the caller must drain it (lib/dispatch/handover.ts); no wake comes for it.
 Napi::Value handed_over(const Napi::Env& env, uint64_t published) {
   return published == 0 ? env.Undefined() : Napi::Number::New(env, static_cast<double>(published));
 }

@@ -1,5 +1,5 @@
 // exports.config: the core's config-file loader (mlperf.conf, user.conf,
-// audit.config) with provenance, for lib/config.ts. The surface is
+// audit.config) with provenance, for lib/config/. The surface is
 // lib/native/addon.ts NativeConfig.
 #pragma once
 

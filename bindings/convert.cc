@@ -196,7 +196,7 @@ using loadgen::OverheadStats;
 using loadgen::PeakTrial;
 using loadgen::RunOutcome;
 
-// The outcome's plain fields under their lib/native.ts names.
+// The outcome's plain fields under their lib/native/addon.ts names.
 constexpr loadgen::NamedMember<RunOutcome> kOutcomeFields[] = {
     {"hasSummary", &RunOutcome::has_summary},
     {"mode", &RunOutcome::mode},

@@ -1,5 +1,5 @@
 // JS values <-> core structs. Everything from JS is checked again here, even
-// though lib/settings.ts validated it: a value that crosses the boundary is
+// though lib/settings/ validated it: a value that crosses the boundary is
 // never trusted.
 #pragma once
 
@@ -18,7 +18,7 @@ namespace loadgen_addon {
 // (scenario/mode as their integer values, seeds as BigInt or safe integers).
 loadgen::TestSettings test_settings_from_js(const Napi::Object& object);
 
-// Reads the flat snake_case object produced by lib/settings.ts toNativeSettings
+// Reads the flat snake_case object produced by lib/settings/to-native.ts toNativeSettings
 // plus the run fields (sut_name, qsl_*, log_*). Throws a TypeError/RangeError
 // naming the field on anything unexpected.
 loadgen::SessionConfig session_config_from_js(const Napi::Object& object);

@@ -40,7 +40,7 @@ class UseGuard {
   std::atomic<bool> closed_{true};
 };
 
-// Codes understood by lib/issue-threads.ts.
+// Codes understood by lib/api/issue-threads.ts.
 enum class PortEventKind : int { Drain = 0, SeriesStarted = 1, Released = 2 };
 
 struct PortEvent {

@@ -1,5 +1,5 @@
 // The addon's process-wide state, all of it, in one object. Everything else
-// is per environment (EnvState, env_state.h). What is here must be shared by
+// is per environment (AddonState, addon_state.h). What is here must be shared by
 // every environment (the main thread and each worker thread):
 //  - one run per process: a run owns an issue thread that may be pinned and
 //    spin, and two runs would measure each other;
@@ -23,7 +23,7 @@ class ProcessState {
   static ProcessState& instance();
 
   // ---- The run slot: the one busy check ----
-  // Invariant: held by at most one environment (`owner`, its EnvState), from
+  // Invariant: held by at most one environment (`owner`, its AddonState), from
   // a successful reserve_run until release_run by that owner; a run starts
   // only in the environment holding it. One compare-and-swap decides.
   bool reserve_run(const void* owner);

@@ -1,6 +1,6 @@
 // exports.tables: the core's field and key tables as plain data, so
-// lib/settings.ts and lib/config.ts take their limits and config keys from
-// the same rows the core uses (lib/native-tables.ts NativeTables).
+// lib/settings/ and lib/config/ take their limits and config keys from
+// the same rows the core uses (lib/native/tables.ts NativeTables).
 #pragma once
 
 #include <napi.h>

@@ -1,7 +1,7 @@
 // The config-file keys (spec/10 §2 "Config key", §4.3): which keys exist,
 // which TestSettings field each sets for which scenario segment, and how its
 // value is read. config.cc applies config files from this table, and the
-// addon exports it, so lib/config.ts lints files against the same keys.
+// addon exports it, so lib/config/ lints files against the same keys.
 #pragma once
 
 #include "field_table.h"

@@ -20,9 +20,10 @@ class DetailLog {
 
   // Creates/truncates the file; `origin_ns` (now_ns() clock) is time_ms 0.
   bool open(const std::string& path, int64_t origin_ns, bool copy_to_stdout);
-  // Adds one entry. `value_text` is the JSON value exactly as it must appear.
-  void add(const std::string& key, const std::string& value_text, bool is_error = false, bool is_warning = false,
-           const char* file = "native/session.cc", int line = 0);
+  // Adds one entry. `value_text` is the JSON value exactly as it must appear;
+  // `file`/`line` name the code that logged it (the record's metadata).
+  void add(const std::string& key, const std::string& value_text, bool is_error, bool is_warning, const char* file,
+           int line);
   // Same, with an explicit timestamp shared by several entries.
   void add_at(int64_t timestamp_ns, const std::string& key, const std::string& value_text, bool is_error,
               bool is_warning, const char* file, int line);

@@ -94,25 +94,6 @@ void Dispatch::wake_ahead() {
   if (!drain_pending_.exchange(true, std::memory_order_seq_cst)) host_->wake();
 }
 
-void Dispatch::hand_to_sut(Series& series, uint64_t first, uint64_t last) {
-  if (config_.complete_on_issue_thread) {
-    for (uint64_t q = first; q <= last; ++q) recorder_.complete_on_issue_thread(series, q, now_ns() - series.start_ns);
-  } else if (series.issue_stride != 0) {
-    // Wake each issue thread that got a query, unless its drain is pending.
-    const uint64_t stride = series.issue_stride;
-    for (uint64_t q = first; q <= last && q < first + stride; ++q) {
-      const uint64_t t = q % stride;
-      if (!thread_drain_pending_[t].exchange(true, std::memory_order_seq_cst)) host_->wake_issue_thread(t);
-    }
-  } else if (config_.dispatch == DispatchMode::Worker) {
-    worker_signal_.notify();  // a syscall only when a worker sleeps
-  } else if (config_.dispatch == DispatchMode::Poll) {
-    // Nothing: the host's thread polls published_queries() while the series runs.
-  } else if (!drain_pending_.exchange(true, std::memory_order_seq_cst)) {
-    host_->wake();
-  }
-}
-
 uint64_t Dispatch::published_queries() const {
   const Series* s = current();
   return s ? s->published.load(std::memory_order_acquire) : 0;

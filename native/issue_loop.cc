@@ -54,8 +54,14 @@ LoopResult issue_loop(Series& series, const Scheduler& scheduler, const IssueThr
       if (series.coalesce) {
         while (q + 1 < queries && now - series.start_ns >= series.trace.scheduled_delta_ns[q + 1]) ++q;
       }
-      decision = issue_claimed(series, first, q, now - series.start_ns);
-      env.dispatch.hand_to_sut(series, first, q);
+      if (series.others_issue()) {
+        decision = issue_claimed(series, first, q, now - series.start_ns);
+        env.dispatch.hand_to_sut(series, first, q);
+      } else {
+        stamp_and_publish(series, first, q, now - series.start_ns);
+        env.dispatch.hand_to_sut(series, first, q);
+        decision = decide_and_record(series, q + 1, now - series.start_ns);
+      }
     }
     r.issued += q - first + 1;
     if (decision.reason == StopReason::None || decision.reason == StopReason::LastQuery) continue;

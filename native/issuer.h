@@ -26,18 +26,37 @@
 
 namespace loadgen {
 
-// Issues queries [first, last] of `series`, already claimed by the caller,
-// with one issue time `elapsed_ns` (from the series start; several queries
-// only when coalescing): stamps them, decides the stop rule for the last
-// one, records an end decision, then publishes them. Returns the decision.
-// (Inline: the issue loop calls it for every query.)
-inline StopDecision issue_claimed(Series& series, uint64_t first, uint64_t last, int64_t elapsed_ns) {
-  for (uint64_t q = first; q <= last; ++q) series.issued_ns[q] = elapsed_ns;
-  const StopDecision decision = decide_stop(series, last + 1, elapsed_ns);
+// The stop rule after `issued` queries, the last issued `elapsed_ns` after
+// the start; an end is recorded (Series::end, then issue_ended, release).
+inline StopDecision decide_and_record(Series& series, uint64_t issued, int64_t elapsed_ns) {
+  const StopDecision decision = decide_stop(series, issued, elapsed_ns);
   if (decision.reason != StopReason::None) {
     series.end = decision;
     series.issue_ended.store(true, std::memory_order_release);
   }
+  return decision;
+}
+
+// Where nobody else issues (!Series::others_issue()): stamps queries
+// [first, last] with one issue time and publishes them; the issue thread
+// decides the stop rule after handing them to the SUT, as the reference
+// checks after its IssueQuery returns (the query reaches the SUT one
+// evaluation sooner, and a SUT that completed it meanwhile is not counted
+// outstanding).
+inline void stamp_and_publish(Series& series, uint64_t first, uint64_t last, int64_t elapsed_ns) {
+  for (uint64_t q = first; q <= last; ++q) series.issued_ns[q] = elapsed_ns;
+  series.published.store(last + 1, std::memory_order_release);
+}
+
+// Issues queries [first, last] of `series`, already claimed by the caller,
+// with one issue time `elapsed_ns` (from the series start; several queries
+// only when coalescing): stamps them, decides the stop rule for the last
+// one, records an end decision, then publishes them. Returns the decision.
+// Required where others may issue: whoever issues decides before publishing.
+// (Inline: the issue loop calls it for every query.)
+inline StopDecision issue_claimed(Series& series, uint64_t first, uint64_t last, int64_t elapsed_ns) {
+  for (uint64_t q = first; q <= last; ++q) series.issued_ns[q] = elapsed_ns;
+  const StopDecision decision = decide_and_record(series, last + 1, elapsed_ns);
   series.published.store(last + 1, std::memory_order_release);
   return decision;
 }

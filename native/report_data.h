@@ -16,10 +16,10 @@ struct LogOutputSettings;
 struct RunOutcome;
 struct Series;
 
-// Bumped when a field changes meaning (lib/report-data.ts reads it).
+// Bumped when a field changes meaning (lib/report/report.ts reads it).
 constexpr int kReportDataVersion = 1;
 
-// "<outdir>/loadgen_[<datetime>_]report_data<suffix>.json" (lib/report.ts
+// "<outdir>/loadgen_[<datetime>_]report_data<suffix>.json" (lib/report/report.ts
 // derives the same name).
 std::string report_data_path(const LogOutputSettings& log, const std::string& test_datetime);
 

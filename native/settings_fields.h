@@ -134,12 +134,12 @@ constexpr int kMaxMode = static_cast<int>(Mode::FindPeakPerformance);
 // TestSettings extensions issueThreadCpu ... wakeLeadUs, and the QSL size).
 // They are stated here, on the native side, because they protect the core:
 // the addon checks every value crossing from JS against them (never trusting
-// JS), and exports them so lib/settings.ts builds its schema (range checks
+// JS), and exports them so lib/settings/ builds its schema (range checks
 // and messages) from the same numbers instead of repeating them. The
 // reference's own fields have no native limits: the reference accepts any
 // value and logs what it rejects, and the conformance cases rely on that.
 struct RunSettingLimit {
-  const char* name;  // the flat snake_case name lib/settings.ts sends
+  const char* name;  // the flat snake_case name lib/settings/to-native.ts sends
   int64_t min;
   int64_t max;
 };

@@ -1,6 +1,6 @@
 /**
- * The JS half of dispatch, without a run: the drain loop (lib/drain.ts) and
- * the SingleStream/MultiStream hand-over (lib/handover.ts) against a fake
+ * The JS half of dispatch, without a run: the drain loop (lib/dispatch/drain.ts) and
+ * the SingleStream/MultiStream hand-over (lib/dispatch/handover.ts) against a fake
  * addon that only records which queries were marked dispatched.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

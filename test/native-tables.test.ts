@@ -1,5 +1,5 @@
 // The TypeScript schema and config linter read the native core's tables
-// (lib/native-tables.ts): they must agree with them row for row.
+// (lib/native/tables.ts): they must agree with them row for row.
 import { describe, expect, it } from 'vitest';
 
 import { CONFIG_FILE_KEYS } from '../lib/config/keys.js';

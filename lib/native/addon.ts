@@ -331,7 +331,7 @@ export interface NativeAddon {
   /**
    * The completion calls return the new published-query count when the call
    * issued the next SingleStream/MultiStream query itself (hand-over, only in
-   * the thread that started the run): drain it (lib/handover.ts). Else undefined.
+   * the thread that started the run): drain it (lib/dispatch/handover.ts). Else undefined.
    */
   completeOne(id: number): number | undefined;
   completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number): number | undefined;

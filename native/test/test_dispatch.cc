@@ -204,7 +204,7 @@ TEST(dispatch_worker_too_few_registrations_aborts) {
 
 namespace {
 
-// dispatch 'poll' in Server: a host thread polling as lib/dispatch.ts's
+// dispatch 'poll' in Server: a host thread polling as lib/dispatch/dispatch.ts's
 // PollLoop does, which also issues queries the issue thread is late for.
 // `complete` false: the SUT never answers (for max_async_queries).
 struct PollRun {
@@ -230,7 +230,7 @@ PollRun run_poll(SessionConfig c, bool complete) {
         first_id = session.first_id();
         cursor = 0;
       }
-      // As lib/dispatch.ts's PollLoop: spin for a query due within 50 us.
+      // As lib/dispatch/dispatch.ts's PollLoop: spin for a query due within 50 us.
       const uint64_t published = session.poll_published(cursor, 50000);
       for (; cursor < published; ++cursor) {
         session.mark_dispatched(cursor);

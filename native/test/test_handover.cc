@@ -1,6 +1,6 @@
 // SingleStream/MultiStream hand-over: the completing call issues the next
 // query itself (Session::complete with hand_over). A C++ host with its own
-// "JS thread" drains the way lib/drain.ts + lib/handover.ts do; every run is
+// "JS thread" drains the way lib/dispatch/drain.ts + lib/dispatch/handover.ts do; every run is
 // compared with the same settings without hand-over (the issue thread issues).
 #include <algorithm>
 #include <atomic>
