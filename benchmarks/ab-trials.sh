@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Interleaved A/B of bench trials: base (cf6f27e) and main, alternating, 3 rounds.
+out=$1
+: > $out
+specs=(
+'{"kind":"server","sut":"null-native","targetQps":10000,"durationMs":3000,"targetLatencyNs":10000000}'
+'{"kind":"server","sut":"wake","targetQps":10000,"durationMs":3000,"targetLatencyNs":10000000}'
+'{"kind":"server","sut":"poll","targetQps":10000,"durationMs":3000,"targetLatencyNs":10000000}'
+'{"kind":"server","sut":"worker","targetQps":10000,"durationMs":3000,"targetLatencyNs":10000000}'
+'{"kind":"server","sut":"wake","targetQps":100000,"durationMs":3000,"targetLatencyNs":10000000}'
+'{"kind":"single-stream","sut":"null-native","durationMs":2000}'
+'{"kind":"single-stream","sut":"wake","durationMs":2000}'
+'{"kind":"single-stream","sut":"poll","durationMs":2000}'
+'{"kind":"single-stream","sut":"worker","durationMs":2000}'
+'{"kind":"offline","sut":"null-native","samples":1000000}'
+'{"kind":"offline","sut":"wake","samples":1000000}'
+'{"kind":"offline","sut":"poll","samples":1000000}'
+'{"kind":"offline","sut":"worker","samples":1000000}'
+)
+for round in 1 2 3; do
+  for spec in "${specs[@]}"; do
+    for v in base main; do
+      if [ $v = base ]; then T=/work/base/dist/bench-trial.js; else T=/work/main/dist/bench/trial.js; fi
+      r=$(node $T "$spec" | tail -1)
+      echo "{\"v\":\"$v\",\"round\":$round,\"spec\":$spec,\"r\":$r}" >> $out
+    done
+  done
+done
