@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
-# Interleaved A/B of bench trials: base (cf6f27e) and main, alternating, 3 rounds.
+# Interleaved A/B of bench trials: two builds of loadgen alternating trial by
+# trial, 3 rounds (the host's drift hits both alike). Usage:
+#   benchmarks/ab-trials.sh OUT.jsonl BEFORE_TRIAL_JS AFTER_TRIAL_JS
+# e.g. a worktree of the old commit's dist/bench-trial.js and this checkout's
+# dist/bench/trial.js; then node benchmarks/ab-report.mjs OUT.jsonl.
 out=$1
+before_trial=$2
+after_trial=$3
 : > $out
 specs=(
 '{"kind":"server","sut":"null-native","targetQps":10000,"durationMs":3000,"targetLatencyNs":10000000}'
@@ -20,7 +26,7 @@ specs=(
 for round in 1 2 3; do
   for spec in "${specs[@]}"; do
     for v in base main; do
-      if [ $v = base ]; then T=/work/base/dist/bench-trial.js; else T=/work/main/dist/bench/trial.js; fi
+      if [ $v = base ]; then T=$before_trial; else T=$after_trial; fi
       r=$(node $T "$spec" | tail -1)
       echo "{\"v\":\"$v\",\"round\":$round,\"spec\":$spec,\"r\":$r}" >> $out
     done
