@@ -5,7 +5,7 @@
  * module's `_internals` export) is declared apart, in internals.ts.
  */
 import type { BusyError, NotRunningError, SettingsError } from '../errors.js';
-import type { OverheadStatsNs } from '../api/types.js';
+import type { OverheadStatsNs, TestResult } from '../api/types.js';
 import type { NativeTables } from './tables.js';
 
 /** The lib/errors.ts classes the addon throws (bindings/errors.cc). */
@@ -168,14 +168,8 @@ export interface NativeOutcome {
   warningCount: number;
   messages: NativeMessage[];
   extraInvalidReasons: string[];
-  counts: {
-    generatedQueries: number;
-    generatedSamples: number;
-    issuedQueries: number;
-    issuedSamples: number;
-    completedSamples: number;
-    incompleteSamples: number;
-  };
+  /** The same counts the result reports (TestResult['counts']). */
+  counts: TestResult['counts'];
   completionErrors: {
     invalidIds: number;
     unissuedIds: number;
