@@ -76,7 +76,7 @@ export type {
   TokenLatencyStatsNs,
   TokenResult,
 } from './api/types.js';
-export { startProgress, type ProgressHandle, type ProgressOptions } from './report/progress.js';
+export { startProgress, type ProgressHandle, type ProgressOptions, type ProgressStream } from './report/progress.js';
 export { currentProgress } from './api/progress.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native/index.js';
