@@ -213,24 +213,23 @@ Napi::Value CompleteOne(const Napi::CallbackInfo& info) {
   return handed_over(env, session->complete(&id, 1, session.own()));
 }
 
-// The `count` argument of the batch completion calls: absent/undefined means
-// every element of `ids` (`length`); else an integer in [0, length]. Throws
-// (naming the argument and what is allowed) before anything is completed.
+// The `count` argument of the batch completion calls: undefined means every
+// element of `ids` (`length`); else an integer in [0, length]. Throws, naming
+// the argument, the value and what is allowed, before anything is completed
+// (text is built only then: this is the hot path).
 size_t completion_count(const Napi::Env& env, const Napi::Value& value, size_t length) {
   if (value.IsUndefined()) return length;
-  const double c = value.IsNumber() ? value.As<Napi::Number>().DoubleValue() : -1.0;
-  if (!value.IsNumber() || !(c >= 0) || c > static_cast<double>(length) || c != static_cast<double>(static_cast<size_t>(c))) {
-    char number[32];
-    std::snprintf(number, sizeof number, "%.17g", c);
-    const std::string got = value.IsNumber() ? number : "a value of another type";
-    if (!value.IsNumber()) {
-      throw Napi::TypeError::New(env, "querySamplesCompleteIds: count must be an integer from 0 to ids.length (" +
-                                          std::to_string(length) + ") or undefined, got " + got);
-    }
-    throw Napi::RangeError::New(env, "querySamplesCompleteIds: count must be an integer from 0 to ids.length (" +
-                                         std::to_string(length) + "), got " + got);
-  }
-  return static_cast<size_t>(c);
+  const auto message = [length](const std::string& got) {
+    return "querySamplesCompleteIds: count must be undefined or an integer from 0 to ids.length (" +
+           std::to_string(length) + "), got " + got;
+  };
+  if (!value.IsNumber()) throw Napi::TypeError::New(env, message("a value that is not a number"));
+  const double c = value.As<Napi::Number>().DoubleValue();
+  if (c >= 0 && c <= static_cast<double>(length) && c == static_cast<double>(static_cast<size_t>(c)))
+    return static_cast<size_t>(c);
+  char number[32];
+  std::snprintf(number, sizeof number, "%.17g", c);
+  throw Napi::RangeError::New(env, message(number));
 }
 
 // Hot path: many ids in one Float64Array or Uint32Array; `count` (optional)
