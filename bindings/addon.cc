@@ -4,9 +4,11 @@
 // process-wide is ProcessState.
 #include <napi.h>
 
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "bindings/addon_state.h"
 #include "bindings/bench.h"
@@ -211,22 +213,34 @@ Napi::Value CompleteOne(const Napi::CallbackInfo& info) {
   return handed_over(env, session->complete(&id, 1, session.own()));
 }
 
+// The `count` argument of the batch completion calls: undefined means every
+// element of `ids` (`length`); else an integer in [0, length]. Throws, naming
+// the argument, the value and what is allowed, before anything is completed
+// (text is built only then: this is the hot path).
+size_t completion_count(const Napi::Env& env, const Napi::Value& value, size_t length) {
+  if (value.IsUndefined()) return length;
+  const auto message = [length](const std::string& got) {
+    return "querySamplesCompleteIds: count must be undefined or an integer from 0 to ids.length (" +
+           std::to_string(length) + "), got " + got;
+  };
+  if (!value.IsNumber()) throw Napi::TypeError::New(env, message("a value that is not a number"));
+  const double c = value.As<Napi::Number>().DoubleValue();
+  if (c >= 0 && c <= static_cast<double>(length) && c == static_cast<double>(static_cast<size_t>(c)))
+    return static_cast<size_t>(c);
+  char number[32];
+  std::snprintf(number, sizeof number, "%.17g", c);
+  throw Napi::RangeError::New(env, message(number));
+}
+
 // Hot path: many ids in one Float64Array or Uint32Array; `count` (optional)
 // limits how many of its elements are read; `stampNs` (optional) is the
 // completion time read with clockNs() before the ids were gathered.
 Napi::Value CompleteBatch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsTypedArray())
-    throw Napi::TypeError::New(env, "querySamplesCompleteIds expects a Float64Array or Uint32Array of ids");
+    throw Napi::TypeError::New(env, "querySamplesCompleteIds: ids must be a Float64Array or a Uint32Array of sample ids");
   Napi::TypedArray array = info[0].As<Napi::TypedArray>();
-  size_t count = array.ElementLength();
-  if (info.Length() >= 2 && !info[1].IsUndefined()) {
-    if (!info[1].IsNumber()) throw Napi::TypeError::New(env, "count must be a number");
-    const double c = info[1].As<Napi::Number>().DoubleValue();
-    if (!(c >= 0) || c > static_cast<double>(count) || c != static_cast<double>(static_cast<size_t>(c)))
-      throw Napi::RangeError::New(env, "count must be an integer between 0 and the array's length");
-    count = static_cast<size_t>(c);
-  }
+  const size_t count = completion_count(env, info[1], array.ElementLength());
   // Optional third argument: the completion time from clockNs(), read before
   // the caller gathered the ids. Checked against the series' clock range.
   int64_t stamp_ns = 0;
@@ -236,7 +250,7 @@ Napi::Value CompleteBatch(const Napi::CallbackInfo& info) {
   }
   const napi_typedarray_type type = array.TypedArrayType();
   if (type != napi_float64_array && type != napi_uint32_array)
-    throw Napi::TypeError::New(env, "ids must be a Float64Array or a Uint32Array");
+    throw Napi::TypeError::New(env, "querySamplesCompleteIds: ids must be a Float64Array or a Uint32Array");
   SessionRef session(env);
   if (!session) {
     state(env).completions_outside_run += static_cast<double>(count);
@@ -297,25 +311,20 @@ void FirstTokenComplete(const Napi::CallbackInfo& info) {
 // nTokens must hold at least `count` elements.
 Napi::Value CompleteWithTokens(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsTypedArray() || !info[1].IsTypedArray())
-    throw Napi::TypeError::New(env, "completeWithTokens expects ids and nTokens typed arrays");
+  if (info.Length() < 1 || !info[0].IsTypedArray())
+    throw Napi::TypeError::New(env, "querySamplesCompleteIds: ids must be a Float64Array or a Uint32Array of sample ids");
+  if (info.Length() < 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    throw Napi::TypeError::New(env, "querySamplesCompleteIds: nTokens must be a Float64Array (or undefined)");
   Napi::TypedArray ids = info[0].As<Napi::TypedArray>();
   Napi::TypedArray tokens = info[1].As<Napi::TypedArray>();
   const napi_typedarray_type type = ids.TypedArrayType();
   if (type != napi_float64_array && type != napi_uint32_array)
-    throw Napi::TypeError::New(env, "ids must be a Float64Array or a Uint32Array");
-  if (tokens.TypedArrayType() != napi_float64_array)
-    throw Napi::TypeError::New(env, "nTokens must be a Float64Array");
-  size_t count = ids.ElementLength();
-  if (info.Length() >= 3 && !info[2].IsUndefined()) {
-    if (!info[2].IsNumber()) throw Napi::TypeError::New(env, "count must be a number");
-    const double c = info[2].As<Napi::Number>().DoubleValue();
-    if (!(c >= 0) || c > static_cast<double>(count) || c != static_cast<double>(static_cast<size_t>(c)))
-      throw Napi::RangeError::New(env, "count must be an integer between 0 and the ids array's length");
-    count = static_cast<size_t>(c);
+    throw Napi::TypeError::New(env, "querySamplesCompleteIds: ids must be a Float64Array or a Uint32Array");
+  const size_t count = completion_count(env, info[2], ids.ElementLength());
+  if (tokens.ElementLength() < count) {
+    throw Napi::RangeError::New(env, "querySamplesCompleteIds: nTokens must have an element for every id completed (" +
+                                         std::to_string(count) + "), got " + std::to_string(tokens.ElementLength()));
   }
-  if (tokens.ElementLength() < count)
-    throw Napi::RangeError::New(env, "nTokens must have an element for every id");
   int64_t stamp_ns = 0;  // 0: the core reads the clock
   if (info.Length() >= 4 && info[3].IsNumber()) {
     const double stamp = info[3].As<Napi::Number>().DoubleValue();

@@ -228,6 +228,7 @@ constexpr loadgen::NamedMember<RunOutcome> kOutcomeCounts[] = {
 constexpr loadgen::NamedMember<CompletionErrorCounts> kCompletionErrorFields[] = {
     {"invalidIds", &CompletionErrorCounts::invalid_ids},
     {"unissuedIds", &CompletionErrorCounts::unissued_ids},
+    {"staleIds", &CompletionErrorCounts::stale_ids},
     {"duplicateIds", &CompletionErrorCounts::duplicate_ids},
     {"firstInvalidId", &CompletionErrorCounts::first_invalid_id},
     {"firstDuplicateId", &CompletionErrorCounts::first_duplicate_id},

@@ -1,6 +1,8 @@
 #include "issue_threads.h"
 
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <thread>
 
 #include "bindings/process_state.h"
@@ -112,8 +114,12 @@ void IssueThreadPort::teardown() {
   if (in_run.load()) {
     SharedSession shared;
     if (shared.get() != nullptr) {
-      shared.get()->abort(role_ == PortRole::DispatchWorker ? "a dispatch worker thread ended during the run"
-                                                            : "a registered issue-query thread ended during the run");
+      // Named by its threadId, as the detail log's registration lines name it.
+      char thread[32];  // a JS number: printed, never cast
+      std::snprintf(thread, sizeof thread, "%.0f", thread_id_);
+      shared.get()->abort(role_ == PortRole::DispatchWorker
+                              ? std::string("dispatch worker thread ") + thread + " ended during the run"
+                              : std::string("registered issue-query thread ") + thread + " ended during the run");
     }
   }
 }

@@ -48,10 +48,9 @@ std::vector<uint8_t> index_payload(uint64_t qsl_index) {
 template <typename Id>
 Recorder::IdStatus Recorder::resolve_id(const Series* series, uint64_t published, Id id, uint64_t* k) {
   uint64_t n;
-  if (series == nullptr || published == 0 || !id_to_u64(id, &n) || n < series->first_id ||
-      n - series->first_id >= series->sample_count) {
-    return IdStatus::Invalid;
-  }
+  if (series == nullptr || !id_to_u64(id, &n)) return IdStatus::Invalid;
+  if (n < series->first_id) return IdStatus::Stale;
+  if (n - series->first_id >= series->sample_count) return IdStatus::Invalid;
   *k = n - series->first_id;
   return *k < published * series->samples_per_query ? IdStatus::Valid : IdStatus::Unissued;
 }
@@ -59,6 +58,10 @@ Recorder::IdStatus Recorder::resolve_id(const Series* series, uint64_t published
 void Recorder::count_rejected(IdStatus status, double id) {
   if (status == IdStatus::Unissued) {
     unissued_ids_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (status == IdStatus::Stale) {
+    stale_ids_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   double expected = 0;
@@ -71,7 +74,11 @@ uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens
   Series* s = current_.load(std::memory_order_acquire);
   const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
   if (published == 0) {
-    invalid_ids_.fetch_add(count, std::memory_order_relaxed);
+    // Nothing of this series is issued: every id is rejected, by its kind.
+    for (size_t i = 0; i < count; ++i) {
+      uint64_t k = 0;
+      count_rejected(resolve_id(s, 0, ids[i], &k), id_as_double(ids[i]));
+    }
     return 0;
   }
   Series& series = *s;
@@ -233,6 +240,7 @@ void Recorder::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
 void Recorder::copy_error_counts(CompletionErrorCounts* out) const {
   out->invalid_ids = invalid_ids_.load();
   out->unissued_ids = unissued_ids_.load();
+  out->stale_ids = stale_ids_.load();
   out->duplicate_ids = duplicate_ids_.load();
   out->first_invalid_id = first_invalid_id_.load();
   out->first_duplicate_id = first_duplicate_id_.load();

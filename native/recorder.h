@@ -47,10 +47,12 @@ class Recorder {
   void copy_error_counts(CompletionErrorCounts* out) const;
 
  private:
-  enum class IdStatus { Valid, Invalid, Unissued };
+  enum class IdStatus { Valid, Invalid, Stale, Unissued };
   // The one id resolution: sample `*k` of `series` for a completion id, if
-  // it names a sample of the series (Invalid otherwise: not an integer id of
-  // it, or no series) that was issued (Unissued: beyond `published` queries).
+  // it names a sample of the series (Stale: an id below the series' first,
+  // i.e. of an earlier series or run, see reserve_sample_ids; Invalid
+  // otherwise: not an integer id of it, or no series) that was issued
+  // (Unissued: beyond `published` queries).
   template <typename Id>
   static IdStatus resolve_id(const Series* series, uint64_t published, Id id, uint64_t* k);
   void count_rejected(IdStatus status, double id);
@@ -65,6 +67,7 @@ class Recorder {
   AccuracyLog& accuracy_log_;
   std::atomic<uint64_t> invalid_ids_{0};
   std::atomic<uint64_t> unissued_ids_{0};
+  std::atomic<uint64_t> stale_ids_{0};
   std::atomic<uint64_t> duplicate_ids_{0};
   std::atomic<double> first_invalid_id_{0};
   std::atomic<double> first_duplicate_id_{0};

@@ -228,8 +228,11 @@ void RunLog::write_completion_errors() {
   const Kind kinds[] = {
       {e.duplicate_ids, "Attempted to complete a sample twice."},
       {e.invalid_ids,
-       "Received a completion for an id that is not a sample of the current series (unknown, out of range, "
-       "or from an earlier series)."},
+       "Received a completion for an id that is not a sample of the current series (not an integer id, or "
+       "beyond the series)."},
+      {e.stale_ids,
+       "Received a late completion for an id of an earlier series or run (not credited: ids are unique within "
+       "the process)."},
       {e.unissued_ids, "Received a completion for a sample that was not issued yet."},
       // Token latencies: the reference's texts (spec/60 §1.2).
       {e.duplicate_first_tokens, "Attempted to complete a sample twice."},

@@ -13,8 +13,9 @@ namespace loadgen {
 
 // Ids that completion calls rejected, by reason. Never written to records.
 struct CompletionErrorCounts {
-  uint64_t invalid_ids = 0;    // not an integer id of this run
+  uint64_t invalid_ids = 0;    // not an id any series was given (not an integer, 0, too large)
   uint64_t unissued_ids = 0;   // a sample of this run not issued yet
+  uint64_t stale_ids = 0;      // an id of an earlier series or run (ids are unique in a process)
   uint64_t duplicate_ids = 0;  // completed before
   double first_invalid_id = 0;
   double first_duplicate_id = 0;

@@ -4,6 +4,13 @@
 
 namespace loadgen {
 
+uint64_t reserve_sample_ids(uint64_t count) {
+  // Relaxed: only uniqueness matters; the series publishes first_id to other
+  // threads with the series itself.
+  static std::atomic<uint64_t> next_id{1};
+  return next_id.fetch_add(count, std::memory_order_relaxed);
+}
+
 std::unique_ptr<Series> make_series(const EffectiveSettings& effective, const TestSettings& settings,
                                     SeriesKind kind, QueryTrace trace) {
   constexpr int64_t kNotCompleted = Series::kNotCompleted;
@@ -14,7 +21,7 @@ std::unique_ptr<Series> make_series(const EffectiveSettings& effective, const Te
   s.trace = std::move(trace);
   s.samples_per_query = s.trace.samples_per_query == 0 ? 1 : s.trace.samples_per_query;
   s.sample_count = s.trace.sample_count();
-  s.first_id = s.trace.first_sample_id + 1;
+  s.first_id = reserve_sample_ids(s.sample_count);
   const uint64_t queries = s.trace.query_count();
 
   s.issued_ns.reset(new int64_t[queries]);

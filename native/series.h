@@ -52,7 +52,9 @@ struct Series {
   std::vector<SampleIndex> loaded_set;  // what was loaded for it (FindPeak keeps one set loaded)
   uint64_t samples_per_query = 1;
   uint64_t sample_count = 0;
-  uint64_t first_id = 1;  // id of sample 0 (sample sequence id + 1)
+  // Id of sample 0; sample k has id first_id + k. From reserve_sample_ids:
+  // unique within the process, so any id below it is stale (see there).
+  uint64_t first_id = 1;
   int64_t start_ns = 0;
   int64_t wall_start_ns = 0;  // system clock at start_ns (power_begin)
   // Per query, relative to start_ns.
@@ -128,9 +130,17 @@ struct Series {
   }
 };
 
+// Takes `count` consecutive sample ids from one process-wide counter and
+// returns the first. Ids start at 1 and are never reused within the process:
+// every id below a series' first id was given to an earlier series (of this
+// run or an earlier one), so a late completion of it is counted as stale and
+// can never complete a sample of the current series. Ids stay below 2^53 (as
+// doubles) for 9e15 samples; a Uint32Array holds them for the first ~4.29e9.
+uint64_t reserve_sample_ids(uint64_t count);
+
 // A series for `trace` with its records allocated (nothing issued, nothing
-// completed) and its stop limits set from `effective`. `trace` must hold at
-// least one query.
+// completed), its ids reserved (reserve_sample_ids) and its stop limits set
+// from `effective`. `trace` must hold at least one query.
 std::unique_ptr<Series> make_series(const EffectiveSettings& effective, const TestSettings& settings,
                                     SeriesKind kind, QueryTrace trace);
 

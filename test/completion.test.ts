@@ -145,6 +145,85 @@ describe('querySamplesComplete', () => {
   });
 });
 
+describe('querySamplesComplete rejects what is not an array of responses, before completing anything', () => {
+  it.each([
+    ['a single response object', { id: 1 }],
+    ['a number', 7],
+    ['a string', '1,2'],
+    ['null', null],
+    ['undefined', undefined],
+    ['an array-like object', { length: 2, 0: { id: 1 }, 1: { id: 2 } }],
+    ['a typed array of ids', Float64Array.from([1, 2])],
+  ])('%s: TypeError naming responses', (_what, value) => {
+    // A batch first, so a reused buffer holds ids a bad call could complete again.
+    querySamplesComplete([{ id: 1 }, { id: 2 }]);
+    fake.reset();
+    expect(() => querySamplesComplete(value as never)).toThrow(TypeError);
+    expect(() => querySamplesComplete(value as never)).toThrow(/responses must be an array of responses/);
+    expect(fake.log).toEqual([]);
+  });
+
+  it.each([
+    ['null', null, /responses\[1\] must be a response/],
+    ['a number', 3, /responses\[1\] must be a response/],
+    ['an id that is a string', { id: '2' }, /responses\[1\]\.id must be a number, got '2'/],
+    ['no id', { data: new Uint8Array(1) }, /responses\[1\]\.id must be a number, got undefined/],
+    ['data that is a string', { id: 2, data: 'abc' }, /responses\[1\]\.data must be undefined, an ArrayBuffer or an ArrayBufferView/],
+    ['data that is a number', { id: 2, data: 5 }, /responses\[1\]\.data must be/],
+    ['data that is an array', { id: 2, data: [1, 2] }, /responses\[1\]\.data must be/],
+  ])('an element with %s: TypeError naming it; no id of the batch is completed', (_what, bad, message) => {
+    for (const tokens of [false, true]) {
+      // Data is checked whether or not the sample goes to the accuracy log.
+      setActiveSeries(100, new Uint8Array(4), tokens);
+      fake.reset();
+      const batch = [{ id: 1 }, bad, { id: 3 }] as never;
+      expect(() => querySamplesComplete(batch)).toThrow(TypeError);
+      expect(() => querySamplesComplete(batch)).toThrow(message);
+      expect(fake.log.filter((entry) => entry[0] !== 'clockNs')).toEqual([]);
+      fake.reset();
+      if ((bad as { id?: unknown } | null)?.id !== undefined) {
+        expect(() => querySamplesComplete([bad] as never)).toThrow(new RegExp(message.source.replace('[1\\]', '[0\\]')));
+        expect(fake.log).toEqual([]);
+      }
+    }
+  });
+
+  it('accepts ArrayBuffer, typed array, DataView and Buffer data', () => {
+    const buffer = new ArrayBuffer(2);
+    querySamplesComplete([
+      { id: 1, data: buffer },
+      { id: 2, data: new Uint16Array(1) },
+      { id: 3, data: new DataView(buffer) },
+      { id: 4, data: Buffer.from([1]) },
+      { id: 5 },
+    ]);
+    expect(calls('completeBatch')[0]![0]).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('caps a long string it echoes', () => {
+    const long = 'x'.repeat(100_000);
+    let message = '';
+    try {
+      querySamplesComplete([{ id: long }] as never);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/responses\[0\]\.id must be a number/);
+    expect(message.length).toBeLessThan(400);
+  });
+});
+
+describe('querySampleComplete checks its arguments before completing', () => {
+  it('querySampleComplete: id must be a number, data a buffer, nTokens a number', () => {
+    expect(() => querySampleComplete('1' as never)).toThrow(/querySampleComplete\(id, data\?, nTokens\?\): id must be a number, got '1'/);
+    expect(() => querySampleComplete(undefined as never)).toThrow(TypeError);
+    expect(() => querySampleComplete(1, 'abc' as never)).toThrow(/data must be undefined, an ArrayBuffer or an ArrayBufferView/);
+    expect(() => querySampleComplete(1, 42 as never)).toThrow(TypeError);
+    expect(() => querySampleComplete(1, undefined, '3' as never)).toThrow(/nTokens must be a number/);
+    expect(fake.log).toEqual([]);
+  });
+});
+
 describe('querySampleComplete', () => {
   it('completeOne, then the response when the sample is sampled', () => {
     setActiveSeries(10, Uint8Array.from([1, 0]));

@@ -85,12 +85,14 @@ describe('one run at a time', () => {
 describe('completions with bad ids are counted, never written', () => {
   it('counts invalid, duplicate and not-yet-issued ids and reports them', async () => {
     let maxSeenId = 0;
+    let firstId: number | undefined;  // ids continue across the runs of a process
     const sut: SystemUnderTest = {
       name: 'sloppy',
       issueQuery(samples: QuerySample[]) {
         const id = samples[0]!.id;
         maxSeenId = Math.max(maxSeenId, id);
-        if (id === 1) {
+        firstId ??= id;
+        if (id === firstId) {
           querySampleComplete(0);
           querySampleComplete(-3);
           querySampleComplete(1.5);
@@ -100,7 +102,7 @@ describe('completions with bad ids are counted, never written', () => {
           querySampleComplete(id + 10); // a sample of this run not issued yet
         }
         querySamplesComplete(samples);
-        if (id === 2) querySamplesComplete(samples); // duplicate
+        if (id === firstId + 1) querySamplesComplete(samples); // duplicate
       },
     };
     const outdir = tempDir();

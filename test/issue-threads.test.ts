@@ -70,7 +70,9 @@ describe('server_coalesce_queries', () => {
       if (e.name === 'Sample' && e.ph === 'e') ends.set(e.id!, e);
     }
     const big = calls.find((c) => c.length > 3)!;
-    const seqs = big.map((s) => s.id - 1);  // sample seq = id - 1 (first series)
+    // Sample seq = id - the series' first id (its first sample has seq 0); ids continue across runs.
+    const firstId = Math.min(...ids);
+    const seqs = big.map((s) => s.id - firstId);
     const completes = seqs.map((k) => begins.get(k)!.args!.complete_ns!);
     const scheduled = seqs.map((k) => begins.get(k)!.ts!);
     const endTs = seqs.map((k) => ends.get(k)!.ts!);
@@ -184,13 +186,15 @@ describe('server_num_issue_query_threads', () => {
     expect(result.validity).toBe('VALID');
     expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
     let total = 0;
+    // The series' first id (ids continue across the runs of a process).
+    const firstId = Math.min(...messages.flatMap((all) => all.find((m) => m.kind === 'released')!.received!));
     for (const all of messages) {
       const registered = all.find((m) => m.kind === 'registered')!;
       const released = all.find((m) => m.kind === 'released')!;
       const i = registered.index!;
       expect(released.received!.length).toBeGreaterThan(0);
-      // First series: sample id = query + 1, and query q goes to thread q % 2.
-      for (const id of released.received!) expect((id - 1) % 2).toBe(i);
+      // Sample id = first id + query, and query q goes to thread q % 2.
+      for (const id of released.received!) expect((id - firstId) % 2).toBe(i);
       total += released.received!.length;
     }
     expect(total).toBe(result.counts.issuedSamples);

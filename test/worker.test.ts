@@ -1,9 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 import { describe, expect, it } from 'vitest';
 
-import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
+import { createNullSut, createSyntheticQsl, startTest, SutError, type TestResult } from '../lib/index.js';
 import { loadNative } from '../lib/native/index.js';
 import { repoRoot, tempDir } from './helpers.js';
 
@@ -41,5 +42,46 @@ describe('startTest from a worker_thread', () => {
     expect(loadNative().isRunning()).toBe(false);
     const result = await startTest(createNullSut(), createSyntheticQsl(64), settings as never, { outdir: tempDir() });
     expect(result.valid).toBe(true);
+  });
+});
+
+describe("a dispatch worker thread that dies mid-run (dispatch 'worker')", () => {
+  it('ends the run with a SutError naming the worker, logs written; the next startTest works', async () => {
+    const outdir = tempDir();
+    const started = Date.now();
+    const error = await startTest(
+      { name: 'main' },
+      createSyntheticQsl(64),
+      { scenario: 'Server', serverTargetQps: 2000, minDurationMs: 2000, minQueryCount: 2000, dispatch: 'worker', dispatchWorkers: 2 },
+      { outdir },
+      { sutModule: join(repoRoot, 'test', 'fixtures', 'dispatch-exiting-sut.mjs') },
+    ).catch((e: unknown) => e);
+    // Ended by the death, not by the run's own end (2 s) or a timeout.
+    expect(Date.now() - started).toBeLessThan(1900);
+    expect(error).toBeInstanceOf(SutError);
+    const message = (error as SutError).message;
+    expect(message).toMatch(/dispatch worker 1 /);
+    expect(message).toMatch(/exited \(code 7\) during the run/);
+    // The logs of the aborted run are written, with the reason.
+    const result = (error as SutError).result as TestResult;
+    expect(result.valid).toBe(false);
+    expect(readFileSync(join(outdir, 'mlperf_log_summary.txt'), 'utf8')).toMatch(/Result is : INVALID/);
+    const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
+    // Named by its thread ID, as a registration line names it.
+    const thread = /Run aborted: dispatch worker thread (\d+) ended during the run/.exec(detail)?.[1];
+    expect(thread).toBeDefined();
+    expect(detail).toMatch(new RegExp(`Registered dispatch worker\\[\\d\\]\\. thread ID : ${thread}"`));
+    expect(loadNative().isRunning()).toBe(false);
+    // The process is free for the next run, also a worker-dispatched one.
+    const next = await startTest(createNullSut(), createSyntheticQsl(64), settings as never, { outdir: tempDir() });
+    expect(next.valid).toBe(true);
+    const again = await startTest(
+      { name: 'null' },
+      createSyntheticQsl(64),
+      { ...settings, dispatch: 'worker', dispatchWorkers: 2 } as never,
+      { outdir: tempDir() },
+      { sutModule: join(repoRoot, 'test', 'fixtures', 'dispatch-sut-module.mjs') },
+    );
+    expect(again.valid).toBe(true);
   });
 });

@@ -2,9 +2,12 @@
  * Completion calls made by the SUT. Each is one synchronous native call that
  * reads the clock first; ids are checked natively and bad ones are counted
  * in the result, never written. Response bytes are copied afterwards, only
- * for samples that go to the accuracy log.
+ * for samples that go to the accuracy log. Arguments of the wrong type are a
+ * TypeError before anything is completed (one type test per value; the
+ * native side checks again what it reads).
  */
 import { activeSeries, wantsResponse } from './active.js';
+import { describe } from './checks.js';
 import { noteHandOver } from '../dispatch/handover.js';
 import { loadNative, type NativeAddon } from '../native/index.js';
 import type { QuerySample, QuerySampleResponse } from './types.js';
@@ -22,20 +25,28 @@ function addon(): NativeAddon {
   return (native ??= loadNative());
 }
 
-/** Reports completed samples (the reference's QuerySamplesComplete). */
+/**
+ * Reports completed samples (the reference's QuerySamplesComplete):
+ * `responses` is an array of `{ id, data? }` responses or of the query's
+ * samples. Anything else, an element without a numeric `id`, or `data` that
+ * is not an ArrayBuffer or ArrayBufferView, is a TypeError and completes nothing.
+ */
 export function querySamplesComplete(responses: readonly (QuerySampleResponse | QuerySample)[]): void {
+  // Before `length` is read: a non-array has none that can be trusted, and
+  // the reused scratch buffer must never be completed from.
+  if (!Array.isArray(responses)) throw notResponses(responses);
   const n = responses.length;
   const lib = addon();
   if (activeSeries.tokens) {
     completeWithTokens(lib, responses, n);
   } else if (n === 1) {
-    noteHandOver(lib.completeOne(responses[0]!.id));
+    noteHandOver(lib.completeOne(checkedId(responses[0], 0)));
   } else {
     // The clock is read before the ids are gathered, so a large batch's
     // latency does not include this loop.
     const stamp = lib.clockNs();
     if (n > scratch.length) scratch = new Float64Array(Math.max(n, scratch.length * 2));
-    for (let i = 0; i < n; i++) scratch[i] = responses[i]!.id;
+    for (let i = 0; i < n; i++) scratch[i] = checkedId(responses[i], i);
     noteHandOver(lib.completeBatch(scratch, n, stamp));
   }
   if (!activeSeries.anySampled) return;
@@ -53,10 +64,45 @@ function completeWithTokens(lib: NativeAddon, responses: readonly (QuerySampleRe
   if (n > tokenScratch.length) tokenScratch = new Float64Array(scratch.length);
   for (let i = 0; i < n; i++) {
     const response = responses[i] as QuerySampleResponse;
-    scratch[i] = response.id;
+    scratch[i] = checkedId(response, i);
     tokenScratch[i] = response.nTokens ?? 0;
   }
   noteHandOver(lib.completeWithTokens(scratch, tokenScratch, n, stamp));
+}
+
+/** The id of `responses[i]` when it is a response (or sample) with valid data; throws otherwise. */
+function checkedId(response: QuerySampleResponse | QuerySample | undefined, i: number): number {
+  if (typeof response === 'object' && response !== null) {
+    const id = response.id;
+    const data = (response as QuerySampleResponse).data;
+    if (typeof id === 'number' && (data === undefined || isBytes(data))) return id;
+  }
+  throw badResponse(response, i);
+}
+
+function isBytes(data: unknown): boolean {
+  return ArrayBuffer.isView(data) || data instanceof ArrayBuffer;
+}
+
+// Echoed values are short: a SUT's bad value may be any size.
+function shown(value: unknown): string {
+  return typeof value === 'string' && value.length > 40 ? `${describe(value.slice(0, 40))}... (${value.length} characters)` : describe(value);
+}
+
+function notResponses(value: unknown): TypeError {
+  const hint = ArrayBuffer.isView(value) ? ' (for a typed array of ids use querySamplesCompleteIds)' : '';
+  return new TypeError(
+    `querySamplesComplete(responses): responses must be an array of responses ({ id, data? }) or of the query's samples, got ${shown(value)}${hint}`,
+  );
+}
+
+function badResponse(response: unknown, i: number): TypeError {
+  const at = `querySamplesComplete(responses): responses[${i}]`;
+  if (typeof response !== 'object' || response === null)
+    return new TypeError(`${at} must be a response ({ id, data? }) or a sample, got ${shown(response)}`);
+  const { id, data } = response as { id?: unknown; data?: unknown };
+  if (typeof id !== 'number') return new TypeError(`${at}.id must be a number, got ${shown(id)}`);
+  return new TypeError(`${at}.data must be undefined, an ArrayBuffer or an ArrayBufferView (typed array, Buffer, DataView), got ${shown(data)}`);
 }
 
 /**
@@ -64,6 +110,8 @@ function completeWithTokens(lib: NativeAddon, responses: readonly (QuerySampleRe
  * output token count when the run uses token latencies.
  */
 export function querySampleComplete(id: number, data?: ArrayBufferView | ArrayBuffer, nTokens?: number): void {
+  if (typeof id !== 'number' || (data !== undefined && !isBytes(data)) || (nTokens !== undefined && typeof nTokens !== 'number'))
+    throw badSingleCompletion(id, data, nTokens);
   const lib = addon();
   if (activeSeries.tokens) {
     scratch[0] = id;
@@ -73,6 +121,13 @@ export function querySampleComplete(id: number, data?: ArrayBufferView | ArrayBu
     noteHandOver(lib.completeOne(id));
   }
   if (wantsResponse(id)) lib.logResponse(id, data ?? EMPTY);
+}
+
+function badSingleCompletion(id: unknown, data: unknown, nTokens: unknown): TypeError {
+  const at = 'querySampleComplete(id, data?, nTokens?)';
+  if (typeof id !== 'number') return new TypeError(`${at}: id must be a number, got ${shown(id)}`);
+  if (typeof nTokens !== 'number' && nTokens !== undefined) return new TypeError(`${at}: nTokens must be a number, got ${shown(nTokens)}`);
+  return new TypeError(`${at}: data must be undefined, an ArrayBuffer or an ArrayBufferView (typed array, Buffer, DataView), got ${shown(data)}`);
 }
 
 /**

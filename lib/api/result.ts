@@ -149,6 +149,7 @@ export function toTestResult(
       warnings: outcome.warningCount,
       invalidIds: outcome.completionErrors.invalidIds,
       unissuedIds: outcome.completionErrors.unissuedIds,
+      staleIds: outcome.completionErrors.staleIds,
       duplicateIds: outcome.completionErrors.duplicateIds,
       messages: outcome.messages.filter((m) => m.isError || m.isWarning),
     },

@@ -5,7 +5,10 @@ import type { Scenario, TestMode } from '../settings/types.js';
 
 /** One sample of a query, as handed to the SUT. */
 export interface QuerySample {
-  /** Opaque, non-zero id; pass it back unchanged when the sample completes. */
+  /**
+   * Opaque, non-zero integer id, unique within the process (never reused by a
+   * later series or run); pass it back unchanged when the sample completes.
+   */
   readonly id: number;
   /** Index into the QSL (0 .. totalSampleCount - 1). */
   readonly index: number;
@@ -186,10 +189,15 @@ export interface TestResult {
     /** Errors logged (as the summary footer counts them). */
     count: number;
     warnings: number;
-    /** Completion calls with ids that were never issued by this run (not integers, out of range). */
+    /** Completion calls with ids that no series was given (not integers, 0, beyond the current series). */
     invalidIds: number;
     /** Completion calls for samples of this run not issued yet. */
     unissuedIds: number;
+    /**
+     * Late completion calls for ids of an earlier series or an earlier run in
+     * this process: counted, never credited (ids are unique within a process).
+     */
+    staleIds: number;
     /** Completion calls for samples already completed. */
     duplicateIds: number;
     messages: RunMessage[];

@@ -175,6 +175,8 @@ export class DispatchWorkerPool {
   private readonly exits: Promise<void>[] = [];
   private onError: ((error: unknown, index: number) => void) | undefined;
   private failedEarly: { error: unknown; index: number } | undefined;
+  /** From terminate(): the pool ends its workers itself. */
+  private terminating = false;
 
   /** Starts `count` workers importing `sutModule`; resolves once all registered. */
   static async start(sutModule: string, count: number): Promise<DispatchWorkerPool> {
@@ -187,16 +189,35 @@ export class DispatchWorkerPool {
       pool.workers.push(worker);
       ready.push(
         new Promise<void>((resolve, reject) => {
-          worker.once('message', () => resolve());  // the one message: registered
+          worker.once('message', () => resolve());  // the first message: registered
           worker.once('error', reject);
           worker.once('exit', (code) => reject(new InterfaceError(`dispatch worker ${index} exited (code ${code}) before it registered`)));
         }),
       );
-      worker.on('error', (error) => {
-        if (pool.onError !== undefined) pool.onError(error, index);
-        else pool.failedEarly ??= { error, index };
+      worker.on('error', (error) => pool.report(error, index));
+      // A worker serves until the run releases it (worker-entry.ts then says
+      // so; Node delivers a worker's messages before its 'exit'). Ending before
+      // (process.exit in the SUT, a terminate()) leaves its claimed samples
+      // outstanding: the core aborts the run when its thread goes, and this
+      // names the worker. An 'error' was reported already.
+      let released = false;
+      let failed = false;
+      worker.on('message', (message: { kind?: string }) => {
+        if (message?.kind === 'released') released = true;
       });
-      pool.exits.push(new Promise<void>((resolve) => worker.once('exit', () => resolve())));
+      worker.once('error', () => {
+        failed = true;
+      });
+      const threadId = worker.threadId;
+      pool.exits.push(
+        new Promise<void>((resolve) =>
+          worker.once('exit', (code) => {
+            if (!released && !failed && !pool.terminating)
+              pool.report(new InterfaceError(`dispatch worker ${index} (thread ${threadId}) exited (code ${code}) during the run`), index);
+            resolve();
+          }),
+        ),
+      );
     }
     try {
       await Promise.all(ready);
@@ -207,10 +228,18 @@ export class DispatchWorkerPool {
     return pool;
   }
 
-  /** Errors a worker raises from now on (uncaught in the worker: it has ended). */
+  /**
+   * Errors a worker raises from now on (uncaught in the worker: it has
+   * ended), and a worker's exit before the run released it.
+   */
   listen(onError: (error: unknown, index: number) => void): void {
     this.onError = onError;
     if (this.failedEarly !== undefined) onError(this.failedEarly.error, this.failedEarly.index);
+  }
+
+  private report(error: unknown, index: number): void {
+    if (this.onError !== undefined) this.onError(error, index);
+    else this.failedEarly ??= { error, index };
   }
 
   /** After the run: waits for the workers to end (released), terminating stragglers. */
@@ -225,6 +254,7 @@ export class DispatchWorkerPool {
   }
 
   async terminate(): Promise<void> {
+    this.terminating = true;
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }

@@ -18,3 +18,5 @@ const createSut = mod.createSut as (context: DispatchWorkerContext) => SystemUnd
 await runDispatchWorker(() => createSut({ workerIndex, workerCount }), {
   onRegistered: () => parentPort?.postMessage({ kind: 'registered' }),
 });
+// The run released this worker: its exit from now on is the normal end (DispatchWorkerPool).
+parentPort?.postMessage({ kind: 'released' });

@@ -173,6 +173,7 @@ export interface NativeOutcome {
   completionErrors: {
     invalidIds: number;
     unissuedIds: number;
+    staleIds: number;
     duplicateIds: number;
     firstInvalidId: number;
     firstDuplicateId: number;

@@ -54,17 +54,29 @@ class DispatchHost : public FakeHost {
   uint64_t registered_;
 };
 
-// Per sample id: how often it was delivered. Large enough for these runs.
+// Per sample of the run's one series: how often it was delivered. Large
+// enough for these runs. Ids are unique in the process (reserve_sample_ids),
+// so samples are counted from the series' first id.
 struct Deliveries {
-  std::unique_ptr<std::atomic<int>[]> count{new std::atomic<int>[1 << 20]()};
+  static constexpr uint64_t kSamples = 1 << 20;
+  std::unique_ptr<std::atomic<int>[]> count{new std::atomic<int>[kSamples]()};
   std::atomic<uint64_t> total{0};
-  void add(uint64_t id) {
-    count[id].fetch_add(1);
+  std::atomic<uint64_t> series_first_id{0};
+  std::atomic<bool> unexpected{false};  // a second series, or beyond kSamples
+  void add(uint64_t first_id, uint64_t k) {
+    uint64_t expected = 0;
+    if (!series_first_id.compare_exchange_strong(expected, first_id) && expected != first_id) unexpected.store(true);
+    if (k >= kSamples) {
+      unexpected.store(true);
+      return;
+    }
+    count[k].fetch_add(1);
     total.fetch_add(1);
   }
-  bool each_once(uint64_t first, uint64_t n) const {
-    for (uint64_t id = first; id < first + n; ++id)
-      if (count[id].load() != 1) return false;
+  bool each_once(uint64_t n) const {
+    if (unexpected.load() || n > kSamples) return false;
+    for (uint64_t k = 0; k < n; ++k)
+      if (count[k].load() != 1) return false;
     return true;
   }
 };
@@ -87,7 +99,7 @@ void worker_loop(Session* session, Deliveries* seen, std::atomic<uint64_t>* clai
     std::vector<double> ids;
     for (uint64_t k = c.first_sample; k < c.first_sample + c.samples; ++k) {
       ids.push_back(static_cast<double>(c.first_id + k));
-      seen->add(c.first_id + k);
+      seen->add(c.first_id, k);
     }
     session->complete(ids.data(), ids.size());
   }
@@ -132,7 +144,7 @@ WorkerRun run_workers(Scenario scenario, const std::string& name, int workers, i
   for (auto& n : claims) r.claims.push_back(n.load());
   r.flushes = flushes.load();
   r.wakes = host.wakes.load();
-  r.each_once = seen.each_once(1, r.outcome.issued_sample_count);
+  r.each_once = seen.each_once(r.outcome.issued_sample_count);
   r.delivered = seen.total.load();
   return r;
 }
@@ -234,7 +246,7 @@ PollRun run_poll(SessionConfig c, bool complete) {
       const uint64_t published = session.poll_published(cursor, 50000);
       for (; cursor < published; ++cursor) {
         session.mark_dispatched(cursor);
-        seen.add(first_id + cursor);
+        seen.add(first_id, cursor);
         if (!complete) continue;
         const double id = static_cast<double>(first_id + cursor);
         session.complete(&id, 1);
@@ -248,7 +260,7 @@ PollRun run_poll(SessionConfig c, bool complete) {
   PollRun r;
   r.outcome = session.outcome();
   r.delivered = seen.total.load();
-  r.each_once = seen.each_once(1, r.outcome.issued_sample_count);
+  r.each_once = seen.each_once(r.outcome.issued_sample_count);
   r.wakes = host.wakes.load();
   r.detail = read_file(r.outcome.detail_log_path);
   return r;
@@ -324,7 +336,7 @@ TEST(dispatch_wake_ahead_drains_deliver_every_sample_once) {
         for (; cursor < published; ++cursor) {
           session.mark_dispatched(cursor);
           const double id = static_cast<double>(first_id + cursor);
-          seen.add(first_id + cursor);
+          seen.add(first_id, cursor);
           session.complete(&id, 1);
         }
       } while (session.hold_drain_for_next_due());
@@ -339,7 +351,7 @@ TEST(dispatch_wake_ahead_drains_deliver_every_sample_once) {
   CHECK(o.has_summary);
   CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
   CHECK_EQ(seen.total.load(), o.issued_sample_count);
-  CHECK(seen.each_once(1, o.issued_sample_count));
+  CHECK(seen.each_once(o.issued_sample_count));
   // Ahead of a query and, when the issue thread was later than the drain
   // waited, at its publication: at most two wakes a query, never one per spin.
   CHECK(host.wakes.load() <= 2 * static_cast<int>(o.issued_query_count));
