@@ -13,6 +13,7 @@ import { loadSettings } from '../lib/config/load-settings.js';
 import { SettingsError } from '../lib/errors.js';
 import { loadNativeInternals } from '../lib/native/index.js';
 import { FIELD_BY_NAME, SETTINGS_FIELDS, type SettingField } from '../lib/settings/fields.js';
+import { parseSettingAssignment } from '../lib/settings/assignments.js';
 import { resolveTestSettingFields, resolveTestSettings } from '../lib/settings/resolve.js';
 import { toNativeSettings } from '../lib/settings/to-native.js';
 import { SCENARIOS, type ResolvedTestSettings, type TestSettingsInput } from '../lib/settings/types.js';
@@ -187,6 +188,44 @@ describe('settings validation on generated inputs', () => {
         throw new Error(`unknown key ${JSON.stringify(key)} was accepted`);
       }),
       propertyParams(200),
+    );
+  });
+
+  it('--set key=value: a valid value written as text parses back to the same value', () => {
+    const assignment = fc.constantFrom(...SETTINGS_FIELDS).chain((f) => fc.tuple(fc.constant(f), validValue(f), fc.boolean()));
+    fc.assert(
+      fc.property(assignment, ([f, value, snake]) => {
+        const text = typeof value === 'bigint' ? `${value}` : String(value);
+        const parsed = parseSettingAssignment(`${snake ? f.snake : f.name}=${text}`);
+        expect(parsed.key).toBe(f.name);
+        const want = f.kind === 'seed' ? BigInt(text) : value;
+        // -0 is written '0'.
+        expect(parsed.value === want || (typeof want === 'number' && Object.is(parsed.value, want + 0)), `${f.snake}=${text}`).toBe(true);
+      }),
+      propertyParams(400),
+    );
+  });
+
+  it('--set with any text returns an assignment or throws a SettingsError naming the key', () => {
+    const keys = fc.oneof(fc.constantFrom(...SETTINGS_FIELDS.flatMap((f) => [f.snake, f.name])), fc.string({ maxLength: 12 }));
+    const values = fc.oneof(
+      fc.constantFrom('', ' ', 'true', 'TRUE', '1', '0', '-0', '1e3', '1e400', '0x10', 'NaN', 'Infinity', '-1', '1.5', ' 7 ', '+3',
+        '18446744073709551616', `${2 ** 53}`, 'Server', 'server', '2', '99', '1e-400', `0.${'0'.repeat(400)}1`),
+      fc.string({ maxLength: 12 }),
+      fc.double().map(String),
+    );
+    fc.assert(
+      fc.property(keys, values, fc.boolean(), (key, value, withEquals) => {
+        const text = withEquals ? `${key}=${value}` : key;
+        try {
+          parseSettingAssignment(text);
+        } catch (error) {
+          expect(error, String((error as Error)?.stack ?? error)).toBeInstanceOf(SettingsError);
+          const e = error as SettingsError;
+          expect(e.message.includes(e.key) || e.message.includes(JSON.stringify(text)), e.message).toBe(true);
+        }
+      }),
+      propertyParams(400),
     );
   });
 
