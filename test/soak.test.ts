@@ -37,6 +37,7 @@ describe('the soak benchmark', () => {
       expect(run.issuedSamples).toBeGreaterThan(0);
       expect(run.lostCompletions).toBe(0);
       expect(run.rejectedCompletions).toBe(0);
+      expect(run.creditedWithoutCompletion).toBe(0);
       expect(run.completedSamples + run.incompleteSamples).toBe(run.issuedSamples);
       expect(run.sutCompleted).toBe(run.sutReceived);
       expect(typeof run.valid).toBe('boolean');

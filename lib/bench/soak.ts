@@ -72,6 +72,8 @@ export interface SoakRun {
   lostCompletions: number;
   /** Completion calls the core rejected (invalid, unissued or duplicate ids). */
   rejectedCompletions: number;
+  /** Samples the core credited beyond the completions this run's SUT made (a stale or foreign completion credited): must be 0. */
+  creditedWithoutCompletion: number;
   completedSamplesPerSecond: number;
   latencyP99Ns: number;
   wallSeconds: number;
@@ -113,11 +115,12 @@ export interface SoakReport {
     outstandingSamples: number;
     lostCompletions: number;
     rejectedCompletions: number;
+    creditedWithoutCompletion: number;
   };
   rssFlat: SoakRssFlatness;
   /** Every run VALID. */
   valid: boolean;
-  /** lostCompletions and rejectedCompletions are 0 and RSS is not found growing (flat true or not judged). */
+  /** lostCompletions, rejectedCompletions and creditedWithoutCompletion are 0 and RSS is not found growing (flat true or not judged). */
   passed: boolean;
 }
 
@@ -235,6 +238,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         sutCompleted: sut.completed,
         lostCompletions: r.counts.issuedSamples - r.counts.completedSamples - outstanding,
         rejectedCompletions: r.errors.invalidIds + r.errors.unissuedIds + r.errors.duplicateIds,
+        creditedWithoutCompletion: Math.max(0, r.counts.completedSamples - sut.completed),
         completedSamplesPerSecond: r.completedSamplesPerSecond ?? 0,
         latencyP99Ns: r.percentilesNs[99],
         wallSeconds: (performance.now() - runStart) / 1000,
@@ -255,6 +259,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     outstandingSamples: sum((r) => r.sutReceived - r.sutCompleted),
     lostCompletions: sum((r) => r.lostCompletions),
     rejectedCompletions: sum((r) => r.rejectedCompletions),
+    creditedWithoutCompletion: sum((r) => r.creditedWithoutCompletion),
   };
   const rssFlat = rssFlatness(rss, baselineSeconds);
   return {
@@ -269,7 +274,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     totals,
     rssFlat,
     valid: runs.every((r) => r.valid),
-    passed: totals.lostCompletions === 0 && totals.rejectedCompletions === 0 && rssFlat.flat !== false,
+    passed: totals.lostCompletions === 0 && totals.rejectedCompletions === 0 && totals.creditedWithoutCompletion === 0 && rssFlat.flat !== false,
   };
 }
 
@@ -295,7 +300,7 @@ export function formatSoakReport(r: SoakReport): string {
   lines.push('');
   const t = r.totals;
   lines.push(`lost completions: ${fmt(t.lostCompletions)} (issued ${fmt(t.issuedSamples)} - completed ${fmt(t.completedSamples)} - outstanding ${fmt(t.outstandingSamples)}); ` +
-    `rejected completions: ${fmt(t.rejectedCompletions)}`);
+    `rejected completions: ${fmt(t.rejectedCompletions)}; credited without a completion: ${fmt(t.creditedWithoutCompletion)}`);
   const f = r.rssFlat;
   const flat = f.flat === null ? `not judged (needs a run after the first one ending after ${r.config.baselineSeconds} s)` : f.flat ? 'yes' : 'NO';
   lines.push(`RSS flat: ${flat}${f.ratio !== null ? ` (peak ${fmt(f.maxAfterMb, 1)} MB at the end vs ${fmt(f.baselineMb, 1)} MB: x${fmt(f.ratio, 3)})` : ''}; criterion: ${f.criterion}`);
