@@ -247,6 +247,78 @@ describe('results math against a plain reference (spec/40)', () => {
     );
   });
 
+  it('token latencies (SingleStream): token count, TTFT and TPOT statistics, and the estimates from TTFT', () => {
+    const tokenCase = fc.integer({ min: 1, max: 3000 }).chain((n) =>
+      fc.tuple(
+        fc.array(latencyNs, { minLength: n, maxLength: n }),
+        fc.array(latencyNs, { minLength: n, maxLength: n }),
+        fc.array(fc.integer({ min: 0, max: 1_000_000 }), { minLength: n, maxLength: n }),
+        percentile,
+      ));
+    fc.assert(
+      fc.property(tokenCase, ([ttft, tpot, tokens, p]) => {
+        const n = ttft.length;
+        const out = summarize(
+          { scenario: 'SingleStream', singleStreamTargetLatencyPercentile: p, useTokenLatencies: true },
+          {
+            sampleLatenciesNs: Float64Array.from(ttft, (x, i) => x + tpot[i]!), queriesIssued: n,
+            firstTokenLatenciesNs: Float64Array.from(ttft), timePerOutputTokenNs: Float64Array.from(tpot), tokensPerSample: Float64Array.from(tokens),
+          },
+        );
+        expect(out.token_count).toBe(tokens.reduce((a, b) => a + b, 0));
+        for (const [name, values, target, list] of [
+          ['first_token_latency', ttft, 'token_target_latency_percentile', 'token_latency_percentiles'],
+          ['time_per_output_token', tpot, 'target_tpot_percentile', 'tpot_percentiles'],
+        ] as const) {
+          const sorted = [...values].sort((a, b) => a - b);
+          expect(out[`${name}_min`], `${name} min`).toBe(sorted[0]);
+          expect(out[`${name}_max`], `${name} max`).toBe(sorted[n - 1]);
+          expect(out[`${name}_mean`], `${name} mean`).toBe(integerMean(values));
+          expect((out[target] as PercentileOut).sample_latency, `${name} target percentile`).toBe(pct(sorted, n, p));
+          for (const x of out[list] as PercentileOut[]) expect(x.sample_latency, `${name} ${x.percentile}`).toBe(pct(sorted, n, x.percentile));
+        }
+        // EarlyStopping(TPOT) && EarlyStopping(TTFT): the same n and p, so both or neither; the estimates kept are TTFT's.
+        const e = estimateRank(n, p);
+        expect(out.early_stopping_met).toBe(e !== null);
+        const sortedTtft = [...ttft].sort((a, b) => a - b);
+        expect(out.early_stopping_latency_ss).toBe(e === null ? 0 : sortedTtft[n - e.t]);
+        const e99 = e === null ? null : estimateRank(n, 0.99);
+        expect(out.early_stopping_latency_ms).toBe(e99 === null ? 0 : sortedTtft[n - e99.t]);
+        expect(out.early_stopping_ttft_recommendation === '').toBe(e === null);
+      }),
+      propertyParams(60),
+    );
+  });
+
+  it('token latencies (Server): TTFT and TPOT bounds decide the constraint and both early-stopping verdicts', () => {
+    const bound = fc.integer({ min: 1000, max: 2e9 });
+    const serverTokenCase = fc.integer({ min: 1, max: 3000 }).chain((n) =>
+      fc.tuple(fc.array(latencyNs, { minLength: n, maxLength: n }), fc.array(latencyNs, { minLength: n, maxLength: n }), bound, bound, percentile));
+    fc.assert(
+      fc.property(serverTokenCase, ([ttft, tpot, ttftBound, tpotBound, p]) => {
+        const n = ttft.length;
+        const out = summarize(
+          { scenario: 'Server', serverTargetLatencyPercentile: p, useTokenLatencies: true, serverTtftLatency: ttftBound, serverTpotLatency: tpotBound },
+          {
+            sampleLatenciesNs: Float64Array.from(ttft, (x, i) => x + tpot[i]!), queriesIssued: n,
+            firstTokenLatenciesNs: Float64Array.from(ttft), timePerOutputTokenNs: Float64Array.from(tpot), tokensPerSample: new Float64Array(n).fill(2),
+          },
+        );
+        const sorted = (a: readonly number[]) => [...a].sort((x, y) => x - y);
+        expect(out.perf_constraints_met).toBe(pct(sorted(ttft), n, p) <= ttftBound && pct(sorted(tpot), n, p) <= tpotBound);
+        const verdict = (values: readonly number[], b: number) => {
+          const t = values.filter((v) => v > b).length;
+          return n >= minPassing(t, p) + t;
+        };
+        const tpotMet = verdict(tpot, tpotBound);
+        // Short-circuit: TTFT is evaluated only when TPOT passed.
+        expect(out.early_stopping_met).toBe(tpotMet && verdict(ttft, ttftBound));
+        expect(out.early_stopping_ttft_recommendation === '').toBe(!tpotMet);
+      }),
+      propertyParams(60),
+    );
+  });
+
   it('Server: over-latency count, the latency constraint and the early-stopping verdict', () => {
     const serverCase = latencySet.chain((latencies) =>
       fc.tuple(
