@@ -9,10 +9,14 @@
  * - Safety: on any text, the lint and loadSettings never throw anything but
  *   a SettingsError (ConfigFileError), and every line the native parser
  *   rejects is an error of the strict lint, naming that line.
+ * - Never hangs: texts with 32-KB keys, values and lines, or thousands of
+ *   lines, are handled within a time limit (in a child process, killed at it).
  * - Round trip: valid `model.scenario.key = value` lines, with comments and
  *   odd whitespace, load to exactly the settings a model of the lookup
  *   (spec/10 §4.2) written here computes from the same lines.
  */
+import { spawnSync } from 'node:child_process';
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -26,7 +30,8 @@ import { resolveTestSettingFields } from '../lib/settings/resolve.js';
 import { toNativeSettings } from '../lib/settings/to-native.js';
 import { SCENARIOS, TEST_MODES, type Scenario } from '../lib/settings/types.js';
 import { validateSettingValue } from '../lib/settings/validate.js';
-import { propertyParams } from './property-params.js';
+import { repoRoot } from './helpers.js';
+import { PROPERTY_SEED, propertyParams } from './property-params.js';
 
 const nativeConfig = loadNative().config;
 const MODEL = 'wan-2.2-t2v'; // dots inside a model name (spec/10 §4.2)
@@ -315,6 +320,38 @@ describe('config parser on generated texts', () => {
       propertyParams(300),
     );
   });
+
+  it('never hangs: long keys, values and lines (up to 32 KB) are linted and parsed within the time limit, in a child process', () => {
+    // A child process, killed at the limit: a parser stuck in native code could not be interrupted in this one.
+    const script = `
+      import fc from 'fast-check';
+      import { lintConfigText } from './dist/config/lint.js';
+      import { loadSettings } from './dist/config/load-settings.js';
+      import { SettingsError } from './dist/errors.js';
+      const piece = fc.oneof(
+        fc.integer({ min: 1, max: 32768 }).map((n) => 'k'.repeat(n) + '.Server.target_qps = 1'),
+        fc.integer({ min: 1, max: 32768 }).map((n) => '*.*.min_query_count = ' + '9'.repeat(n)),
+        fc.integer({ min: 1, max: 32768 }).map((n) => '*.*.' + 'x'.repeat(n) + ' = 1'),
+        fc.integer({ min: 1, max: 4000 }).map((n) => '*.*.min_query_count = 1\\n'.repeat(n)),
+        fc.integer({ min: 1, max: 8000 }).map((n) => '*.*.min_query_count = ' + '1 '.repeat(n)),
+        fc.integer({ min: 1, max: 32768 }).map((n) => '#'.repeat(n) + ' x'),
+        fc.integer({ min: 1, max: 32768 }).map((n) => '\\0'.repeat(n)),
+      );
+      fc.assert(fc.property(fc.array(piece, { minLength: 1, maxLength: 3 }), (pieces) => {
+        const text = pieces.join('\\n');
+        lintConfigText(text, 'long.conf', 'user.conf');
+        try {
+          loadSettings({ model: 'm', scenario: 'Server', userConf: { text, name: 'long.conf' }, lenient: true });
+          loadSettings({ model: 'm', scenario: 'Server', userConf: { text, name: 'long.conf' } });
+        } catch (error) {
+          if (!(error instanceof SettingsError)) throw error;
+        }
+      }), { seed: ${PROPERTY_SEED}, numRuns: 20 });
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: repoRoot, encoding: 'utf8', timeout: 50_000 });
+    expect(r.error, 'the child was killed at the time limit').toBeUndefined();
+    expect(r.status, r.stderr.slice(0, 4000)).toBe(0);
+  }, 60_000);
 
   it('valid lines with comments and any whitespace load to the settings the lookup model computes', () => {
     fc.assert(
