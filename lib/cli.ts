@@ -7,13 +7,14 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 
 import type { TestResult } from './api/types.js';
 import { runBenchmark } from './bench/bench.js';
 import { formatBenchReport } from './bench/format.js';
+import { formatSoakReport, runSoak } from './bench/soak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
-import { EXIT_BAD_INPUT, EXIT_RUN_FAILED } from './cli/exit-codes.js';
+import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
 import { choiceOption, collect, positiveInteger } from './cli/options.js';
 import { registerReportCommand } from './cli/report.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
@@ -98,7 +99,18 @@ function buildProgram(): Command {
     .option('--json', 'print every figure as one JSON document')
     .option('--tiny', 'short trials, one repetition: only proves the benchmark works')
     .option('--repeat <n>', 'repetitions of each trial (default 3; 1 with --tiny)', positiveInteger('--repeat'))
-    .action(async (options: { json?: boolean; tiny?: boolean; repeat?: number }) => {
+    .addOption(new Option('--soak <seconds>', 'instead: Server at 100k QPS with the JS null SUT for <seconds> (consecutive runs in this process), RSS every 10 s, lost completions')
+      .argParser(positiveInteger('--soak')).conflicts(['tiny', 'repeat']))
+    .addOption(new Option('--soak-run <seconds>', 'length of each run of a soak (default 60)').argParser(positiveInteger('--soak-run')))
+    .addHelpText('after', '\n--soak exit status: 0 no lost completions and RSS flat (or too short to judge), 1 otherwise.')
+    .action(async (options: { json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number }) => {
+      if (options.soak !== undefined) {
+        const soak = await runSoak({ seconds: options.soak, ...(options.soakRun !== undefined ? { runSeconds: options.soakRun } : {}) });
+        process.stdout.write(options.json ? `${JSON.stringify(soak, null, 2)}\n` : `${formatSoakReport(soak)}\n`);
+        process.exitCode = soak.passed ? EXIT_VALID : EXIT_INVALID;
+        return;
+      }
+      if (options.soakRun !== undefined) throw new SettingsError('--soak-run', options.soakRun, '--soak-run applies only with --soak <seconds>.');
       const report = await runBenchmark({
         ...(options.tiny ? { tiny: true } : {}),
         ...(options.repeat !== undefined ? { repeat: options.repeat } : {}),
