@@ -9,6 +9,7 @@
 
 #include "config_keys.h"
 #include "settings_fields.h"
+#include "user_text.h"
 
 namespace loadgen {
 
@@ -245,7 +246,7 @@ int ConfigLoader::from_config(TestSettings& settings, const std::string* text, c
     ++user_conf_calls_;
   }
   if (text == nullptr) {
-    add_config_error(messages, "can't open file " + path);
+    add_config_error(messages, "can't open file " + echo_input(path, kPathEchoLimit));
     return kConfigNotFound;
   }
   return apply_config_text(settings, *text, model, scenario, conf_type, messages, provenance, path);

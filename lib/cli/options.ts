@@ -3,13 +3,13 @@
  */
 import { InvalidArgumentError, Option } from 'commander';
 
-import { closest } from '../settings/messages.js';
+import { closest, echo } from '../settings/messages.js';
 
 /** Parses a positive safe integer option, naming the option in the error. */
 export function positiveInteger(name: string): (value: string) => number {
   return (value: string): number => {
     if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-      throw new InvalidArgumentError(`${name} must be a positive integer, got '${value}'.`);
+      throw new InvalidArgumentError(`${name} must be a positive integer, got '${echo(value)}'.`);
     }
     return Number(value);
   };
@@ -30,6 +30,6 @@ export function choiceOption(flags: string, description: string, values: readonl
     if (values.includes(value)) return value;
     const s = closest(value, values);
     const hint = s !== undefined ? ` Did you mean '${s}'?` : '';
-    throw new InvalidArgumentError(`${name} '${value}' is not one of ${values.join(', ')}.${hint}`);
+    throw new InvalidArgumentError(`${name} '${echo(value)}' is not one of ${values.join(', ')}.${hint}`);
   });
 }
