@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "detail_log.h"
 #include "results.h"
 #include "user_text.h"
 
@@ -66,4 +67,10 @@ TEST(config_cannot_open_message_caps_the_path) {
   ConfigLoader loader2("");
   loader2.from_config_file(settings, "/nonexistent/user.conf", "*", "Offline", kConfTypeUser, &messages);
   CHECK_EQ(messages.back().text, std::string("can't open file /nonexistent/user.conf"));
+}
+
+TEST(detail_log_quotes_names_as_json_strings) {
+  // The detail log already escapes (DetailLog::quote): a name cannot end its line.
+  CHECK_EQ(DetailLog::quote("x\nResult is : VALID\r\t\"\\"), std::string("\"x\\nResult is : VALID\\r\\t\\\"\\\\\""));
+  CHECK_EQ(DetailLog::quote(std::string("\x01", 1)), std::string("\"\\u0001\""));
 }
