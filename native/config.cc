@@ -156,7 +156,9 @@ bool set_from_token(TestSettings& s, const ConfigKey& k, const std::string& toke
     return true;
   }
   // Integers as the reference reads them: strtoull stops at the first invalid
-  // character ("2.5e3" -> 2).
+  // character ("2.5e3" -> 2). Refusing such text is the lint's job
+  // (lib/config/lint.ts, before this runs); here the reference's reading stays
+  // exact for lenient loading and the golden vectors.
   const uint64_t raw = std::strtoull(token.c_str(), nullptr, 0);
   switch (k.value) {
     case ConfigValue::Int: s.*k.field.u = raw * static_cast<uint64_t>(k.multiplier); return true;
