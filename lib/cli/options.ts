@@ -5,6 +5,18 @@ import { InvalidArgumentError, Option } from 'commander';
 
 import { closest, echo } from '../settings/messages.js';
 
+/** Longest line of commander's own error output. */
+const COMMANDER_LINE_LIMIT = 400;
+
+/**
+ * Commander's own error lines quote the raw argument (`argument '<val>' is
+ * invalid`, `unknown option '<opt>'`): each line is capped and escaped like
+ * every other echo of input. For `configureOutput({ outputError })`.
+ */
+export function capErrorOutput(text: string, write: (text: string) => void): void {
+  write(text.split('\n').map((line) => (line.length > COMMANDER_LINE_LIMIT ? echo(line, COMMANDER_LINE_LIMIT) : line)).join('\n'));
+}
+
 /** Parses a positive safe integer option, naming the option in the error. */
 export function positiveInteger(name: string): (value: string) => number {
   return (value: string): number => {
