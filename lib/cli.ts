@@ -15,7 +15,7 @@ import { formatBenchReport } from './bench/format.js';
 import { formatSoakReport, runSoak } from './bench/soak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
-import { choiceOption, collect, positiveInteger } from './cli/options.js';
+import { capErrorOutput, choiceOption, collect, positiveInteger } from './cli/options.js';
 import { registerReportCommand } from './cli/report.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
@@ -36,6 +36,7 @@ function buildProgram(): Command {
     .description('MLPerf Inference LoadGen for Node.js')
     .version(packageVersion())
     .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ outputError: capErrorOutput })
     .exitOverride();
 
   program

@@ -45,6 +45,9 @@ export interface ConfigProblem {
   readonly message: string;
 }
 
+/** Most problems a {@link ConfigFileError}'s message lists. */
+const CONFIG_PROBLEMS_LISTED = 20;
+
 /**
  * Config files that loadgen refuses (strict mode): a {@link SettingsError}
  * whose key, value, file and line are the first problem's; the message lists
@@ -56,7 +59,11 @@ export class ConfigFileError extends SettingsError {
   readonly problems: readonly ConfigProblem[];
   constructor(problems: readonly ConfigProblem[]) {
     const first = problems[0]!;
-    super(first.key, first.value, problems.map((p) => p.message).join('\n'));
+    // A file of a million bad lines must not make a message of a million lines.
+    const listed = problems.slice(0, CONFIG_PROBLEMS_LISTED).map((p) => p.message);
+    const more = problems.length - listed.length;
+    if (more > 0) listed.push(`\u2026 and ${more} more problems (ConfigFileError.problems lists them all)`);
+    super(first.key, first.value, listed.join('\n'));
     this.file = first.file;
     this.line = first.line;
     this.problems = problems;

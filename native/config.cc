@@ -9,6 +9,7 @@
 
 #include "config_keys.h"
 #include "settings_fields.h"
+#include "user_text.h"
 
 namespace loadgen {
 
@@ -155,7 +156,9 @@ bool set_from_token(TestSettings& s, const ConfigKey& k, const std::string& toke
     return true;
   }
   // Integers as the reference reads them: strtoull stops at the first invalid
-  // character ("2.5e3" -> 2).
+  // character ("2.5e3" -> 2). Refusing such text is the lint's job
+  // (lib/config/lint.ts, before this runs); here the reference's reading stays
+  // exact for lenient loading and the golden vectors.
   const uint64_t raw = std::strtoull(token.c_str(), nullptr, 0);
   switch (k.value) {
     case ConfigValue::Int: s.*k.field.u = raw * static_cast<uint64_t>(k.multiplier); return true;
@@ -245,7 +248,7 @@ int ConfigLoader::from_config(TestSettings& settings, const std::string* text, c
     ++user_conf_calls_;
   }
   if (text == nullptr) {
-    add_config_error(messages, "can't open file " + path);
+    add_config_error(messages, "can't open file " + echo_input(path, kPathEchoLimit));
     return kConfigNotFound;
   }
   return apply_config_text(settings, *text, model, scenario, conf_type, messages, provenance, path);

@@ -5,6 +5,7 @@
 
 #include "format.h"
 #include "results.h"
+#include "user_text.h"
 
 namespace loadgen {
 
@@ -35,7 +36,8 @@ std::string format_summary_results(const PerformanceSummary& s, Mode mode) {
   const bool tokens = st.use_token_latencies;
   std::string out;
   out += std::string(kSeparator) + "\nMLPerf Results Summary\n" + kSeparator + "\n";
-  out += line("SUT name : ", s.sut_name);
+  // Escaped: a newline in the name would start a line of its own (a forged verdict).
+  out += line("SUT name : ", escape_control_characters(s.sut_name));
   out += line("Scenario : ", to_string(sc));
   out += line("Mode     : ", to_string(mode));
 

@@ -256,4 +256,27 @@ describe.skipIf(skipBrowser)(`report.html in headless Chromium${skipBrowser ? ` 
     expect(variance).toBeGreaterThan(50);
     await page.close();
   });
+
+  it('a log suffix of HTML markup (<!--<script>) leaves the page whole: charts drawn, the data read back exactly', async () => {
+    const outdir = join(tempDir(), 'markup');
+    const suffix = '<!--<script>';
+    const r = loadgen(['run', ...serverRun, '--outdir', outdir, '--log-suffix', suffix, '--no-progress']);
+    expect(RAN).toContain(r.status);
+    const path = /Report written to (.*)\n/.exec(r.stdout)?.[1];
+    expect(path).toBe(join(outdir, `report${suffix}.html`));
+    const page = await browser!.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${String(e)}`));
+    await page.goto(pathToFileURL(path!).href, { waitUntil: 'load' });
+    await page.waitForSelector('body[data-charts]');
+    expect(problems).toEqual([]);
+    const files = await page.evaluate(() =>
+      (JSON.parse(document.getElementById('report-data')!.textContent!) as { data: { files: Record<string, string> } }).data.files);
+    expect(files.summary).toBe(`mlperf_log_summary${suffix}.txt`);
+    expect(await page.evaluate(() => document.querySelectorAll('.plot canvas').length)).toBe(6);
+    await page.close();
+  });
 });

@@ -6,7 +6,8 @@ import { resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { DEFAULT_AUDIT_CONFIG } from '../config/audit-config.js';
-import { InterfaceError } from '../errors.js';
+import { InterfaceError, SettingsError } from '../errors.js';
+import { echo, hasControlCharacter, show } from '../settings/messages.js';
 import type { ResolvedTestSettings } from '../settings/types.js';
 import { isNullNativeSut } from '../suts/suts.js';
 import type { QuerySampleLibrary, SystemUnderTest } from './types.js';
@@ -39,9 +40,24 @@ export function checkDispatch(sut: SystemUnderTest, s: ResolvedTestSettings, sut
     : pathToFileURL(resolvePath(process.cwd(), sutModule)).href;
 }
 
+/**
+ * A name goes into the summary and detail logs as a line's text: a control
+ * character (a newline could forge a `Result is : VALID` line above the real
+ * verdict) is refused.
+ */
+function checkName(field: 'sut.name' | 'qsl.name', name: unknown): void {
+  if (typeof name !== 'string') throw new InterfaceError(`${field} must be a string, got ${describe(name)}`);
+  if (hasControlCharacter(name)) {
+    throw new InterfaceError(
+      `${field} must be printable text without control characters (no newline, tab, carriage return, ` +
+        `other C0/C1 controls, DEL, U+2028 or U+2029), got ${show(name)}`,
+    );
+  }
+}
+
 export function checkSut(sut: SystemUnderTest, needsIssueQuery = true): void {
   if (typeof sut !== 'object' || sut === null) throw new InterfaceError(`sut must be an object, got ${describe(sut)}`);
-  if (typeof sut.name !== 'string') throw new InterfaceError(`sut.name must be a string, got ${describe(sut.name)}`);
+  checkName('sut.name', sut.name);
   if (needsIssueQuery && typeof sut.issueQuery !== 'function')
     throw new InterfaceError(`sut.issueQuery must be a function, got ${describe(sut.issueQuery)}`);
   if (sut.flushQueries !== undefined && typeof sut.flushQueries !== 'function')
@@ -50,9 +66,19 @@ export function checkSut(sut: SystemUnderTest, needsIssueQuery = true): void {
 
 export function checkQsl(qsl: QuerySampleLibrary): void {
   if (typeof qsl !== 'object' || qsl === null) throw new InterfaceError(`qsl must be an object, got ${describe(qsl)}`);
-  if (typeof qsl.name !== 'string') throw new InterfaceError(`qsl.name must be a string, got ${describe(qsl.name)}`);
+  checkName('qsl.name', qsl.name);
   for (const key of ['loadSamplesToRam', 'unloadSamplesFromRam'] as const) {
     if (typeof qsl[key] !== 'function') throw new InterfaceError(`qsl.${key} must be a function, got ${describe(qsl[key])}`);
+  }
+  // The samples a performance run loads are part of the data set. The reference
+  // silently loads min(performance, total) and logs the larger count; here it
+  // is refused. (Types and ranges: resolveQslDependentChecks.)
+  const total: unknown = qsl.totalSampleCount;
+  const performance: unknown = qsl.performanceSampleCount;
+  if (Number.isSafeInteger(total) && Number.isSafeInteger(performance) && (performance as number) > (total as number)) {
+    throw new SettingsError('qsl.performanceSampleCount', performance,
+      `Invalid QSL qsl.performanceSampleCount = ${String(performance)}: expected an integer in [1, qsl.totalSampleCount = ${String(total)}] ` +
+        '(the samples a performance run loads are part of the data set).');
   }
 }
 
@@ -60,7 +86,7 @@ export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
-  if (typeof value === 'string') return `'${value}'`;
+  if (typeof value === 'string') return `'${echo(value)}'`;
   return `${typeof value} ${String(value)}`;
 }
 

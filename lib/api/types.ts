@@ -27,6 +27,7 @@ export interface QuerySampleResponse {
 
 /** The system under test. `issueQuery` is called on the JS thread that called startTest. */
 export interface SystemUnderTest {
+  /** Shown in the logs; printable text (control characters, newlines included, are refused). */
   readonly name: string;
   /**
    * Receives one query (1 sample in SingleStream/Server, samplesPerQuery in
@@ -41,10 +42,11 @@ export interface SystemUnderTest {
 
 /** The query sample library: the data set the SUT draws samples from. */
 export interface QuerySampleLibrary {
+  /** Shown in the logs; printable text (control characters, newlines included, are refused). */
   readonly name: string;
   /** Number of samples in the data set (1 .. 2^32 - 1). */
   readonly totalSampleCount: number;
-  /** How many samples fit in memory at once; the performance run uses this many. */
+  /** How many samples fit in memory at once (1 .. totalSampleCount); the performance run uses this many. */
   readonly performanceSampleCount: number;
   /** Load these QSL indices before they are issued; may be async. */
   loadSamplesToRam(indices: number[]): void | Promise<void>;

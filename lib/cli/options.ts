@@ -3,13 +3,25 @@
  */
 import { InvalidArgumentError, Option } from 'commander';
 
-import { closest } from '../settings/messages.js';
+import { closest, echo } from '../settings/messages.js';
+
+/** Longest line of commander's own error output. */
+const COMMANDER_LINE_LIMIT = 400;
+
+/**
+ * Commander's own error lines quote the raw argument (`argument '<val>' is
+ * invalid`, `unknown option '<opt>'`): each line is capped and escaped like
+ * every other echo of input. For `configureOutput({ outputError })`.
+ */
+export function capErrorOutput(text: string, write: (text: string) => void): void {
+  write(text.split('\n').map((line) => (line.length > COMMANDER_LINE_LIMIT ? echo(line, COMMANDER_LINE_LIMIT) : line)).join('\n'));
+}
 
 /** Parses a positive safe integer option, naming the option in the error. */
 export function positiveInteger(name: string): (value: string) => number {
   return (value: string): number => {
     if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-      throw new InvalidArgumentError(`${name} must be a positive integer, got '${value}'.`);
+      throw new InvalidArgumentError(`${name} must be a positive integer, got '${echo(value)}'.`);
     }
     return Number(value);
   };
@@ -30,6 +42,6 @@ export function choiceOption(flags: string, description: string, values: readonl
     if (values.includes(value)) return value;
     const s = closest(value, values);
     const hint = s !== undefined ? ` Did you mean '${s}'?` : '';
-    throw new InvalidArgumentError(`${name} '${value}' is not one of ${values.join(', ')}.${hint}`);
+    throw new InvalidArgumentError(`${name} '${echo(value)}' is not one of ${values.join(', ')}.${hint}`);
   });
 }

@@ -6,8 +6,9 @@
  */
 import { SettingsError, type ConfigProblem } from '../errors.js';
 import { FIELD_BY_NAME } from '../settings/fields.js';
-import { num, suggestName } from '../settings/messages.js';
+import { ECHO_LIMIT, echo, num, PATH_ECHO_LIMIT, suggestName } from '../settings/messages.js';
 import { SCENARIOS, TEST_MODES } from '../settings/types.js';
+import { numeralLengthProblem, readIntegerText } from '../settings/numerals.js';
 import { validateSettingValue } from '../settings/validate.js';
 import {
   CONFIG_FILE_KEYS,
@@ -85,22 +86,28 @@ interface LineProblem {
 function unknownKeyProblem(name: string): string {
   const asKey = CONFIG_KEY_OF_FIELD.get(name);
   if (asKey !== undefined) {
-    return `'${name}' is the TestSettings field name; the config key is '${asKey}'${unitText(CONFIG_KEYS.get(asKey)!)}.`;
+    return `'${echo(name)}' is the TestSettings field name; the config key is '${asKey}'${unitText(CONFIG_KEYS.get(asKey)!)}.`;
   }
   if (CONFIG_KEYS.has(name.toLowerCase())) return `config keys are lower case: did you mean '${name.toLowerCase()}'?`;
   const s = suggestName(name, [...CONFIG_KEYS.keys(), ...CONFIG_KEY_OF_FIELD.keys()]);
   const suggestion = s === undefined ? '' : ` Did you mean '${CONFIG_KEY_OF_FIELD.get(s) ?? s}'?`;
-  return `unknown config key '${name}' (the reference stores it and never reads it).${suggestion} Known keys: ${CONFIG_FILE_KEYS.join(', ')}.`;
+  // A name too long to show whole is no typo of a key: the list would only lengthen the message.
+  const known = name.length > ECHO_LIMIT
+    ? `The ${CONFIG_FILE_KEYS.length} known keys are at most ${Math.max(...CONFIG_FILE_KEYS.map((k) => k.length))} characters long.`
+    : `Known keys: ${CONFIG_FILE_KEYS.join(', ')}.`;
+  return `unknown config key '${echo(name)}' (the reference stores it and never reads it).${suggestion} ${known}`;
 }
 
 /** Checks one value against every field the key reaches from this scenario segment. */
 function checkValue(def: ConfigKeyDef, name: string, targets: readonly KeyTarget[], raw: string): string | undefined {
+  const tooLong = numeralLengthProblem(raw);
+  if (tooLong !== undefined) return `expected ${allowedInFile(def, targets[0]!)}; ${tooLong}.`;
   if (LEADING_ZERO_RE.test(raw)) {
-    return `'${raw}' has a leading zero: the reference reads it as octal (${referenceInteger(raw)}); write the number without leading zeros.`;
+    return `'${echo(raw)}' has a leading zero: the reference reads it as octal (${referenceInteger(raw)}); write the number without leading zeros.`;
   }
   const hex = HEX_INT_RE.test(raw);
   if (!hex && !DEC_FLOAT_RE.test(raw)) {
-    return `'${raw}' is not a decimal number (NaN, Infinity and hexadecimal fractions are not accepted); expected ${allowedInFile(def, targets[0]!)}.`;
+    return `'${echo(raw)}' is not a decimal number (NaN, Infinity and hexadecimal fractions are not accepted); expected ${allowedInFile(def, targets[0]!)}.`;
   }
   const numeric = hex ? Number(BigInt(raw.replace('+', ''))) : Number(raw);
   for (const target of targets) {
@@ -110,15 +117,17 @@ function checkValue(def: ConfigKeyDef, name: string, targets: readonly KeyTarget
     if (target.conversion === 'double') {
       value = numeric * target.multiplier;
     } else {
-      if (NEG_INT_RE.test(raw) || (numeric < 0 && !Object.is(numeric, -0))) {
-        return `expected ${allowed}; the reference reads '${raw}' as ${referenceInteger(raw)} (unsigned).`;
+      if (NEG_INT_RE.test(raw) || raw.startsWith('-')) {
+        return `expected ${allowed}; the reference reads '${echo(raw)}' as ${referenceInteger(raw)} (unsigned).`;
       }
       const read = referenceInteger(raw);
-      if (!hex && Number(read) !== numeric) {
-        return `expected ${allowed}; '${name}' is read as an integer, so the reference reads '${raw}' as ${read}.`;
+      // The exact text decides (numerals.ts), not Number(raw): 0.000…01 is 0 as a double.
+      const integer = hex ? undefined : readIntegerText(raw);
+      if (integer !== undefined && !integer.ok) {
+        return `expected ${allowed}; '${name}' is read as an integer, so the reference reads '${echo(raw)}' as ${read}: ${integer.problem}.`;
       }
       const scaled = read * BigInt(target.multiplier);
-      if (scaled > UINT64_MAX) return `expected ${allowed}; ${raw} overflows 64 bits.`;
+      if (scaled > UINT64_MAX) return `expected ${allowed}; ${echo(raw)} overflows 64 bits.`;
       switch (target.conversion) {
         case 'mode':
           if (read > 3n) return `expected ${allowed}.`;
@@ -135,7 +144,7 @@ function checkValue(def: ConfigKeyDef, name: string, targets: readonly KeyTarget
           break;
         default:
           if (field.kind === 'seed') value = scaled;
-          else if (scaled > BigInt(Number.MAX_SAFE_INTEGER)) return `expected ${allowed}; ${raw} is above 2^53-1 once converted.`;
+          else if (scaled > BigInt(Number.MAX_SAFE_INTEGER)) return `expected ${allowed}; ${echo(raw)} is above 2^53-1 once converted.`;
           else value = Number(scaled);
       }
     }
@@ -158,49 +167,49 @@ function lintLine(tokens: string[], role: ConfigRole): LineProblem | undefined {
   if (first.startsWith('#')) {
     if (tokens.length === 1) return undefined; // '#####': ignored by the reference too
     return err(first, tokens.slice(1).join(' '),
-      `'${first}' starts a comment without a space after '#': the reference reads '${first}' as a key and rejects the whole file. Write '# ${first.slice(1)}'.`);
+      `'${echo(first)}' starts a comment without a space after '#': the reference reads it as a key and rejects the whole file. Write '# ${echo(first.slice(1))}'.`);
   }
   if (tokens.length === 1) {
     const eq = first.indexOf('=');
     if (eq >= 0) {
       return err(first.slice(0, eq), first.slice(eq + 1),
-        `'${first}' needs spaces around '=': the reference silently ignores this line. Write '${first.slice(0, eq)} = ${first.slice(eq + 1)}'.`);
+        `'${echo(first)}' needs spaces around '=': the reference silently ignores this line. Write '${echo(first.slice(0, eq))} = ${echo(first.slice(eq + 1))}'.`);
     }
     return err(first, '', `expected '<model>.<scenario>.<key> = <value>'; a key alone is silently ignored by the reference.`);
   }
   const key = first;
   const second = tokens[1]!;
   if (key.endsWith('=')) {
-    return err(key.slice(0, -1), tokens.slice(1).join(' '), `'${key}' needs a space before '=': the reference rejects the whole file.`);
+    return err(key.slice(0, -1), tokens.slice(1).join(' '), `'${echo(key)}' needs a space before '=': the reference rejects the whole file.`);
   }
-  if (second === '#') return err(key, '', `'${key}' has no value (the reference ignores the line): expected '${key} = <value>'.`);
+  if (second === '#') return err(key, '', `'${echo(key)}' has no value (the reference ignores the line): expected '${echo(key)} = <value>'.`);
   if (second !== '=') {
-    const glued = second.startsWith('=') ? ` Write '${key} = ${second.slice(1)}'.` : '';
-    return err(key, tokens.slice(1).join(' '), `expected '=' after '${key}', found '${second}': the reference rejects the whole file.${glued}`);
+    const glued = second.startsWith('=') ? ` Write '${echo(key)} = ${echo(second.slice(1))}'.` : '';
+    return err(key, tokens.slice(1).join(' '), `expected '=' after '${echo(key)}', found '${echo(second)}': the reference rejects the whole file.${glued}`);
   }
-  if (tokens.length === 2) return err(key, '', `'${key} =' has no value (the reference ignores the line).`);
+  if (tokens.length === 2) return err(key, '', `'${echo(key)} =' has no value (the reference ignores the line).`);
   const raw = tokens[2]!;
   if (tokens.length > 3) {
     const rest = tokens.slice(3).join(' ');
     if (tokens[3]!.startsWith('#')) {
-      return err(key, raw, `trailing comment '${rest}': the reference reads '#' as a value and rejects the whole file. Put comments on their own line.`);
+      return err(key, raw, `trailing comment '${echo(rest)}': the reference reads '#' as a value and rejects the whole file. Put comments on their own line.`);
     }
-    return err(key, `${raw} ${rest}`, `one value per line expected, found '${raw} ${rest}' (the reference keeps the last one).`);
+    return err(key, `${raw} ${rest}`, `one value per line expected, found '${echo(`${raw} ${rest}`)}' (the reference keeps the last one).`);
   }
   const parsed = splitKey(key);
   if (parsed === undefined) {
-    return err(key, raw, `'${key}' is not '<model>.<scenario>.<key>' (use '*' for any model or scenario): the reference never matches it.`);
+    return err(key, raw, `'${echo(key)}' is not '<model>.<scenario>.<key>' (use '*' for any model or scenario): the reference never matches it.`);
   }
   if (parsed.scenario !== '*' && !(SCENARIOS as readonly string[]).includes(parsed.scenario)) {
     const s = suggestName(parsed.scenario, SCENARIOS);
-    return err(key, raw, `unknown scenario '${parsed.scenario}' in '${key}': expected one of ${SCENARIOS.join(', ')} or '*'${s !== undefined ? `; did you mean '${s}'?` : '.'}`);
+    return err(key, raw, `unknown scenario '${echo(parsed.scenario)}' in '${echo(key)}': expected one of ${SCENARIOS.join(', ')} or '*'${s !== undefined ? `; did you mean '${s}'?` : '.'}`);
   }
   const def = CONFIG_KEYS.get(parsed.name);
   if (def === undefined) {
     const unread = UNREAD_KEYS.get(parsed.name);
     if (unread !== undefined) return warn(key, raw, `${unread}; the line has no effect.`);
     if (/^test\d{2}_\w+$/.test(parsed.name)) {
-      return warn(key, raw, `'${parsed.name}' is a compliance-test key LoadGen ignores (used by the compliance scripts).`);
+      return warn(key, raw, `'${echo(parsed.name)}' is a compliance-test key LoadGen ignores (used by the compliance scripts).`);
     }
     return err(key, raw, unknownKeyProblem(parsed.name));
   }
@@ -238,7 +247,7 @@ export function lintConfigText(text: string, file: string, role: ConfigRole): Co
     const p = lintLine(tokens, role);
     const lineNo = i + 1;
     if (p !== undefined) {
-      problems.push({ ...p, file, line: lineNo, message: `${file}:${lineNo}: ${tokens.join(' ')}: ${p.text}` });
+      problems.push({ ...p, file, line: lineNo, message: `${echo(file, PATH_ECHO_LIMIT)}:${lineNo}: ${echo(tokens.join(' '))}: ${p.text}` });
       if (p.severity === 'error') return;
     }
     if (tokens.length >= 3 && tokens[1] === '=' && !tokens[0]!.startsWith('#')) {
@@ -246,7 +255,7 @@ export function lintConfigText(text: string, file: string, role: ConfigRole): Co
       if (earlier !== undefined) {
         problems.push({
           severity: 'warning', key: tokens[0]!, value: tokens[2]!, file, line: lineNo,
-          message: `${file}:${lineNo}: ${tokens[0]} = ${tokens[2]}: repeats the key of line ${earlier}; this later line wins.`,
+          message: `${echo(file, PATH_ECHO_LIMIT)}:${lineNo}: ${echo(tokens[0]!)} = ${echo(tokens[2]!)}: repeats the key of line ${earlier}; this later line wins.`,
           text: 'repeated key',
         });
       }

@@ -19,6 +19,7 @@ import {
   type NativeTestSettings,
 } from '../native/index.js';
 import { FIELD_BY_NAME, SETTINGS_FIELDS } from '../settings/fields.js';
+import { echo, PATH_ECHO_LIMIT, show } from '../settings/messages.js';
 import { resolveTestSettingFields, resolveTestSettings } from '../settings/resolve.js';
 import { toNativeSettings } from '../settings/to-native.js';
 import { SCENARIOS, type Scenario, type TestSettings, type TestSettingsInput } from '../settings/types.js';
@@ -41,7 +42,7 @@ export function loadSettings(options: LoadSettingsOptions): LoadedSettings {
   const lenient = options.lenient === true;
   const problems = new Problems(lenient);
   if (typeof options.model !== 'string' || options.model === '' || /\s/.test(options.model)) {
-    throw new SettingsError('model', options.model, `Invalid model ${JSON.stringify(options.model)}: expected a non-empty name without spaces (or '*').`);
+    throw new SettingsError('model', options.model, `Invalid model ${show(options.model)}: expected a non-empty name without spaces (or '*').`);
   }
   const scenario = validateSettingValue('scenario', options.scenario) as Scenario;
   const baseInput: TestSettingsInput = { ...(options.base ?? {}), scenario };
@@ -66,7 +67,7 @@ export function loadSettings(options: LoadSettingsOptions): LoadedSettings {
   const audit = options.auditConf === undefined ? undefined : readSource(options.auditConf, 'audit.config');
   if (mlperf !== undefined) {
     if (mlperf.text === undefined) {
-      throw new SettingsError('mlperfConf', mlperf.label, `${mlperf.label}: cannot read the mlperf.conf file: ${mlperf.readError ?? ''}`);
+      throw new SettingsError('mlperfConf', mlperf.label, `${echo(mlperf.label, PATH_ECHO_LIMIT)}: cannot read the mlperf.conf file: ${echo(mlperf.readError ?? '', 2 * PATH_ECHO_LIMIT)}`);
     }
     problems.add(lintConfigText(mlperf.text, mlperf.label, 'mlperf.conf'));
   }

@@ -5,6 +5,7 @@
  */
 import type { NativeConfigProvenance } from '../native/index.js';
 import { FIELD_BY_NAME, SETTINGS_FIELDS, type SettingField } from '../settings/fields.js';
+import { echo, PATH_ECHO_LIMIT } from '../settings/messages.js';
 import type { TestSettings } from '../settings/types.js';
 import { CONFIG_KEYS, SPACE_RE, splitKey } from './keys.js';
 import type { SettingOrigin, SettingSource } from './types.js';
@@ -24,7 +25,7 @@ export function recordConfigProvenance(
       field: field.name, snake: field.snake, origin,
       ...(origin === 'mlperf.conf' ? { builtin } : {}),
       file: p.file, line: p.line, key: p.key, value: p.value,
-      description: `${p.file}:${p.line} ${p.key} = ${p.value}`,
+      description: `${echo(p.file, PATH_ECHO_LIMIT)}:${p.line} ${echo(p.key)} = ${echo(p.value)}`,
     });
   }
 }
@@ -43,7 +44,7 @@ export function skippedConditionalLines(
     if (records.some((r) => r.file === file && r.line === i + 1)) return;
     const flag = FIELD_BY_NAME.get(def.onlyWith)!.snake;
     if (flags[flag] === true) return; // overridden by a more specific line, not skipped
-    out.push(`${file}:${i + 1}: ${tokens[0]} = ${tokens[2]}: not applied: the reference reads '${k.name}' only when ${flag} is already 1.`);
+    out.push(`${echo(file, PATH_ECHO_LIMIT)}:${i + 1}: ${echo(tokens[0]!)} = ${echo(tokens[2]!)}: not applied: the reference reads '${k.name}' only when ${flag} is already 1.`);
   });
   return out;
 }

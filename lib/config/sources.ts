@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 
 import { ConfigFileError, SettingsError, type ConfigProblem } from '../errors.js';
 import type { NativeConfigLoadInput, NativeConfigLoadResult } from '../native/index.js';
+import { echo, PATH_ECHO_LIMIT } from '../settings/messages.js';
 import type { ConfigRole, ConfigSource } from './types.js';
 
 export interface ReadSource {
@@ -62,7 +63,7 @@ export function checkReadable(s: ReadSource, role: ConfigRole, problems: Problem
   if (s.text !== undefined) return;
   problems.add([{
     severity: 'error', file: s.label, line: 0, key: role, value: s.label, text: 'cannot read',
-    message: `${s.label}: cannot read the ${role} file: ${s.readError ?? 'unknown error'}`,
+    message: `${echo(s.label, PATH_ECHO_LIMIT)}: cannot read the ${role} file: ${echo(s.readError ?? 'unknown error', 2 * PATH_ECHO_LIMIT)}`,
   }]);
 }
 
@@ -75,7 +76,7 @@ export function reportNative(
   const errors = result.messages.filter((m) => m.isError);
   const list: ConfigProblem[] = errors.map((m) => ({
     severity: 'error', file: '', line: 0, key: m.key, value: m.text, text: m.text,
-    message: `the reference's FromConfig logs error ${m.key}: ${m.text}`,
+    message: `the reference's FromConfig logs error ${m.key}: ${echo(m.text, 2 * PATH_ECHO_LIMIT)}`,
   }));
   const codes: [string | undefined, number | undefined][] = [
     [labels.mlperf, result.returnCodes.mlperf], [labels.user, result.returnCodes.user], [labels.audit, result.returnCodes.audit],
@@ -85,7 +86,7 @@ export function reportNative(
     const what = code === -2 ? 'could not be opened' : 'has a line the reference cannot parse';
     list.push({
       severity: 'error', file: label, line: 0, key: 'returnCode', value: code, text: what,
-      message: `${label} ${what}: FromConfig returned ${code} and applied nothing from it.`,
+      message: `${echo(label, PATH_ECHO_LIMIT)} ${what}: FromConfig returned ${code} and applied nothing from it.`,
     });
   }
   problems.add(list);

@@ -254,9 +254,19 @@ function uplotAssets(): { js: string; css: string } {
   return { js, css };
 }
 
-/** Inline <script> text cannot contain "</script": escape every "</". */
+/** Inline <script> text cannot contain "</script": escape every "</". For our own code only. */
 function scriptSafe(text: string): string {
   return text.replace(/<\/(script)/gi, '<\\/$1');
+}
+
+/**
+ * JSON for an inline <script> block, safe whatever its strings hold: `<`,
+ * `>` and `&` as \u escapes (so neither `</script>` nor `<!--` + `<script`,
+ * which would make the parser skip the real `</script>`, can appear), and
+ * U+2028/U+2029 escaped too. JSON.parse gives back the same strings.
+ */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** The complete HTML page. */
@@ -356,7 +366,7 @@ ${notes.length > 0 ? `<h2>Errors and warnings</h2>${table(notes)}` : ''}
 <h2>Summary log</h2>
 <details><summary>mlperf_log_summary.txt</summary><pre>${escapeHtml(inputs.summary)}</pre></details>
 </main>
-<script id="report-data" type="application/json">${scriptSafe(JSON.stringify(clientData))}</script>
+<script id="report-data" type="application/json">${jsonForScript(clientData)}</script>
 <script>${scriptSafe(js)}</script>
 <script>${scriptSafe(REPORT_CLIENT_JS)}</script>
 </body>

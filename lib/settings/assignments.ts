@@ -4,7 +4,8 @@
  */
 import { SettingsError } from '../errors.js';
 import { FIELD_BY_NAME, FIELD_BY_SNAKE, LOG_FIELD_BY_NAME, LOG_FIELD_BY_SNAKE, type SettingField } from './fields.js';
-import { closest, show } from './messages.js';
+import { closest, echo, show } from './messages.js';
+import { numeralLengthProblem, readIntegerText } from './numerals.js';
 import type { ResolvedTestSettings, TestSettings, TestSettingsInput } from './types.js';
 import { assertPlainObject, checkValue } from './validate.js';
 
@@ -14,7 +15,6 @@ export type SettingAssignment = {
 }[keyof TestSettings];
 
 const DOUBLE_RE = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-const INTEGER_RE = /^[+-]?\d+$/;
 
 /** Parses the text of one value according to the field kind (before range checks). */
 function parseText(field: SettingField, key: string, text: string): unknown {
@@ -34,16 +34,27 @@ function parseText(field: SettingField, key: string, text: string): unknown {
       if (l === 'false' || l === '0') return false;
       throw bad('true, false, 1 or 0');
     }
-    case 'seed':
-      if (!/^\d+$/.test(t)) throw bad('an unsigned 64-bit integer in decimal digits, 0..18446744073709551615');
-      return BigInt(t);
+    case 'seed': {
+      const r = readIntegerText(t);
+      const allowed = 'an unsigned 64-bit integer in decimal digits, 0..18446744073709551615';
+      if (!r.ok) throw bad(`${allowed}; ${r.problem}`);
+      if (r.negative) throw bad(allowed);
+      return r.value;
+    }
     case 'uint64':
-    case 'int':
-      if (!INTEGER_RE.test(t)) throw bad(`${field.allowed} in decimal digits`);
-      return Number(t);
-    case 'double':
+    case 'int': {
+      // The grammar config files use too (numerals.ts): a non-integer is refused, never rounded.
+      const r = readIntegerText(t);
+      if (!r.ok) throw bad(`${field.allowed} in decimal digits; ${r.problem}`);
+      if (field.kind === 'uint64' && r.negative) throw bad(`${field.allowed}; the field is unsigned`);
+      return Number(r.value);
+    }
+    case 'double': {
+      const tooLong = numeralLengthProblem(t);
+      if (tooLong !== undefined) throw bad(`${field.allowed}; ${tooLong}`);
       if (!DOUBLE_RE.test(t)) throw bad(`${field.allowed} (decimal notation)`);
       return Number(t);
+    }
   }
 }
 
@@ -72,7 +83,7 @@ export function parseSettingAssignment(text: string): SettingAssignment {
       const s = closest(key, FIELD_BY_SNAKE.keys());
       problem = s !== undefined ? `did you mean '${s}'?` : 'not a loadgen test setting (`loadgen settings` lists them all, with their values).';
     }
-    throw new SettingsError(key, raw, `Unknown test setting '${key}' in --set ${show(text)}: ${problem}`);
+    throw new SettingsError(key, raw, `Unknown test setting '${echo(key)}' in --set ${show(text)}: ${problem}`);
   }
   const parsed = parseText(field, key, raw);
   const value = checkValue('test setting', field, key, parsed, raw);
@@ -104,7 +115,7 @@ export function fromSnakeCaseSettings(input: unknown): TestSettingsInput {
       const camel = FIELD_BY_NAME.get(key);
       const s = camel?.snake ?? closest(key, FIELD_BY_SNAKE.keys());
       const problem = s !== undefined ? `did you mean '${s}'?` : 'not a loadgen test setting (see SETTINGS_FIELDS).';
-      throw new SettingsError(key, value, `Unknown test setting '${key}': ${problem}`);
+      throw new SettingsError(key, value, `Unknown test setting '${echo(key)}': ${problem}`);
     }
     out[field.name] = value;
   }

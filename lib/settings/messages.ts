@@ -4,9 +4,61 @@
  */
 import { SettingsError } from '../errors.js';
 
-/** Renders a user value for a message: strings quoted, bigints with `n`. */
+/**
+ * Most characters of one piece of user input a message quotes: a 1 MB key
+ * must not become a 2 MB error (nor cost seconds to build).
+ */
+export const ECHO_LIMIT = 80;
+
+/** File paths in messages: shown longer than other input, still bounded. */
+export const PATH_ECHO_LIMIT = 240;
+
+/** Control characters (C0, DEL, C1) and the line/paragraph separators U+2028/U+2029. */
+const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const HAS_CONTROL_RE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/** `\n`, `\t`, `\r` by name, every other control character as `\uXXXX`. */
+function escapeControl(c: string): string {
+  if (c === '\n') return '\\n';
+  if (c === '\r') return '\\r';
+  if (c === '\t') return '\\t';
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/** True when `text` holds a control character (C0 incl. \n \r \t, DEL, C1, U+2028/U+2029). */
+export function hasControlCharacter(text: string): boolean {
+  return HAS_CONTROL_RE.test(text);
+}
+
+/** The first `limit` characters of `text` (a surrogate pair is never split) and how many were left out. */
+function head(text: string, limit: number): { shown: string; more: number } {
+  if (text.length <= limit) return { shown: text, more: 0 };
+  const cut = /[\ud800-\udbff]/.test(text[limit - 1]!) ? limit - 1 : limit;
+  return { shown: text.slice(0, cut), more: text.length - cut };
+}
+
+function moreNote(more: number): string {
+  return more > 0 ? `\u2026 (${more} more characters)` : '';
+}
+
+/**
+ * User text as a message quotes it (unquoted): control characters escaped,
+ * at most `limit` characters, then `… (N more characters)`. Costs O(limit)
+ * whatever the input's length. Every message that echoes input uses it (or
+ * {@link show}, which quotes).
+ */
+export function echo(text: string, limit = ECHO_LIMIT): string {
+  const { shown, more } = head(text, limit);
+  return shown.replace(CONTROL_RE, escapeControl) + moreNote(more);
+}
+
+/** Renders a user value for a message: strings quoted (capped, see {@link echo}), bigints with `n`. */
 export function show(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'string') {
+    const { shown, more } = head(v, ECHO_LIMIT);
+    // JSON escapes C0, quotes and backslashes; DEL, C1 and U+2028/9 are escaped on top.
+    return JSON.stringify(shown).replace(CONTROL_RE, escapeControl) + moreNote(more);
+  }
   if (typeof v === 'bigint') return `${v}n`;
   if (typeof v === 'number') return Object.is(v, -0) ? '-0' : String(v);
   if (v === undefined || v === null || typeof v === 'boolean' || typeof v === 'symbol') return String(v);
@@ -44,8 +96,13 @@ function squash(s: string): string {
 
 /** Closest candidate to `input`, or undefined when nothing is plausibly meant. */
 export function closest(input: string, candidates: Iterable<string>): string | undefined {
-  const target = squash(input);
   const list = [...candidates];
+  // The edit distance is at least the length difference, and the limit below
+  // is a quarter of the input: an input far longer than every candidate
+  // matches none, so it costs nothing (a 1 MB key must not take seconds).
+  const longest = Math.max(0, ...list.map((c) => c.length));
+  if (input.length > 2 * longest + 8) return undefined;
+  const target = squash(input);
   // A unique prefix ('perf' -> 'PerformanceOnly') is a clearer intent than edit distance.
   const prefixed = target.length >= 3 ? list.filter((c) => squash(c).startsWith(target)) : [];
   if (prefixed.length === 1) return prefixed[0];

@@ -14,7 +14,7 @@ import {
   type SettingConstraints,
   type SettingField,
 } from './fields.js';
-import { closest, invalid, num, show, type Label } from './messages.js';
+import { closest, echo, hasControlCharacter, invalid, num, show, type Label } from './messages.js';
 import type { ResolvedTestSettings, TestSettings } from './types.js';
 
 const UINT64_MAX = (1n << 64n) - 1n;
@@ -32,8 +32,8 @@ function typeHint(v: unknown, wanted: 'number' | 'boolean'): string {
   if (wanted === 'number' && (isNumericString(v) || typeof v === 'bigint')) {
     const t = typeof v === 'bigint' ? `${v}` : v.trim();
     // Integers past 2^53-1 (e.g. a config's -1 wrapped to 2^64-1) cannot be numbers without losing precision.
-    if (/^\d+$/.test(t) && !Number.isSafeInteger(Number(t))) return ` ${t} is above 2^53-1, which this field does not support.`;
-    return ` Pass a number, not a ${typeof v} (${t}).`;
+    if (/^\d+$/.test(t) && !Number.isSafeInteger(Number(t))) return ` ${echo(t)} is above 2^53-1, which this field does not support.`;
+    return ` Pass a number, not a ${typeof v} (${echo(t)}).`;
   }
   if (wanted === 'boolean' && (v === 0 || v === 1 || v === 'true' || v === 'false')) {
     return ` Use ${v === 1 || v === 'true'} (a boolean).`;
@@ -115,6 +115,9 @@ export function checkValue(label: Label, field: AnyField, key: string, v: unknow
       if (key !== 'outdir' && /[/\\]/.test(v)) {
         throw fail('expected a file name part without path separators; put directories in outdir.');
       }
+      if (key !== 'outdir' && hasControlCharacter(v)) {
+        throw fail('expected a file name part without control characters (newline, tab, other C0/C1 controls, DEL, U+2028, U+2029).');
+      }
       if (key === 'outdir' && v === '') throw fail("expected a non-empty directory path (use '.' for the current directory).");
       return v;
     case 'seed':
@@ -155,7 +158,7 @@ export function unknownTestKey(key: string, value: unknown): SettingsError {
     const s = closest(key, FIELD_BY_NAME.keys());
     problem = s !== undefined ? `did you mean '${s}'?` : 'not a loadgen test setting (see SETTINGS_FIELDS).';
   }
-  return new SettingsError(key, value, `Unknown test setting '${key}': ${problem}`);
+  return new SettingsError(key, value, `Unknown test setting '${echo(key)}': ${problem}`);
 }
 
 export function unknownLogKey(key: string, value: unknown): SettingsError {
@@ -171,7 +174,7 @@ export function unknownLogKey(key: string, value: unknown): SettingsError {
     const s = closest(key, LOG_FIELD_BY_NAME.keys());
     problem = s !== undefined ? `did you mean '${s}'?` : 'not a loadgen log setting (see LOG_SETTINGS_FIELDS).';
   }
-  return new SettingsError(key, value, `Unknown log setting '${key}': ${problem}`);
+  return new SettingsError(key, value, `Unknown log setting '${echo(key)}': ${problem}`);
 }
 
 /**
@@ -246,7 +249,7 @@ export function assertRunnableMode(settings: Pick<ResolvedTestSettings, 'mode' |
 export interface QslCounts {
   /** Samples in the dataset; integer in [1, 2^32-1]. */
   readonly totalSampleCount: number;
-  /** Samples that fit in RAM; integer >= 1 (may exceed totalSampleCount, as in the reference). */
+  /** Samples that fit in RAM; integer >= 1 (may exceed totalSampleCount here, as in the reference; startTest refuses that). */
   readonly performanceSampleCount: number;
 }
 
