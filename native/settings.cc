@@ -197,6 +197,7 @@ EffectiveSettings derive_effective(const TestSettings& s, uint64_t qsl_total_cou
 
 SettingsProblem check_run_bounds(const TestSettings& s, uint64_t qsl_total_count, uint64_t qsl_performance_count) {
   const double limit = static_cast<double>(find_run_setting_limit("generated_sample_count")->max);
+  const double max_issue_s = static_cast<double>(find_run_setting_limit("expected_issue_time_s")->max);
   const auto problem = [](const char* field, std::string text) { return SettingsProblem{field, std::move(text)}; };
   const auto too_many = [&](const char* field, double samples) {
     return problem(field, std::string(field) + ": the " + to_string(s.scenario) + " run would generate about " +
@@ -217,11 +218,11 @@ SettingsProblem check_run_bounds(const TestSettings& s, uint64_t qsl_total_count
         queries = std::max(queries, static_cast<double>(std::min(accuracy, qsl_total_count)));
       }
       if (s.performance_issue_unique) queries = std::max(queries, static_cast<double>(loaded));
-      if (!(queries / s.server_target_qps <= kMaxExpectedIssueSeconds)) {
+      if (!(queries / s.server_target_qps <= max_issue_s)) {
         return problem("server_target_qps", "server_target_qps " + format_g6(s.server_target_qps) +
-                                                " would take longer than 7 days to issue " + format_g6(queries) +
-                                                " queries; at least " + format_g6(queries / kMaxExpectedIssueSeconds) +
-                                                " is needed");
+                                                " would take longer than " + format_g6(max_issue_s) + " s to issue " +
+                                                format_g6(queries) + " queries; at least " +
+                                                format_g6(queries / max_issue_s) + " is needed");
       }
       if (min_queries > limit) return too_many("min_query_count", min_queries);
       if (min_duration_ns > 0) {

@@ -124,7 +124,7 @@ EffectiveSettings derive_effective(const TestSettings& s, uint64_t qsl_total_cou
 // Settings whose run could not end, or whose query generation would exceed
 // the core's limit of samples per series (settings_fields.h
 // "generated_sample_count"): a Server rate so low that the run's queries take
-// longer than kMaxExpectedIssueSeconds to issue, or a rate, expected latency
+// longer than 7 days to issue, or a rate, expected latency
 // or query count that would generate more samples than a series holds. The
 // same rules as lib/settings/validate.ts (checkRateBounds), for C++ users of
 // the core; checked before a session starts. Counts of the QSL as in
@@ -133,10 +133,7 @@ struct SettingsProblem {
   const char* field = nullptr;  // the offending TestSettings field; nullptr: none
   std::string message;
 };
-// 7 days: the longest real runs fit (270336 Server queries at 0.45 queries/s
-// take 6.95 days); longer is a unit mistake, and tiny rates overflow the
-// int64-ns schedule, which is generated whole before the run.
-constexpr double kMaxExpectedIssueSeconds = 7 * 24 * 3600;
+// (The bound on the expected issue time is settings_fields.h "expected_issue_time_s".)
 SettingsProblem check_run_bounds(const TestSettings& s, uint64_t qsl_total_count, uint64_t qsl_performance_count);
 
 }  // namespace loadgen

@@ -163,6 +163,11 @@ inline constexpr RunSettingLimit kRunSettingLimits[] = {
     // trace state); settings that would generate more are refused up front
     // (check_run_bounds, lib/settings/validate.ts).
     {"generated_sample_count", 1, int64_t{1} << 32},
+    // The longest expected issue time of a Server run, in s (check_run_bounds):
+    // 7 days. The longest real runs fit (270336 queries at 0.45 queries/s take
+    // 6.95 days); longer is a unit mistake, and tiny rates overflow the
+    // int64-ns schedule, which is generated whole before the run.
+    {"expected_issue_time_s", 1, 7 * 24 * 3600},
 };
 
 // The limit of `name`; nullptr when there is none. constexpr, so code that

@@ -231,14 +231,12 @@ export function checkCombinations(s: ResolvedTestSettings): void {
 // ---------------------------------------------------------------------------
 
 /**
- * The longest expected issue time accepted for a Server run: 7 days. The
- * longest real runs fit (the datacenter Server minimum of 270336 queries at
- * 0.45 queries/s takes 6.95 days); a rate that needs longer is a unit
- * mistake, and tiny rates put the schedule past what int64 nanoseconds hold
- * (5e-324 queries/s: every gap overflows). A bound from max_duration_ms would
- * not do: the schedule is generated whole before the run, whatever ends it.
+ * The longest expected issue time accepted for a Server run, in s: 7 days,
+ * the core's bound (native/settings_fields.h says why). A bound from
+ * max_duration_ms would not do: the schedule is generated whole before the
+ * run, whatever ends it, and tiny rates overflow it (5e-324 queries/s).
  */
-export const MAX_EXPECTED_ISSUE_S = 7 * 24 * 3600;
+const MAX_EXPECTED_ISSUE_S = runSettingLimit('expected_issue_time_s').max;
 /** Samples one series may generate: the core's limit (native/settings_fields.h). */
 const GENERATED_SAMPLE_LIMIT = runSettingLimit('generated_sample_count').max;
 /** The largest Poisson count n whose 6-sigma reserve n + 6 sqrt(n) + 16 stays within the limit. */
@@ -282,7 +280,7 @@ function checkServerIssueTime(s: ResolvedTestSettings, queries: number, what: st
   const time = Number.isFinite(seconds) ? `take about ${duration(seconds)} to issue` : 'cannot be scheduled (their gaps overflow)';
   throw conflict('serverTargetQps', s.serverTargetQps,
     `at this rate the run's ${queries} queries (${what}) ${time}; ` +
-      `loadgen refuses Server runs whose expected issue time exceeds 7 days (${MAX_EXPECTED_ISSUE_S} s). ` +
+      `loadgen refuses Server runs whose expected issue time exceeds ${duration(MAX_EXPECTED_ISSUE_S)} (${MAX_EXPECTED_ISSUE_S} s). ` +
       `For these settings serverTargetQps must be at least ${limitText(queries / MAX_EXPECTED_ISSUE_S, true)} (queries/s).`);
 }
 

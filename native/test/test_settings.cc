@@ -349,7 +349,7 @@ TEST(settings_run_bounds_refuse_runs_that_cannot_end_or_generate_too_much) {
     s.server_target_qps = qps;
     CHECK_EQ(field_of(s), std::string("server_target_qps"));
   }
-  s.server_target_qps = 100.0 / loadgen::kMaxExpectedIssueSeconds;  // 100 queries in exactly 7 days
+  s.server_target_qps = 100.0 / (7 * 24 * 3600);  // 100 queries in exactly 7 days
   CHECK_EQ(field_of(s), std::string(""));
   s.min_query_count = 1000;
   s.server_target_qps = 1e-3;  // 11.6 days
