@@ -45,8 +45,10 @@ export interface StartTestOptions {
 /**
  * Runs one test and resolves with its result once the logs are written.
  * Rejects with a SettingsError / InterfaceError before anything starts when an
- * input is invalid, and with a SutError (cause: what was thrown, result: the
- * partial result) when the SUT or QSL fails during the run.
+ * input is invalid (a LogOutputError when `outdir` cannot be created or
+ * written in), and with a SutError (cause: what was thrown, result: the
+ * partial result) when the SUT or QSL fails during the run (a QSL call that
+ * has not settled within `qslTimeoutMs` fails it too).
  */
 export function startTest(
   sut: SystemUnderTest,
