@@ -112,6 +112,10 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
   // otherwise the one busy check decides (and takes the slot: releaseRun()).
   if (s.host || !ProcessState::instance().holds_run(&s)) reserve_run(env, s);
   loadgen::SessionConfig config = session_config_from_js(info[0].As<Napi::Object>());
+  // lib/settings refused these already; never trust JS (Session::start would throw).
+  const loadgen::SettingsProblem problem =
+      loadgen::check_run_bounds(config.settings, config.qsl_total_count, config.qsl_performance_count);
+  if (problem.field != nullptr) throw_error(env, ErrorClass::InvalidSetting, problem.message);
   try {
     s.host = std::make_unique<JsHost>(env, info[1].As<Napi::Function>(), std::move(config));
     AddonState* state_ptr = &s;

@@ -36,6 +36,17 @@ LoopResult issue_loop(Series& series, const Scheduler& scheduler, const IssueThr
       r.ran_out = false;
       break;
     }
+    // A Server wait that returned before q was due was ended by max_duration
+    // (server_wait_until_ns): issuing ends before q, unless another thread
+    // claimed q meanwhile (then it is caught up with below).
+    if (series.scenario == Scenario::Server && now - series.start_ns < series.trace.scheduled_delta_ns[q] &&
+        (!series.others_issue() || close_before(series, q))) {
+      const StopDecision ended = decide_and_record(series, q, now - series.start_ns);  // MaxDuration
+      const std::string text = stop_message(ended, stride == 0 || q == 0 ? 0 : (q - 1) % stride);
+      env.log.log(stop_is_error(ended.reason) ? "error_runtime" : "generic_message", text, stop_is_error(ended.reason),
+                  false);
+      break;
+    }
     const uint64_t first = q;
     StopDecision decision;
     // Where others may issue, queries first..q may have been issued by them

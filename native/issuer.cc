@@ -23,6 +23,8 @@ uint64_t claim_or_catch_up(Series& series, uint64_t q) {
 
 uint64_t close_issuing(Series& series) {
   const uint64_t claimed = series.next_issue.exchange(Series::kHandOverClosed, std::memory_order_acq_rel);
+  // Closed already (close_before): every claim made before was published.
+  if (claimed == Series::kHandOverClosed) return series.published.load(std::memory_order_acquire);
   while (series.published.load(std::memory_order_acquire) < claimed) cpu_relax();
   return claimed;
 }

@@ -76,6 +76,14 @@ Issued try_issue(Series& series, uint64_t q, bool aborted);
 // is published and returns their claim count n > q.
 uint64_t claim_or_catch_up(Series& series, uint64_t q);
 
+// The issue thread, where others may issue, ending issuing before query q
+// (max_duration passed while it waited for q): closes claiming unless
+// another thread claimed q meanwhile. True when closed: q is never issued.
+inline bool close_before(Series& series, uint64_t q) {
+  uint64_t expected = q;
+  return series.next_issue.compare_exchange_strong(expected, Series::kHandOverClosed, std::memory_order_acq_rel);
+}
+
 // The issue thread, when its loop is over (others_issue() only): nobody
 // claims any more. Returns how many queries were claimed, all published.
 uint64_t close_issuing(Series& series);

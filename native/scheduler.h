@@ -8,7 +8,9 @@
 // Each unit has `bool wait_due(uint64_t q, int64_t* now, AtLead&& at_lead)`:
 // false when the run was aborted or stalled; else `*now` is the clock
 // reading (now_ns()) at which q is due. Server calls `at_lead()` once,
-// `lead_ns` before the due time, when a lead is set (wake-ahead).
+// `lead_ns` before the due time, when a lead is set (wake-ahead); it returns
+// true before q is due (`*now` past max_duration) when max_duration ends the
+// wait (server_wait_until_ns): q is then not to be issued.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 
 #include "clock.h"
 #include "series.h"
+#include "stop_rule.h"
 #include "wait.h"
 
 namespace loadgen {
@@ -68,7 +71,8 @@ struct ServerScheduler {
 
   template <typename AtLead>
   bool wait_due(uint64_t q, int64_t* now, AtLead&& at_lead) const {
-    const int64_t target = series.start_ns + series.trace.scheduled_delta_ns[q];
+    const int64_t wait_until = server_wait_until_ns(series, q);
+    const int64_t target = series.start_ns + wait_until;
     const int64_t window = spin_window_ns();
     int64_t t = now_ns();
     // In slices, so an abort is noticed (pinned: spun, not slept).
@@ -77,6 +81,10 @@ struct ServerScheduler {
     }
     if (aborted.load(std::memory_order_acquire)) return false;
     series.issue_thread_cpu.store(current_cpu(), std::memory_order_relaxed);
+    if (wait_until != series.trace.scheduled_delta_ns[q]) {  // max_duration, before q is due
+      *now = wait_until_ns(target, window, !pinned);
+      return true;
+    }
     if (lead_ns > 0) {
       wait_until_ns(target - lead_ns, window, !pinned);
       at_lead();

@@ -20,7 +20,13 @@ Session::~Session() {
   join();
 }
 
-void Session::start() { thread_ = std::thread([this] { run(); }); }
+void Session::start() {
+  // Settings whose run could not end are refused before the thread starts.
+  const SettingsProblem problem =
+      check_run_bounds(config_.settings, config_.qsl_total_count, config_.qsl_performance_count);
+  if (problem.field != nullptr) throw std::invalid_argument(problem.message);
+  thread_ = std::thread([this] { run(); });
+}
 
 void Session::join() {
   if (thread_.joinable()) thread_.join();

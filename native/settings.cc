@@ -2,8 +2,11 @@
 #include "settings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
+
+#include "settings_fields.h"
 
 namespace loadgen {
 
@@ -18,7 +21,7 @@ uint64_t truncate_to_uint64(double x) {
 }
 
 // iostream's default double formatting (precision 6, %g style).
-std::string format_double(double v) {
+std::string format_g6(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
@@ -122,7 +125,7 @@ EffectiveSettings derive_effective(const TestSettings& s, uint64_t qsl_total_cou
       } else {
         add_error(messages, "error_invalid_test_settings",
                   "Invalid value for server_target_qps requested. requested: " +
-                      format_double(s.server_target_qps) + " using: " + format_double(e.target_qps));
+                      format_g6(s.server_target_qps) + " using: " + format_g6(e.target_qps));
       }
       e.target_latency_ns = static_cast<int64_t>(s.server_target_latency_ns);
       e.target_latency_percentile = s.server_target_latency_percentile;
@@ -134,7 +137,7 @@ EffectiveSettings derive_effective(const TestSettings& s, uint64_t qsl_total_cou
       } else {
         add_error(messages, "error_invalid_test_settings",
                   "Invalid value for offline_expected_qps requested. requested: " +
-                      format_double(s.offline_expected_qps) + " using: " + format_double(e.target_qps));
+                      format_g6(s.offline_expected_qps) + " using: " + format_g6(e.target_qps));
       }
       e.target_latency_percentile = 0.99;
       e.max_async_queries = 1;
@@ -190,6 +193,75 @@ EffectiveSettings derive_effective(const TestSettings& s, uint64_t qsl_total_cou
               "time. performance_issue_unique: 1 performance_issue_same: 1");
   }
   return e;
+}
+
+SettingsProblem check_run_bounds(const TestSettings& s, uint64_t qsl_total_count, uint64_t qsl_performance_count) {
+  const double limit = static_cast<double>(find_run_setting_limit("generated_sample_count")->max);
+  const double max_issue_s = static_cast<double>(find_run_setting_limit("expected_issue_time_s")->max);
+  const auto problem = [](const char* field, std::string text) { return SettingsProblem{field, std::move(text)}; };
+  const auto too_many = [&](const char* field, double samples) {
+    return problem(field, std::string(field) + ": the " + to_string(s.scenario) + " run would generate about " +
+                              format_g6(samples) + " samples in one series; the core holds at most 2^32");
+  };
+  const double min_queries = static_cast<double>(s.min_query_count);
+  const double min_duration_ns = static_cast<double>(s.min_duration_ms) * 1e6;
+  switch (s.scenario) {
+    case Scenario::Server: {
+      // Issue time: the performance queries, and the accuracy series' (one
+      // query per sample, on the same schedule) or the loaded set's.
+      double queries = std::max(min_queries, 1.0);
+      const uint64_t loaded = std::min(
+          s.performance_sample_count_override == 0 ? qsl_performance_count : s.performance_sample_count_override,
+          qsl_total_count);
+      if (s.mode == Mode::AccuracyOnly || s.mode == Mode::SubmissionRun) {
+        const uint64_t accuracy = s.accuracy_sample_count_override == 0 ? qsl_total_count : s.accuracy_sample_count_override;
+        queries = std::max(queries, static_cast<double>(std::min(accuracy, qsl_total_count)));
+      }
+      if (s.performance_issue_unique) queries = std::max(queries, static_cast<double>(loaded));
+      if (!(queries / s.server_target_qps <= max_issue_s)) {
+        return problem("server_target_qps", "server_target_qps " + format_g6(s.server_target_qps) +
+                                                " would take longer than " + format_g6(max_issue_s) + " s to issue " +
+                                                format_g6(queries) + " queries; at least " +
+                                                format_g6(queries / max_issue_s) + " is needed");
+      }
+      if (min_queries > limit) return too_many("min_query_count", min_queries);
+      if (min_duration_ns > 0) {
+        // Each gap truncates to whole ns: gen * (e^(qps/1e9) - 1) queries, plus the 6-sigma reserve.
+        const double n = std::max(min_duration_ns * s.server_target_qps / 1e9,
+                                  min_duration_ns * std::expm1(s.server_target_qps / 1e9));
+        const double queries_by_duration = n + 6.0 * std::sqrt(n) + 16.0;
+        if (!(queries_by_duration <= limit)) return too_many("server_target_qps", queries_by_duration);
+      }
+      return {};
+    }
+    case Scenario::SingleStream:
+    case Scenario::MultiStream: {
+      const bool single = s.scenario == Scenario::SingleStream;
+      const char* field = single ? "single_stream_expected_latency_ns" : "multi_stream_expected_latency_ns";
+      const double latency_ns = single ? s.single_stream_expected_latency_ns : s.multi_stream_expected_latency_ns;
+      const double samples_per_query = single ? 1.0 : static_cast<double>(std::max<uint64_t>(s.multi_stream_samples_per_query, 1));
+      const double gen_ns = 2.0 * min_duration_ns;
+      // The evaluation of generate_queries: period = int64((1 / (1e9 / latency)) * 1e9).
+      const double period_ns = std::trunc((1.0 / (1e9 / latency_ns)) * 1e9);
+      if (gen_ns > 0 && !(period_ns > 0 && period_ns < 9223372036854775808.0)) {
+        return problem(field, std::string(field) + " " + format_g6(latency_ns) +
+                                  ": the query period it implies must fit in int64 nanoseconds (at most 9.2e18 ns)");
+      }
+      const double max_queries = std::floor(limit / samples_per_query);
+      if (min_queries > max_queries) return too_many("min_query_count", min_queries * samples_per_query);
+      const double by_duration = gen_ns > 0 ? std::trunc(gen_ns / period_ns + 2.0) : 0.0;
+      if (by_duration > max_queries) return too_many(field, by_duration * samples_per_query);
+      return {};
+    }
+    case Scenario::Offline: {
+      if (s.performance_issue_unique) return {};
+      const double target = std::trunc((1.1 * (static_cast<double>(s.min_duration_ms) / 1000.0)) * s.offline_expected_qps);
+      if (min_queries > limit) return too_many("min_query_count", min_queries);
+      if (!(target <= limit)) return too_many("offline_expected_qps", target);
+      return {};
+    }
+  }
+  return {};
 }
 
 }  // namespace loadgen

@@ -121,4 +121,19 @@ TestSettings apply_test05(const TestSettings& requested, std::vector<LogMessage>
 EffectiveSettings derive_effective(const TestSettings& s, uint64_t qsl_total_count,
                                    uint64_t qsl_performance_count, std::vector<LogMessage>* messages);
 
+// Settings whose run could not end, or whose query generation would exceed
+// the core's limit of samples per series (settings_fields.h
+// "generated_sample_count"): a Server rate so low that the run's queries take
+// longer than 7 days to issue, or a rate, expected latency
+// or query count that would generate more samples than a series holds. The
+// same rules as lib/settings/validate.ts (checkRateBounds), for C++ users of
+// the core; checked before a session starts. Counts of the QSL as in
+// derive_effective.
+struct SettingsProblem {
+  const char* field = nullptr;  // the offending TestSettings field; nullptr: none
+  std::string message;
+};
+// (The bound on the expected issue time is settings_fields.h "expected_issue_time_s".)
+SettingsProblem check_run_bounds(const TestSettings& s, uint64_t qsl_total_count, uint64_t qsl_performance_count);
+
 }  // namespace loadgen

@@ -149,6 +149,9 @@ inline constexpr RunSettingLimit kRunSettingLimits[] = {
     {"issue_thread_cpu", -1, 1023},
     // The core counts the timeout in int64 nanoseconds.
     {"completion_timeout_ms", 0, INT64_MAX / 1000000},
+    // Enforced by the JS host with a timer, which holds at most 2^31-1 ms
+    // (Node fires a longer one at once); the core never reads it.
+    {"qsl_timeout_ms", 0, 2147483647},
     {"dispatch", 0, 2},  // DispatchMode: wake, poll, worker
     // One thread each; more than this is a typo, not a machine.
     {"dispatch_workers", 1, 256},
@@ -156,6 +159,15 @@ inline constexpr RunSettingLimit kRunSettingLimits[] = {
     {"wake_lead_us", 0, 10000},
     // QSL indices are 32-bit in the core (trace.h).
     {"qsl_total_sample_count", 1, 0xFFFFFFFFll},
+    // Samples one series may generate (trace.cc refuses more: 64 GiB of
+    // trace state); settings that would generate more are refused up front
+    // (check_run_bounds, lib/settings/validate.ts).
+    {"generated_sample_count", 1, int64_t{1} << 32},
+    // The longest expected issue time of a Server run, in s (check_run_bounds):
+    // 7 days. The longest real runs fit (270336 queries at 0.45 queries/s take
+    // 6.95 days); longer is a unit mistake, and tiny rates overflow the
+    // int64-ns schedule, which is generated whole before the run.
+    {"expected_issue_time_s", 1, 7 * 24 * 3600},
 };
 
 // The limit of `name`; nullptr when there is none. constexpr, so code that

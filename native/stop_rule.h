@@ -42,6 +42,26 @@ inline StopDecision decide_stop(const Series& series, uint64_t issued, int64_t e
   return d;
 }
 
+// How far past max_duration the issue thread still waits for a Server
+// query. The reference waits for the first query due after max_duration and
+// issues it before its check ends the series; loadgen does the same when
+// that query is due within this, so runs at any usual rate keep the
+// reference's trace (at >= 100 queries/s the gap is shorter with probability
+// 1 - e^-10). A query due later is not waited for (qps 0.2 with
+// max_duration 1 s waited 4.7 s): the series ends at max_duration.
+constexpr int64_t kMaxDurationOvershootNs = 100000000;
+
+// Until when, from the series start, the issue thread waits for Server query
+// q: its scheduled time; or, when max_duration ends issuing well before q is
+// due, just past max_duration, where decide_stop(series, q, elapsed) says
+// MaxDuration and q is never issued.
+inline int64_t server_wait_until_ns(const Series& series, uint64_t q) {
+  const int64_t due = series.trace.scheduled_delta_ns[q];
+  const int64_t max_ns = series.limits.max_ns;
+  if (series.kind == SeriesKind::Accuracy || max_ns == 0 || due - max_ns <= kMaxDurationOvershootNs) return due;
+  return max_ns + 1;
+}
+
 // The reference's log text for an end the issue thread reports, naming its
 // issue thread `thread` (empty for None and LastQuery).
 std::string stop_message(const StopDecision& decision, uint64_t thread);

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "settings_fields.h"
+
 namespace loadgen {
 
 namespace {

@@ -212,7 +212,7 @@ describe('toNativeSettings', () => {
       scenario: 0,
       mode: 2,
       issue_thread_cpu: -1,
-      completion_timeout_ms: 60000,
+      completion_timeout_ms: 60000, qsl_timeout_ms: 60000,
       dispatch: 0,
       dispatch_workers: 1,
       dispatch_spin_us: 0, wake_lead_us: 0,
@@ -240,7 +240,7 @@ describe.skipIf(!existsSync(golden))('golden settings round-trip', () => {
     const run = JSON.parse(readFileSync(file, 'utf8')) as { settings: Record<string, unknown> };
     const n = toNativeSettings(resolveTestSettings(fromSnakeCaseSettings(run.settings)));
     expect(toReference(n)).toEqual({
-      ...run.settings, issue_thread_cpu: -1, completion_timeout_ms: 60000, dispatch: 0, dispatch_workers: 1, dispatch_spin_us: 0, wake_lead_us: 0,
+      ...run.settings, issue_thread_cpu: -1, completion_timeout_ms: 60000, qsl_timeout_ms: 60000, dispatch: 0, dispatch_workers: 1, dispatch_spin_us: 0, wake_lead_us: 0,
     });
   });
 
@@ -263,7 +263,7 @@ describe.skipIf(!existsSync(golden))('golden settings round-trip', () => {
       expect(toReference(toNativeSettings(s)), c.id).toEqual({
         ...c.settings_after_from_config,
         issue_thread_cpu: -1,
-        completion_timeout_ms: 60000,
+        completion_timeout_ms: 60000, qsl_timeout_ms: 60000,
         dispatch: 0,
         dispatch_workers: 1,
         dispatch_spin_us: 0, wake_lead_us: 0,

@@ -14,12 +14,13 @@ import { expectSettingsError, resolve, REFERENCE_DEFAULTS, camel } from './setti
 describe('defaults', () => {
   it('match spec/10 §2 field by field, in the reference order, plus the two extensions', () => {
     const names = SETTINGS_FIELDS.map((f) => f.snake);
-    expect(names).toEqual([...Object.keys(REFERENCE_DEFAULTS), 'issue_thread_cpu', 'completion_timeout_ms', 'dispatch', 'dispatch_workers', 'dispatch_spin_us', 'wake_lead_us']);
+    expect(names).toEqual([...Object.keys(REFERENCE_DEFAULTS), 'issue_thread_cpu', 'completion_timeout_ms', 'qsl_timeout_ms', 'dispatch', 'dispatch_workers', 'dispatch_spin_us', 'wake_lead_us']);
     for (const [snake, value] of Object.entries(REFERENCE_DEFAULTS)) {
       expect(DEFAULT_TEST_SETTINGS[camel(snake) as keyof ResolvedTestSettings], snake).toEqual(value);
     }
     expect(DEFAULT_TEST_SETTINGS.issueThreadCpu).toBe(-1);
     expect(DEFAULT_TEST_SETTINGS.completionTimeoutMs).toBe(60000);
+    expect(DEFAULT_TEST_SETTINGS.qslTimeoutMs).toBe(60000);
   });
 
   it('resolveTestSettings({}) and (undefined) give the defaults, frozen', () => {
@@ -65,7 +66,7 @@ describe('SETTINGS_FIELDS', () => {
       if (f.kind === 'enum') expect(f.constraints.values).toContain(f.default);
     }
     expect(SETTINGS_FIELDS.filter((f) => f.extension).map((f) => f.name)).toEqual([
-      'issueThreadCpu', 'completionTimeoutMs', 'dispatch', 'dispatchWorkers', 'dispatchSpinUs', 'wakeLeadUs',
+      'issueThreadCpu', 'completionTimeoutMs', 'qslTimeoutMs', 'dispatch', 'dispatchWorkers', 'dispatchSpinUs', 'wakeLeadUs',
     ]);
     expect(SETTINGS_FIELDS.filter((f) => f.unit === 'ns').map((f) => f.name)).toEqual([
       'singleStreamExpectedLatencyNs',

@@ -72,10 +72,12 @@ export class ActiveRun {
           break;
         }
         case HostEventKind.Load:
-          serveQslCall(this.native, this.qsl, 'loadSamplesToRam', arg as Uint32Array, token!, this.recordFailure);
+          serveQslCall(this.native, this.qsl, 'loadSamplesToRam', arg as Uint32Array, token!, this.recordFailure,
+            this.settings.qslTimeoutMs);
           break;
         case HostEventKind.Unload:
-          serveQslCall(this.native, this.qsl, 'unloadSamplesFromRam', arg as Uint32Array, token!, this.recordFailure);
+          serveQslCall(this.native, this.qsl, 'unloadSamplesFromRam', arg as Uint32Array, token!, this.recordFailure,
+            this.settings.qslTimeoutMs);
           break;
         case HostEventKind.Flush:
           this.poll?.stop(true);  // the last query is published: take it, then flush

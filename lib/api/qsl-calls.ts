@@ -1,7 +1,7 @@
 /**
  * The core's QSL requests served on the JS thread: loadSamplesToRam and
  * unloadSamplesFromRam (either may be async), acknowledged to the core once
- * they settle.
+ * they settle, or failed when they have not settled within the QSL timeout.
  */
 import type { NativeAddon } from '../native/index.js';
 import { messageOf } from './checks.js';
@@ -9,7 +9,9 @@ import type { QuerySampleLibrary } from './types.js';
 
 /**
  * Calls `qsl[method]` with the indices and acknowledges `token` when it
- * settles; a failure goes to `onFailure` and its text to the core.
+ * settles; a failure goes to `onFailure` and its text to the core. When it
+ * has not settled within `timeoutMs` (0: no limit) it fails the same way,
+ * and a later settle is ignored.
  */
 export function serveQslCall(
   native: NativeAddon,
@@ -18,7 +20,23 @@ export function serveQslCall(
   indices: Uint32Array,
   token: number,
   onFailure: (error: unknown, where: string) => void,
+  timeoutMs = 0,
 ): void {
+  const where = `qsl.${method}`;
+  let done = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const fail = (error: unknown): void => {
+    onFailure(error, where);
+    native.acknowledge(token, `${where} failed: ${messageOf(error)}`);
+  };
+  if (timeoutMs > 0) {
+    // Not unref'd: while the core waits for this call, the timer is what ends the wait.
+    timer = setTimeout(() => {
+      if (done) return;
+      done = true;
+      fail(new Error(`${where} did not settle within ${timeoutMs} ms (qslTimeoutMs)`));
+    }, timeoutMs);
+  }
   const list = Array.from(indices);
   let pending: Promise<void>;
   try {
@@ -28,11 +46,16 @@ export function serveQslCall(
   }
   pending.then(
     () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
       native.acknowledge(token);
     },
     (error: unknown) => {
-      onFailure(error, `qsl.${method}`);
-      native.acknowledge(token, `qsl.${method} failed: ${messageOf(error)}`);
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      fail(error);
     },
   );
 }

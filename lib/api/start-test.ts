@@ -4,11 +4,10 @@
  * validate once, convert to the native object — and hands the run to
  * {@link ActiveRun}, which serves it on this thread.
  */
-import { mkdir } from 'node:fs/promises';
-
 import { applyStartTestAuditConfig } from '../config/audit-config.js';
 import { DispatchWorkerPool } from '../dispatch/dispatch.js';
-import { LogOutputError, SutError } from '../errors.js';
+import { SutError } from '../errors.js';
+import { ensureOutputDirectory } from '../fs/output-dir.js';
 import { loadNative } from '../native/index.js';
 import { resolveLogSettings } from '../settings/log-settings.js';
 import { resolveTestSettingFields } from '../settings/resolve.js';
@@ -46,8 +45,10 @@ export interface StartTestOptions {
 /**
  * Runs one test and resolves with its result once the logs are written.
  * Rejects with a SettingsError / InterfaceError before anything starts when an
- * input is invalid, and with a SutError (cause: what was thrown, result: the
- * partial result) when the SUT or QSL fails during the run.
+ * input is invalid (a LogOutputError when `outdir` cannot be created or
+ * written in), and with a SutError (cause: what was thrown, result: the
+ * partial result) when the SUT or QSL fails during the run (a QSL call that
+ * has not settled within `qslTimeoutMs` fails it too).
  */
 export function startTest(
   sut: SystemUnderTest,
@@ -98,11 +99,7 @@ export async function startTest(
   // The slot is this thread's until releaseRun(), past the run's end.
   native.reserveRun();
   try {
-    try {
-      await mkdir(log.outdir, { recursive: true });
-    } catch (cause) {
-      throw new LogOutputError(`cannot create the log directory outdir='${log.outdir}': ${(cause as Error).message}`, cause);
-    }
+    await ensureOutputDirectory(log.outdir);
     native.takeWorkerError();  // a stale error of an earlier run
     let pool: DispatchWorkerPool | undefined;
     if (sutModule !== undefined) {

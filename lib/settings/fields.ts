@@ -260,6 +260,11 @@ const TEST_FIELD_DEFS: { readonly [K in keyof TestSettings]: FieldDef<K> } = {
     unit: 'ms', extension: true,
     doc: 'stall limit with samples outstanding and no completion; 0 = wait forever',
   },
+  qslTimeoutMs: {
+    snake: 'qsl_timeout_ms', kind: 'uint64', default: 60000, constraints: runSettingLimit('qsl_timeout_ms'),
+    unit: 'ms', extension: true,
+    doc: 'longest a QSL load/unload call may take before the run fails; 0 = wait forever',
+  },
   dispatch: {
     snake: 'dispatch', kind: 'enum', default: 'wake', constraints: { values: DISPATCH_MODES }, unit: '', extension: true,
     doc: "how queries reach the SUT: 'wake', 'poll' or 'worker' (README: Dispatch modes)",

@@ -164,6 +164,13 @@ export interface TestSettings {
    */
   completionTimeoutMs: number;
   /**
+   * loadgen extension: how long, in ms, a QSL call (`loadSamplesToRam`,
+   * `unloadSamplesFromRam`, or the promise it returns) may take before the run
+   * fails with a SutError naming the call; 0 = wait forever. Integer
+   * 0..2147483647 (the longest JS timer). Default 60000.
+   */
+  qslTimeoutMs: number;
+  /**
    * loadgen extension: how queries reach the SUT. `'wake'` (default): the
    * issue thread wakes the JS thread once per batch; `'poll'`: the JS thread
    * polls for queries (setImmediate loop) while a series runs; `'worker'`:

@@ -226,6 +226,128 @@ export function checkCombinations(s: ResolvedTestSettings): void {
     throw conflict('tokenLatencyScalingFactor', 0,
       'expected an integer >= 1 (tokens per sample) when inferTokenLatencies is true.');
   }
+  checkRateBounds(s);
+}
+
+// ---------------------------------------------------------------------------
+// Rates: a run that ends, a generation that fits
+// ---------------------------------------------------------------------------
+
+/**
+ * The longest expected issue time accepted for a Server run, in s: 7 days,
+ * the core's bound (native/settings_fields.h says why). A bound from
+ * max_duration_ms would not do: the schedule is generated whole before the
+ * run, whatever ends it, and tiny rates overflow it (5e-324 queries/s).
+ */
+const MAX_EXPECTED_ISSUE_S = runSettingLimit('expected_issue_time_s').max;
+/** Samples one series may generate: the core's limit (native/settings_fields.h). */
+const GENERATED_SAMPLE_LIMIT = runSettingLimit('generated_sample_count').max;
+/** The largest Poisson count n whose 6-sigma reserve n + 6 sqrt(n) + 16 stays within the limit. */
+const MAX_SERVER_DURATION_QUERIES = (Math.sqrt(GENERATED_SAMPLE_LIMIT - 7) - 3) ** 2;
+
+/** `x` rounded up (`up`) or down to 6 significant digits, for a limit a user can type back. */
+function limitText(x: number, up: boolean): string {
+  let r = Number(x.toPrecision(6));
+  const step = 10 ** (Math.floor(Math.log10(Math.abs(r))) - 5);
+  if (up && r < x) r += step;
+  if (!up && r > x) r -= step;
+  return num(r);
+}
+
+function duration(seconds: number): string {
+  if (seconds < 2 * 86400) return `${num(Number((seconds / 3600).toPrecision(3)))} hours`;
+  if (seconds < 2 * 365 * 86400) return `${num(Number((seconds / 86400).toPrecision(3)))} days`;
+  return `${Number((seconds / (365 * 86400)).toPrecision(3)).toExponential(2).replace(/\.?0*e\+?/, 'e')} years`;
+}
+
+/**
+ * Server: the queries a performance series generates for its duration
+ * (spec/20 §3.5), estimated high as the core reserves for them: each gap is
+ * truncated to whole ns, which makes the count gen * (e^(qps/1e9) - 1)
+ * rather than gen * qps / 1e9 at very high rates, plus a 6-sigma margin.
+ */
+function serverDurationQueries(minDurationMs: number, qps: number): number {
+  const genNs = minDurationMs * 1e6;
+  if (genNs === 0) return 0;
+  const n = Math.max((genNs * qps) / 1e9, genNs * Math.expm1(qps / 1e9));
+  return n + 6 * Math.sqrt(n) + 16;
+}
+
+/**
+ * Server: the rate must issue `queries` within {@link MAX_EXPECTED_ISSUE_S}
+ * (`what` names where the count comes from).
+ */
+function checkServerIssueTime(s: ResolvedTestSettings, queries: number, what: string): void {
+  const seconds = queries / s.serverTargetQps;
+  if (seconds <= MAX_EXPECTED_ISSUE_S) return;
+  const time = Number.isFinite(seconds) ? `take about ${duration(seconds)} to issue` : 'cannot be scheduled (their gaps overflow)';
+  throw conflict('serverTargetQps', s.serverTargetQps,
+    `at this rate the run's ${queries} queries (${what}) ${time}; ` +
+      `loadgen refuses Server runs whose expected issue time exceeds ${duration(MAX_EXPECTED_ISSUE_S)} (${MAX_EXPECTED_ISSUE_S} s). ` +
+      `For these settings serverTargetQps must be at least ${limitText(queries / MAX_EXPECTED_ISSUE_S, true)} (queries/s).`);
+}
+
+/**
+ * Rates (and expected latencies, and counts) whose run could not end or
+ * whose query generation would exceed the core's limit of 2^32 samples per
+ * series: refused before anything starts, naming the field and the bound
+ * for these settings. The native core checks the same (check_run_bounds).
+ */
+export function checkRateBounds(s: ResolvedTestSettings): void {
+  const limit = GENERATED_SAMPLE_LIMIT;
+  const tooMany = (key: keyof TestSettings, value: unknown, samples: number, bound: string): SettingsError =>
+    conflict(key, value,
+      `the ${s.scenario} run would generate ${Number.isFinite(samples) ? `about ${num(Number(samples.toPrecision(4)))}` : 'unboundedly many'} samples in one series; ` +
+        `the core holds at most ${limit} (2^32). ${bound}`);
+  const minQueries = s.minQueryCount;
+  switch (s.scenario) {
+    case 'Server': {
+      checkServerIssueTime(s, Math.max(minQueries, 1), 'minQueryCount, at least 1');
+      if (minQueries > limit) throw tooMany('minQueryCount', minQueries, minQueries, `minQueryCount must be at most ${limit}.`);
+      const queries = serverDurationQueries(s.minDurationMs, s.serverTargetQps);
+      if (queries > limit) {
+        const maxQps = 1e9 * Math.log1p(MAX_SERVER_DURATION_QUERIES / (s.minDurationMs * 1e6));
+        throw tooMany('serverTargetQps', s.serverTargetQps, queries,
+          `For minDurationMs ${s.minDurationMs} serverTargetQps must be at most ${limitText(maxQps, false)}.`);
+      }
+      return;
+    }
+    case 'SingleStream':
+    case 'MultiStream': {
+      const key = s.scenario === 'SingleStream' ? 'singleStreamExpectedLatencyNs' : 'multiStreamExpectedLatencyNs';
+      const latencyNs = s[key];
+      const samplesPerQuery = s.scenario === 'MultiStream' ? s.multiStreamSamplesPerQuery : 1;
+      // The core's evaluation (spec/20 §3.4): period = int64((1 / (1e9 / latency)) * 1e9).
+      const genNs = 2 * s.minDurationMs * 1e6;
+      const periodNs = Math.trunc((1.0 / (1e9 / latencyNs)) * 1e9);
+      if (genNs > 0 && !(periodNs > 0 && periodNs < 2 ** 63)) {
+        throw conflict(key, latencyNs, 'expected at most 9.2e18 ns: the query period it implies must fit in int64 nanoseconds.');
+      }
+      const maxQueries = Math.floor(limit / samplesPerQuery);
+      if (minQueries > maxQueries) {
+        throw tooMany('minQueryCount', minQueries, minQueries * samplesPerQuery,
+          `minQueryCount must be at most ${maxQueries} here (${limit} / ${samplesPerQuery} samples per query).`);
+      }
+      const byDuration = genNs > 0 ? Math.trunc(genNs / periodNs + 2) : 0;
+      if (byDuration > maxQueries) {
+        throw tooMany(key, latencyNs, byDuration * samplesPerQuery,
+          `For minDurationMs ${s.minDurationMs} ${key} must be at least ${limitText(genNs / (maxQueries - 2), true)} (ns).`);
+      }
+      return;
+    }
+    case 'Offline': {
+      if (s.performanceIssueUnique) return;  // the query holds the loaded set
+      // spec/10 §3 Step 3, same evaluation order.
+      const seconds = s.minDurationMs / 1000.0;
+      const target = Math.trunc(1.1 * seconds * s.offlineExpectedQps);
+      if (minQueries > limit) throw tooMany('minQueryCount', minQueries, minQueries, `minQueryCount must be at most ${limit}.`);
+      if (target > limit) {
+        throw tooMany('offlineExpectedQps', s.offlineExpectedQps, target,
+          `For minDurationMs ${s.minDurationMs} offlineExpectedQps must be at most ${limitText(limit / (1.1 * seconds), false)}.`);
+      }
+      return;
+    }
+  }
 }
 
 /**
@@ -284,6 +406,15 @@ export function resolveQslDependentChecks(settings: ResolvedTestSettings, qsl: Q
     const key = settings.performanceSampleCountOverride === 0 ? 'qsl.performanceSampleCount' : 'performanceSampleCountOverride';
     throw new SettingsError(key, effectivePc,
       `Invalid ${key} = ${effectivePc}: Offline with performanceIssueUnique needs a performance sample count <= qsl.totalSampleCount (${total}), otherwise no query is generated.`);
+  }
+  // Server accuracy series honour the schedule too, one query per sample
+  // (spec/20 §4); performanceIssueUnique issues the loaded set.
+  if (settings.scenario === 'Server') {
+    if (settings.mode === 'AccuracyOnly' || settings.mode === 'SubmissionRun') {
+      const accuracyCount = Math.min(settings.accuracySampleCountOverride === 0 ? total : settings.accuracySampleCountOverride, total);
+      checkServerIssueTime(settings, accuracyCount, 'the accuracy sample count');
+    }
+    if (settings.performanceIssueUnique) checkServerIssueTime(settings, loaded, 'the loaded set, performanceIssueUnique');
   }
   // Division by the QSL's own count (spec/10 §3 Step 4); already ensured by pc >= 1, kept explicit.
   if (settings.scenario === 'SingleStream' && settings.sampleConcatenatePermutation && pc < 1) {

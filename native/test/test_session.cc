@@ -7,6 +7,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "check.h"
@@ -212,6 +213,40 @@ TEST(session_silent_sut_server_ends_after_max_duration) {
   CHECK_EQ(o.completed_sample_count, uint64_t{0});
   CHECK(!o.summary.result_valid);
   CHECK(o.error_count >= 2);  // max duration reached + incomplete samples
+}
+
+// The issue thread waited for a Server query due long after max_duration
+// (qps 0.2, max 1 s: the second query is due at 4.49 s with these seeds).
+TEST(session_server_wait_ends_at_max_duration) {
+  SessionConfig c = base_config(Scenario::Server, "max_duration_wait");
+  c.settings.server_target_qps = 0.2;
+  c.settings.max_duration_ms = 1000;
+  TestHost host(Behaviour::CompleteInline);
+  Session session(c, &host);
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunOutcome& o = run(session, host);
+  const auto elapsed = std::chrono::steady_clock::now() - t0;
+  CHECK(elapsed < std::chrono::milliseconds(2000));
+  CHECK(elapsed >= std::chrono::milliseconds(1000));
+  CHECK_EQ(o.issued_query_count, uint64_t{1});
+  CHECK_EQ(o.incomplete_sample_count, uint64_t{0});
+  CHECK(read_file(o.detail_log_path).find("IssueQueryThread 0 Ending early: Max test duration reached. duration_ns 100") !=
+        std::string::npos);
+}
+
+// Settings whose run could not end are refused before the session thread starts.
+TEST(session_start_refuses_runs_that_cannot_end) {
+  SessionConfig c = base_config(Scenario::Server, "never_ends");
+  c.settings.server_target_qps = 1e-9;
+  TestHost host(Behaviour::CompleteInline);
+  Session session(c, &host);
+  bool refused = false;
+  try {
+    session.start();
+  } catch (const std::invalid_argument& e) {
+    refused = std::string(e.what()).find("server_target_qps") != std::string::npos;
+  }
+  CHECK(refused);
 }
 
 // Completes through a hand-made id list: the bad ones must only be counted.

@@ -337,3 +337,59 @@ TEST(settings_test05_override) {
   CHECK(e.mode == Mode::PerformanceOnly);
   CHECK_EQ(e.sample_index_rng_seed, 11403566307062068064ull);
 }
+
+TEST(settings_run_bounds_refuse_runs_that_cannot_end_or_generate_too_much) {
+  const auto field_of = [](const TestSettings& s) {
+    const loadgen::SettingsProblem p = loadgen::check_run_bounds(s, 1024, 1024);
+    return std::string(p.field == nullptr ? "" : p.field);
+  };
+  TestSettings s;
+  s.scenario = Scenario::Server;
+  for (double qps : {5e-324, 1e-9, 1e-4}) {
+    s.server_target_qps = qps;
+    CHECK_EQ(field_of(s), std::string("server_target_qps"));
+  }
+  s.server_target_qps = 100.0 / (7 * 24 * 3600);  // 100 queries in exactly 7 days
+  CHECK_EQ(field_of(s), std::string(""));
+  s.min_query_count = 1000;
+  s.server_target_qps = 1e-3;  // 11.6 days
+  CHECK_EQ(field_of(s), std::string("server_target_qps"));
+  s.mode = Mode::AccuracyOnly;
+  s.min_query_count = 1;
+  s.server_target_qps = 1e-3;  // the 1024 accuracy queries take 11.9 days
+  CHECK_EQ(field_of(s), std::string("server_target_qps"));
+  s.mode = Mode::PerformanceOnly;
+  CHECK_EQ(field_of(s), std::string(""));
+  // Huge rates: the generated count is bounded (2^32 samples a series).
+  s.server_target_qps = 1e300;
+  CHECK_EQ(field_of(s), std::string("server_target_qps"));
+  s.min_duration_ms = 0;  // every query at 0: min_query_count queries
+  CHECK_EQ(field_of(s), std::string(""));
+  s.min_duration_ms = 600000;
+  s.server_target_qps = 7e6;  // 4.2e9 queries in 600 s
+  CHECK_EQ(field_of(s), std::string(""));
+  s.server_target_qps = 7.2e6;
+  CHECK_EQ(field_of(s), std::string("server_target_qps"));
+
+  TestSettings offline;
+  offline.scenario = Scenario::Offline;
+  offline.offline_expected_qps = 1e300;
+  CHECK_EQ(field_of(offline), std::string("offline_expected_qps"));
+  offline.offline_expected_qps = 1e6;
+  CHECK_EQ(field_of(offline), std::string(""));
+  offline.min_query_count = uint64_t{1} << 33;
+  CHECK_EQ(field_of(offline), std::string("min_query_count"));
+
+  TestSettings single;
+  single.single_stream_expected_latency_ns = 1e300;  // the period overflows int64 ns
+  CHECK_EQ(field_of(single), std::string("single_stream_expected_latency_ns"));
+  single.single_stream_expected_latency_ns = 1000;
+  single.min_duration_ms = 10000000;  // 2e10 queries
+  CHECK_EQ(field_of(single), std::string("single_stream_expected_latency_ns"));
+  single.min_duration_ms = 10000;
+  CHECK_EQ(field_of(single), std::string(""));
+  TestSettings multi;
+  multi.scenario = Scenario::MultiStream;
+  multi.min_query_count = 1000000000;  // 8e9 samples
+  CHECK_EQ(field_of(multi), std::string("min_query_count"));
+}

@@ -125,3 +125,35 @@ TEST(issuer_coalesced_range_shares_one_issue_time) {
   CHECK_EQ(s->issued_ns[3], Series::kNotCompleted);
   CHECK(issue_claimed(*s, 3, 4, 5000).reason == StopReason::LastQuery);
 }
+
+TEST(stop_rule_server_wait_ends_at_max_duration_for_a_query_due_long_after) {
+  StopLimits limits;
+  limits.max_ns = 1500;
+  auto s = series_of(Scenario::Server, SeriesKind::Performance, 4, limits);  // due at 0, 1000, 2000, 3000
+  s->trace.scheduled_delta_ns[3] = 1500 + kMaxDurationOvershootNs + 1;
+  CHECK_EQ(server_wait_until_ns(*s, 1), int64_t{1000});
+  // Due past max_duration, but within the overshoot: waited for, as the reference does.
+  CHECK_EQ(server_wait_until_ns(*s, 2), int64_t{2000});
+  // Due later: the wait ends just past max_duration, where the stop rule ends issuing before it.
+  CHECK_EQ(server_wait_until_ns(*s, 3), int64_t{1501});
+  const StopDecision d = decide_stop(*s, 3, server_wait_until_ns(*s, 3));
+  CHECK(d.reason == StopReason::MaxDuration);
+  CHECK_EQ(stop_message(d, 0), std::string("IssueQueryThread 0 Ending early: Max test duration reached. duration_ns 1501"));
+  // No max_duration, or an accuracy series: always the scheduled time.
+  auto unlimited = series_of(Scenario::Server, SeriesKind::Performance, 4, StopLimits{});
+  unlimited->trace.scheduled_delta_ns[3] = int64_t{1} << 50;
+  CHECK_EQ(server_wait_until_ns(*unlimited, 3), int64_t{1} << 50);
+  auto accuracy = series_of(Scenario::Server, SeriesKind::Accuracy, 4, limits);
+  accuracy->trace.scheduled_delta_ns[3] = int64_t{1} << 50;
+  CHECK_EQ(server_wait_until_ns(*accuracy, 3), int64_t{1} << 50);
+}
+
+TEST(issuer_close_before_keeps_others_from_claiming) {
+  auto s = series_of(Scenario::Server, SeriesKind::Performance, 4, StopLimits{});
+  s->poll_issue = true;
+  CHECK_EQ(try_issue(*s, 0, false).published, uint64_t{1});
+  CHECK(!close_before(*s, 2));  // query 1 is still to be claimed: nothing closed
+  CHECK(close_before(*s, 1));
+  CHECK_EQ(try_issue(*s, 1, false).published, uint64_t{0});
+  CHECK_EQ(close_issuing(*s), uint64_t{1});  // closed already: what was published
+}
