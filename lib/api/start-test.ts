@@ -17,6 +17,7 @@ import type { LogSettingsInput, TestSettingsInput } from '../settings/types.js';
 import { validateRunSettings } from '../settings/validate.js';
 import { isNullNativeSut } from '../suts/suts.js';
 import { ActiveRun } from './active-run.js';
+import { removeStaleRunFiles } from './stale-files.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
 
@@ -41,13 +42,25 @@ export interface StartTestOptions {
    * runDispatchWorker.
    */
   sutModule?: string | { readonly href: string };
+  /**
+   * Stops the run when aborted, its logs written: issuing ends at once (as
+   * the reference's early-outs end it), queries already issued are waited
+   * for (up to `completion_timeout_ms`), the remaining phases are skipped,
+   * and the promise resolves with an INVALID result whose `interrupted` is
+   * the reason (`interrupted: <the abort reason's message>`). Already
+   * aborted: startTest rejects with the signal's reason before anything starts.
+   */
+  signal?: AbortSignal;
 }
 
 /**
  * Runs one test and resolves with its result once the logs are written.
  * Rejects with a SettingsError / InterfaceError before anything starts when an
  * input is invalid, and with a SutError (cause: what was thrown, result: the
- * partial result) when the SUT or QSL fails during the run.
+ * partial result) when the SUT or QSL fails during the run. With
+ * `options.signal` aborted before the run starts it rejects with the
+ * signal's reason; aborted during the run it resolves with the INVALID,
+ * interrupted result (see {@link StartTestOptions.signal}).
  */
 export function startTest(
   sut: SystemUnderTest,
@@ -71,6 +84,8 @@ export async function startTest(
   logSettings: LogSettingsInput = {},
   options: StartTestOptions = {},
 ): Promise<TestResult> {
+  const signal = checkSignal(options.signal);
+  signal?.throwIfAborted();
   const workerDispatch = (settings as { dispatch?: unknown } | undefined)?.dispatch === 'worker';
   checkSut(sut as SystemUnderTest, !workerDispatch);
   checkQsl(qsl);
@@ -103,6 +118,7 @@ export async function startTest(
     } catch (cause) {
       throw new LogOutputError(`cannot create the log directory outdir='${log.outdir}': ${(cause as Error).message}`, cause);
     }
+    removeStaleRunFiles(log);
     native.takeWorkerError();  // a stale error of an earlier run
     let pool: DispatchWorkerPool | undefined;
     if (sutModule !== undefined) {
@@ -113,7 +129,8 @@ export async function startTest(
       }
     }
     try {
-      return await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool).run();
+      signal?.throwIfAborted();  // aborted while preparing: nothing ran yet
+      return await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool, signal).run();
     } catch (error) {
       await pool?.terminate();
       throw error;
@@ -121,4 +138,11 @@ export async function startTest(
   } finally {
     native.releaseRun();
   }
+}
+
+/** options.signal: an AbortSignal or absent. */
+function checkSignal(signal: unknown): AbortSignal | undefined {
+  if (signal === undefined || signal instanceof AbortSignal) return signal;
+  const got = signal === null ? 'null' : typeof signal === 'object' ? 'an object that is not an AbortSignal' : `a ${typeof signal}`;
+  throw new TypeError(`startTest: options.signal must be an AbortSignal (e.g. from new AbortController()), got ${got}`);
 }

@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 
 import { choiceOption, positiveInteger } from '../cli/options.js';
+import { withRunSignals } from '../cli/interrupt.js';
 import { runProgress, writeRunReport } from '../cli/report.js';
 import { InterfaceError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
@@ -98,7 +99,8 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
     ...(options.prefixWithDatetime ? { prefixWithDatetime: true } : {}),
   };
   const progress = !options.quiet && !options.json;
-  const outcome = await runDemo({
+  // SIGINT/SIGTERM stop the scenario running and skip the rest (lib/cli/interrupt.ts).
+  const { value: outcome, signalExitCode } = await withRunSignals((signal) => runDemo({
     outdir: options.outdir,
     settings,
     logSettings,
@@ -109,6 +111,7 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
     startTestOptions: {
       auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
       lenientConfig: options.lenient === true,
+      signal,
     },
     ...(progress ? { log: (line: string) => process.stderr.write(`${line}\n`) } : {}),
     startProgress: (_scenario, dir) => {
@@ -116,7 +119,7 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
       return () => handle.stop();
     },
     afterRun: (run) => writeRunReport(run.result, { ...options, outdir: run.outdir }),
-  });
+  }));
   if (options.json) {
     process.stdout.write(`${JSON.stringify(outcome, jsonReplacer, 2)}\n`);
   } else if (!options.quiet) {
@@ -125,5 +128,5 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
       if (run.report !== undefined) process.stdout.write(`  report: ${run.report}\n`);
     }
   }
-  return outcome.ok ? 0 : 1;
+  return signalExitCode ?? (outcome.ok ? 0 : 1);
 }
