@@ -190,13 +190,14 @@ function expectInterrupted(result: TestResult, reason: string): void {
 }
 
 describe('startTest with an AbortSignal', () => {
-  it('Server: aborted during the run, resolves INVALID and interrupted with its logs', async () => {
+  it.each(['wake', 'poll'] as const)('Server (dispatch %s): aborted during the run, resolves INVALID and interrupted with its logs', async (dispatch) => {
     const controller = new AbortController();
     const sut = callbackSut(0, (n) => {
       if (n === 200) controller.abort(new Error('stopped by the user'));
     });
     const started = Date.now();
-    const result = await startTest(sut, createSyntheticQsl(1024), { scenario: 'Server', serverTargetQps: 1000, minDurationMs: 600_000 },
+    const result = await startTest(sut, createSyntheticQsl(1024),
+      { scenario: 'Server', serverTargetQps: 1000, minDurationMs: 600_000, dispatch },
       { outdir: tempDir() }, { signal: controller.signal });
     expect(Date.now() - started).toBeLessThan(30_000);
     expectInterrupted(result, 'interrupted: stopped by the user');
