@@ -24,7 +24,7 @@ import {
 } from '../lib/index.js';
 import { interruptReasonOf } from '../lib/api/active-run.js';
 import { runFileNames } from '../lib/api/stale-files.js';
-import { withRunSignals } from '../lib/cli/interrupt.js';
+import { runWithSignals } from '../lib/cli/interrupt.js';
 import { loadNative } from '../lib/native/index.js';
 import { readText, repoRoot, tempDir } from './helpers.js';
 
@@ -143,22 +143,32 @@ describe('loadgen run stopped by a signal', () => {
 
   it('the handlers exist only while the run does', async () => {
     const before = { int: process.listenerCount('SIGINT'), term: process.listenerCount('SIGTERM') };
-    const { value, signalExitCode } = await withRunSignals(async (signal) => {
+    const code = await runWithSignals(async (signal) => {
       expect(process.listenerCount('SIGINT')).toBe(before.int + 1);
       expect(process.listenerCount('SIGTERM')).toBe(before.term + 1);
       expect(signal.aborted).toBe(false);
       return 7;
     });
-    expect(value).toBe(7);
-    expect(signalExitCode).toBeUndefined();
+    expect(code).toBe(7);
     expect(process.listenerCount('SIGINT')).toBe(before.int);
     expect(process.listenerCount('SIGTERM')).toBe(before.term);
     // Also when the run throws.
-    await expect(withRunSignals(async () => {
+    await expect(runWithSignals(async () => {
       throw new Error('failed');
     })).rejects.toThrow('failed');
     expect(process.listenerCount('SIGINT')).toBe(before.int);
     expect(process.listenerCount('SIGTERM')).toBe(before.term);
+  });
+
+  it('a signal before the run starts: startTest refuses it, the command exits with the signal code', async () => {
+    const code = await runWithSignals(async (signal) => {
+      // The handler just installed (the last one), called as a real signal would call it.
+      (process.listeners('SIGTERM').at(-1) as () => void)();
+      expect(signal.aborted).toBe(true);
+      await startTest(createNullNativeSut(), createSyntheticQsl(16), {}, { outdir: tempDir() }, { signal });
+      return 0;
+    });
+    expect(code).toBe(143);
   });
 });
 

@@ -47,15 +47,21 @@ export function watchRunSignals(): RunSignals {
 }
 
 /**
- * Runs `run` with the handlers installed, removed when it settles (also
- * when it throws). Returns its value and the exit code of a signal that
- * came meanwhile.
+ * Runs `run` (resolving with the command's exit code) with the handlers
+ * installed, removed when it settles, also when it throws. Returns the exit
+ * code of a signal that came meanwhile, else `run`'s. A run that refused to
+ * start because the signal came first (startTest rejects with the signal's
+ * reason) ends with the signal's code too.
  */
-export async function withRunSignals<T>(run: (signal: AbortSignal) => Promise<T>): Promise<{ value: T; signalExitCode: number | undefined }> {
+export async function runWithSignals(run: (signal: AbortSignal) => Promise<number>): Promise<number> {
   const signals = watchRunSignals();
   try {
-    const value = await run(signals.signal);
-    return { value, signalExitCode: signals.exitCode() };
+    const code = await run(signals.signal);
+    return signals.exitCode() ?? code;
+  } catch (error) {
+    const code = signals.exitCode();
+    if (code !== undefined && error === signals.signal.reason) return code;
+    throw error;
   } finally {
     signals.dispose();
   }

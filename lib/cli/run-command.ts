@@ -20,7 +20,7 @@ import { minDurationHint, withNullSutDefaults } from '../suts/null-defaults.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
 import { loadCliSettings, usesConfigFiles } from './config.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
-import { withRunSignals } from './interrupt.js';
+import { runWithSignals } from './interrupt.js';
 import { runProgress, writeRunReport } from './report.js';
 
 /** --sut values other than a module path. */
@@ -139,7 +139,7 @@ export async function runCommand(input: RunOptions): Promise<number> {
   }
 
   // SIGINT/SIGTERM from here until the output is written stop the run (lib/cli/interrupt.ts).
-  const { value: exitCode, signalExitCode } = await withRunSignals(async (signal) => {
+  return runWithSignals(async (signal) => {
     const progress = runProgress(options);
     const result: TestResult = await startTest(sut, qsl, settings, {
       outdir: options.outdir,
@@ -164,5 +164,4 @@ export async function runCommand(input: RunOptions): Promise<number> {
     if (hint !== undefined && !options.quiet) process.stderr.write(`loadgen: hint: ${hint}\n`);
     return result.valid ? EXIT_VALID : EXIT_INVALID;
   });
-  return signalExitCode ?? exitCode;
 }
