@@ -17,8 +17,8 @@ import type { LogSettingsInput, TestSettingsInput } from '../settings/types.js';
 import { validateRunSettings } from '../settings/validate.js';
 import { isNullNativeSut } from '../suts/suts.js';
 import { ActiveRun } from './active-run.js';
-import { removeStaleRunFiles } from './stale-files.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';
+import { removeStaleRunFiles } from './stale-files.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
 
 /** Options of {@link startTest} beyond the reference's settings. */
