@@ -366,6 +366,23 @@ void Abort(const Napi::CallbackInfo& info) {
   session->abort(reason);
 }
 
+// interrupt(reason): stops the active run on request, logs written and the
+// result INVALID with `reason` (Session::interrupt); nothing without a run.
+void Interrupt(const Napi::CallbackInfo& info) {
+  SessionRef session(info.Env());
+  if (!session) return;
+  std::string reason = "interrupted";
+  if (info.Length() >= 1 && info[0].IsString()) reason = info[0].As<Napi::String>().Utf8Value();
+  // It goes into the logs: bounded (lib/api/start-test.ts shortens it first), cut at a UTF-8 character boundary.
+  constexpr size_t kMaxReasonBytes = 4096;
+  if (reason.size() > kMaxReasonBytes) {
+    size_t end = kMaxReasonBytes;
+    while (end > 0 && (static_cast<unsigned char>(reason[end]) & 0xC0) == 0x80) --end;
+    reason.resize(end);
+  }
+  session->interrupt(reason);
+}
+
 // Called by the dispatcher on the Finished event: joins the run and returns its outcome.
 Napi::Value Finish(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -410,6 +427,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("firstTokenComplete", Napi::Function::New(env, FirstTokenComplete, "firstTokenComplete"));
   exports.Set("acknowledge", Napi::Function::New(env, Acknowledge, "acknowledge"));
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
+  exports.Set("interrupt", Napi::Function::New(env, Interrupt, "interrupt"));
   exports.Set("finish", Napi::Function::New(env, Finish, "finish"));
   exports.Set("isRunning", Napi::Function::New(env, IsRunning, "isRunning"));
   exports.Set("clockNs", Napi::Function::New(env, ClockNs, "clockNs"));

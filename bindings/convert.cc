@@ -209,6 +209,8 @@ constexpr loadgen::NamedMember<RunOutcome> kOutcomeFields[] = {
     {"detailLogPath", &RunOutcome::detail_log_path},
     {"aborted", &RunOutcome::aborted},
     {"abortReason", &RunOutcome::abort_reason},
+    {"interrupted", &RunOutcome::interrupted},
+    {"interruptReason", &RunOutcome::interrupt_reason},
     {"errorCount", &RunOutcome::error_count},
     {"warningCount", &RunOutcome::warning_count},
     {"peakQps", &RunOutcome::peak_qps},

@@ -60,7 +60,8 @@ function buildProgram(): Command {
     .option('--no-audit-config', 'do not apply an audit.config')
     .addHelpText(
       'after',
-      '\nExit status: 0 VALID, 1 INVALID, 2 bad input, 3 the run failed.\n' +
+      '\nExit status: 0 VALID, 1 INVALID, 2 bad input, 3 the run failed, 130/143 stopped by SIGINT/SIGTERM\n' +
+        '(the logs are written; a second signal exits at once).\n' +
         'Example:\n  loadgen run --sut null --scenario Server --set server_target_qps=1000 \\\n' +
         '    --set min_duration_ms=2000 --set min_query_count=100 --outdir out/server',
     )

@@ -148,11 +148,11 @@ uint64_t Dispatch::wait_published(uint64_t seen, int64_t window_ns, bool when_id
       yield_cpu();
     }
     p = s->published.load(std::memory_order_acquire);
-    if (p != seen || aborted() || current() != s) return p;
+    if (p != seen || issuing_stopped() || current() != s) return p;
     now = now_ns();
     // The issue thread is late for query p: issue it from here (one CAS decides).
     if (s->poll_issue && due_soon && now >= due) {
-      const uint64_t issued = try_issue(*s, p, aborted()).published;
+      const uint64_t issued = try_issue(*s, p, issuing_stopped()).published;
       if (issued != 0) return issued;
     }
     if (now >= give_up) return p;
@@ -260,7 +260,7 @@ int Dispatch::dispatch_next(uint64_t flushed_first_id, int64_t spin_ns, int64_t 
       while (!ready()) {
         const int64_t t = now_ns();
         if (t >= until) break;
-        if (s->poll_issue && t >= due && try_issue(*s, p, aborted()).published != 0) continue;  // claimed by ready() next
+        if (s->poll_issue && t >= due && try_issue(*s, p, issuing_stopped()).published != 0) continue;  // claimed by ready() next
         yield_cpu();
       }
       return status;

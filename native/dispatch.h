@@ -33,9 +33,12 @@ void stamp_dispatched(Series& series, uint64_t first, uint64_t end, uint64_t str
 
 class Dispatch {
  public:
+  // `issuing_stopped`: aborted or interrupted (the poller and workers issue
+  // nothing more); `aborted`: the run failed (waiting workers return).
   Dispatch(const SessionConfig& config, SessionHost* host, const std::atomic<Series*>& current,
-           const std::atomic<bool>& aborted, Recorder& recorder)
-      : config_(config), host_(host), current_(current), aborted_(aborted), recorder_(recorder) {}
+           const std::atomic<bool>& aborted, const std::atomic<bool>& issuing_stopped, Recorder& recorder)
+      : config_(config), host_(host), current_(current), aborted_(aborted), issuing_stopped_(issuing_stopped),
+        recorder_(recorder) {}
 
   // ---- Session thread ----
   // Before the first series: room for `issue_threads` registered issue
@@ -78,6 +81,7 @@ class Dispatch {
  private:
   Series* current() const { return current_.load(std::memory_order_acquire); }
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  bool issuing_stopped() const { return issuing_stopped_.load(std::memory_order_acquire); }
   // When the next unpublished query of `series` is due (now_ns() clock):
   // Server only, and -1 when unknown (nothing published yet, so start_ns may
   // not be visible to this thread; or every query published).
@@ -89,6 +93,7 @@ class Dispatch {
   SessionHost* host_;
   const std::atomic<Series*>& current_;
   const std::atomic<bool>& aborted_;
+  const std::atomic<bool>& issuing_stopped_;
   Recorder& recorder_;  // the null-native SUT
   std::atomic<bool> drain_pending_{false};
   // One pending-drain flag per registered issue thread; sized once per run

@@ -14,6 +14,7 @@ struct LoopResult {
   uint64_t issued = 0;
   bool ran_out = false;  // every generated query issued before a natural end (non-Server performance)
   bool stalled = false;  // no completion arrived within the stall limit
+  bool stopped = false;  // issuing stopped: the run was aborted or interrupted
 };
 
 // The issue loop over one scheduler (a template: no virtual call per query).
@@ -26,13 +27,16 @@ LoopResult issue_loop(Series& series, const Scheduler& scheduler, const IssueThr
   const uint64_t stride = series.issue_stride;
   auto at_lead = [&] { env.dispatch.wake_ahead(); };
   for (uint64_t q = 0; q < queries; ++q) {
-    if (env.aborted.load(std::memory_order_acquire)) {
+    if (env.issuing_stopped.load(std::memory_order_acquire)) {
       r.ran_out = false;
+      r.stopped = true;
       break;
     }
     int64_t now = 0;
-    if (!scheduler.wait_due(q, &now, at_lead)) {
-      r.stalled = !env.aborted.load(std::memory_order_acquire);
+    // Looked at again after the wait: a stop that came during it issues nothing.
+    if (!scheduler.wait_due(q, &now, at_lead) || env.issuing_stopped.load(std::memory_order_acquire)) {
+      r.stopped = env.issuing_stopped.load(std::memory_order_acquire);
+      r.stalled = !r.stopped;
       r.ran_out = false;
       break;
     }
@@ -119,13 +123,14 @@ bool issue_series(Series& series, const IssueThreadEnv& env, RunOutcome& outcome
   LoopResult r;
   switch (series.scenario) {
     case Scenario::Server:
-      r = issue_loop(series, ServerScheduler{series, env.aborted, pinned, wake_ahead ? config.wake_lead_ns : 0}, env);
+      r = issue_loop(series, ServerScheduler{series, env.issuing_stopped, pinned, wake_ahead ? config.wake_lead_ns : 0},
+                     env);
       break;
     case Scenario::Offline:
       r = issue_loop(series, OfflineScheduler{}, env);
       break;
     default:
-      r = issue_loop(series, SequenceScheduler{series, env.completions, env.aborted, env.stall_limit_ns}, env);
+      r = issue_loop(series, SequenceScheduler{series, env.completions, env.issuing_stopped, env.stall_limit_ns}, env);
       break;
   }
   const auto aborted = [&] { return env.aborted.load(std::memory_order_acquire); };
@@ -133,6 +138,12 @@ bool issue_series(Series& series, const IssueThreadEnv& env, RunOutcome& outcome
   // Nobody else issues from now on. One that claimed a query after the loop
   // stopped looking (an abort) still publishes it: count it as issued.
   if (series.others_issue()) r.issued = std::max(r.issued, close_issuing(series));
+  // An interrupt ends issuing like the reference's early-outs (an error line).
+  if (r.stopped && !aborted() && env.interrupted.load(std::memory_order_acquire) && !env.interrupt_logged) {
+    env.log.log("error_runtime", "Ending early: " + env.interrupt_reason + ". query_count " + std::to_string(r.issued),
+                true, false);
+    env.interrupt_logged = true;
+  }
   env.dispatch.end_series(series);
   if (!native_sut && !aborted()) env.host->flush_queries();
   if (r.ran_out && !aborted()) env.log.log("error_runtime", kRanOutMessage, true, false);

@@ -27,6 +27,14 @@ struct IssueThreadEnv {
   LiveStats& live;
   Signal& completions;  // notified by completing calls
   const std::atomic<bool>& aborted;
+  // Aborted or interrupted: issue nothing more (a completion wait goes on
+  // unless aborted).
+  const std::atomic<bool>& issuing_stopped;
+  // Session::interrupt: its reason is readable once `interrupted` is seen
+  // (acquire). issue_series logs the stop it caused and sets interrupt_logged.
+  const std::atomic<bool>& interrupted;
+  const std::string& interrupt_reason;
+  bool& interrupt_logged;
   uint64_t issue_threads;  // server_num_issue_query_threads
   // completion_timeout_ms, capped by max_duration_ms in performance series; 0 = none.
   int64_t stall_limit_ns;

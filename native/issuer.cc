@@ -4,8 +4,8 @@
 
 namespace loadgen {
 
-Issued try_issue(Series& series, uint64_t q, bool aborted) {
-  if (aborted || series.issue_ended.load(std::memory_order_acquire)) return {};
+Issued try_issue(Series& series, uint64_t q, bool issuing_stopped) {
+  if (issuing_stopped || series.issue_ended.load(std::memory_order_acquire)) return {};
   uint64_t expected = q;
   if (!series.next_issue.compare_exchange_strong(expected, q + 1, std::memory_order_acq_rel)) return {};
   // Issued now (SingleStream/MultiStream: also its scheduled time, spec/30 §2).

@@ -62,14 +62,15 @@ inline StopDecision issue_claimed(Series& series, uint64_t first, uint64_t last,
 }
 
 // From a thread other than the issue thread: claims query `q` (one CAS on
-// next_issue) unless issuing ended or the run is `aborted`, and issues it now.
+// next_issue) unless issuing ended or `issuing_stopped` (the run was aborted
+// or interrupted), and issues it now.
 // Returns the new published count (q + 1) and the decision, or 0 when the
 // query was not this caller's to issue.
 struct Issued {
   uint64_t published = 0;
   StopReason reason = StopReason::None;
 };
-Issued try_issue(Series& series, uint64_t q, bool aborted);
+Issued try_issue(Series& series, uint64_t q, bool issuing_stopped);
 
 // The issue thread, where others may issue: claims query `q` and returns q,
 // or, when others claimed it (and maybe more), waits until what they claimed

@@ -139,7 +139,7 @@ uint64_t Recorder::hand_over_next(Series& series) {
   // publication (it completed a sample of n-1).
   const uint64_t n = series.next_issue.load(std::memory_order_acquire);
   if (n == 0 || n >= series.trace.query_count() || !series.query_done(n - 1)) return 0;
-  const Issued issued = try_issue(series, n, aborted_.load(std::memory_order_acquire));
+  const Issued issued = try_issue(series, n, issuing_stopped_.load(std::memory_order_acquire));
   // The issue thread logs the stop and ends its loop.
   if (issued.reason != StopReason::None) completions_.notify();
   return issued.published;

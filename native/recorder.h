@@ -22,11 +22,13 @@ namespace loadgen {
 
 class Recorder {
  public:
-  // `current`: the series completions go to; `completions`: notified when a
-  // query is done (the issue thread waits on it).
-  Recorder(const std::atomic<Series*>& current, const std::atomic<bool>& aborted, Signal& completions,
+  // `current`: the series completions go to; `issuing_stopped`: the run was
+  // aborted or interrupted (no hand-over issues); `completions`: notified
+  // when a query is done (the issue thread waits on it).
+  Recorder(const std::atomic<Series*>& current, const std::atomic<bool>& issuing_stopped, Signal& completions,
            LiveStats& live, AccuracyLog& accuracy_log)
-      : current_(current), aborted_(aborted), completions_(completions), live_(live), accuracy_log_(accuracy_log) {}
+      : current_(current), issuing_stopped_(issuing_stopped), completions_(completions), live_(live),
+        accuracy_log_(accuracy_log) {}
 
   // Records completion of samples by id at `stamp` (now_ns() clock). Ids are
   // validated; bad ones are only counted. Tokens = void: no token bookkeeping;
@@ -61,7 +63,7 @@ class Recorder {
   uint64_t hand_over_next(Series& series);
 
   const std::atomic<Series*>& current_;
-  const std::atomic<bool>& aborted_;
+  const std::atomic<bool>& issuing_stopped_;
   Signal& completions_;
   LiveStats& live_;
   AccuracyLog& accuracy_log_;

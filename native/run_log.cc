@@ -303,6 +303,10 @@ void RunLog::write_summary(Mode mode, const LogOutputSettings& log_settings) {
       const size_t at = text.find(heading);
       if (at != std::string::npos) text.insert(at + heading.size(), lines);
     }
+  } else if (outcome_.interrupted) {
+    // Interrupted before a performance series had results: the verdict and why, still.
+    text = "Result is : INVALID\nRecommendations:\n";
+    for (const auto& reason : outcome_.extra_invalid_reasons) text += " * " + reason + "\n";
   }
   text += format_summary_footer(outcome_.warning_count, outcome_.error_count);
   if (outcome_.has_summary && outcome_.overhead.present) text += format_overhead_block(outcome_.overhead);

@@ -71,6 +71,10 @@ struct RunOutcome {
   uint64_t warning_count = 0;
   bool aborted = false;
   std::string abort_reason;
+  // Session::interrupt: the run was stopped on request; its reason (also
+  // the first of extra_invalid_reasons).
+  bool interrupted = false;
+  std::string interrupt_reason;
   // Why the result is INVALID beyond the reference's four checks.
   std::vector<std::string> extra_invalid_reasons;
   // Over every series of the run (accuracy rounds and the performance run).

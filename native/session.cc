@@ -38,8 +38,21 @@ void Session::abort(const std::string& reason) {
     std::lock_guard<std::mutex> lock(abort_mutex_);
     outcome_.abort_reason = reason;
   }
+  issuing_stopped_.store(true, std::memory_order_release);
   completions_.notify();
   dispatch_.notify_workers();
+}
+
+void Session::interrupt(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(interrupt_mutex_);
+    if (interrupted_.load(std::memory_order_relaxed)) return;
+    interrupt_reason_ = reason;  // never written again: readers need no lock once they see the flag
+    interrupted_.store(true, std::memory_order_release);
+  }
+  issuing_stopped_.store(true, std::memory_order_release);
+  // The issue thread may be waiting for a completion (SingleStream/MultiStream).
+  completions_.notify();
 }
 
 // One clock reading for the whole batch, taken before anything else.
@@ -89,11 +102,12 @@ void Session::run() {
           log_.log("error_runtime", "unloadSamplesFromRam failed: " + error, true, false);
         }
       };
-      find_peak_performance(settings_, effective_.scenario, trials, aborted_, log_, outcome_);
+      find_peak_performance(settings_, effective_.scenario, trials, issuing_stopped_, log_, outcome_);
     } else {
-      // The phases in test_plan's order (SubmissionRun: accuracy, then performance unless aborted).
+      // The phases in test_plan's order (SubmissionRun: accuracy, then
+      // performance unless aborted or interrupted).
       const std::vector<SeriesKind> phases = phase_kinds(settings_.mode);
-      for (size_t i = 0; i < phases.size() && (i == 0 || !aborted()); ++i) run_phase(phases[i]);
+      for (size_t i = 0; i < phases.size() && (i == 0 || !issuing_stopped()); ++i) run_phase(phases[i]);
     }
   } catch (const std::exception& e) {
     log_.log("error_runtime", std::string("loadgen internal error: ") + e.what(), true, false);
@@ -120,6 +134,14 @@ void Session::finish_run() {
     log_.log("error_runtime", "Run aborted: " + abort_reason, true, false);
     outcome_.extra_invalid_reasons.push_back("The run was aborted: " + abort_reason);
   }
+  if (interrupted()) {
+    outcome_.interrupted = true;
+    outcome_.interrupt_reason = interrupt_reason_;
+    // Not logged by an issue loop: it came while loading or waiting for completions.
+    if (!interrupt_logged_) log_.log("error_runtime", "Ending early: " + interrupt_reason_, true, false);
+    // The caller's reason, exactly, first: it is why the run is INVALID.
+    outcome_.extra_invalid_reasons.insert(outcome_.extra_invalid_reasons.begin(), interrupt_reason_);
+  }
   if (outcome_.has_summary && !outcome_.extra_invalid_reasons.empty()) outcome_.summary.result_valid = false;
   if (outcome_.has_summary) log_.write_detail_results();
   log_.count_messages();
@@ -137,7 +159,7 @@ void Session::run_phase(SeriesKind kind) {
       generate_loadable_sets(effective_, phase_sample_count(effective_, kind), config_.qsl_total_count);
   if (kind == SeriesKind::Accuracy) {
     for (const auto& set : sets) {
-      if (aborted()) return;
+      if (issuing_stopped()) return;
       run_series(set, SeriesKind::Accuracy);
     }
     return;
@@ -167,6 +189,13 @@ bool Session::run_peak_trial(double qps, bool load, bool unload, PerformanceSumm
   outcome_.peak_trials.push_back(PeakTrial{qps, summary->perf_constraints_met,
                                            summary->target_latency_percentile.sample_latency,
                                            series->issued_queries, measure_overhead(*series)});
+  if (interrupted()) {
+    // The search stops here; the summary reports the trial it cut short (INVALID).
+    outcome_.summary = *summary;
+    outcome_.has_summary = true;
+    outcome_.overhead = outcome_.peak_trials.back().overhead;
+    return false;
+  }
   return true;
 }
 
@@ -185,7 +214,7 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, 
     }
   }
   Series* series = nullptr;
-  if (!aborted()) {
+  if (!issuing_stopped()) {
     // The reference reads both clocks after loading, before generating (spec/00 §6.1 step 3).
     const int64_t pc_start = now_ns();
     const int64_t sc_start = wall_now_ns();
@@ -197,8 +226,19 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, 
     series = prepare_series(set, kind);
     log_.trace_span("GenerateQueries", session_tid, generate_start, now_ns());
     if (series != nullptr) {
-      const IssueThreadEnv env{config_, host_,   dispatch_, log_, live_, completions_, aborted_,
-                               settings_.server_num_issue_query_threads, stall_limit_ns_};
+      const IssueThreadEnv env{config_,
+                               host_,
+                               dispatch_,
+                               log_,
+                               live_,
+                               completions_,
+                               aborted_,
+                               issuing_stopped_,
+                               interrupted_,
+                               interrupt_reason_,
+                               interrupt_logged_,
+                               settings_.server_num_issue_query_threads,
+                               stall_limit_ns_};
       std::string abort_reason;
       if (!issue_series(*series, env, outcome_, &abort_reason)) abort(abort_reason);
       if (clock_check_) log_.check_perf_clocks(settings_.print_timestamps, pc_start, sc_start, now_ns(), wall_now_ns());

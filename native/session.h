@@ -145,6 +145,14 @@ class Session {
   // Ends the run early (the SUT or QSL failed). Safe from any thread.
   void abort(const std::string& reason);
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  // Ends the run early on request (a signal, an AbortSignal), not a failure:
+  // issuing stops at once like the reference's early-outs ("Ending early:
+  // <reason>"), queries already issued are waited for (up to the stall
+  // limit), the remaining phases and FindPeak trials are skipped, every log
+  // is written and the result is INVALID with `reason` among its reasons.
+  // Safe from any thread; the first reason wins, later calls do nothing.
+  void interrupt(const std::string& reason);
+  bool interrupted() const { return interrupted_.load(std::memory_order_acquire); }
 
   // Live progress of the current series from counters and a histogram (any
   // thread, any time; never reads the per-sample records). live_stats.cc.
@@ -155,6 +163,7 @@ class Session {
 
  private:
   Series* current() const { return current_.load(std::memory_order_acquire); }
+  bool issuing_stopped() const { return issuing_stopped_.load(std::memory_order_acquire); }
   void run();
   void finish_run();
   // One phase of the mode: its sets, and the series of each round.
@@ -176,6 +185,13 @@ class Session {
   std::atomic<Series*> current_{nullptr};
   std::atomic<bool> aborted_{false};
   std::mutex abort_mutex_;  // outcome_.abort_reason, from any thread
+  std::atomic<bool> interrupted_{false};
+  std::mutex interrupt_mutex_;    // orders interrupt() calls: the first reason wins
+  std::string interrupt_reason_;  // written once, before interrupted_ is set (release)
+  bool interrupt_logged_ = false;  // an issue loop logged its stop for it (session thread)
+  // Aborted or interrupted: nobody issues another query (the issue loop, a
+  // hand-over, the poller, a spinning worker). Set after either flag.
+  std::atomic<bool> issuing_stopped_{false};
   // completion_timeout_ms, capped by max_duration_ms when that is set; 0 = none.
   int64_t stall_limit_ns_ = 0;
   bool clock_check_ = false;  // the performance phase: measure PerfClock vs system_clock around its series
@@ -184,8 +200,8 @@ class Session {
   AccuracyLog accuracy_log_;
   LiveStats live_;  // progress(): fed by the completion paths
   RunLog log_{outcome_};
-  Recorder recorder_{current_, aborted_, completions_, live_, accuracy_log_};
-  Dispatch dispatch_{config_, host_, current_, aborted_, recorder_};
+  Recorder recorder_{current_, issuing_stopped_, completions_, live_, accuracy_log_};
+  Dispatch dispatch_{config_, host_, current_, aborted_, issuing_stopped_, recorder_};
 };
 
 }  // namespace loadgen

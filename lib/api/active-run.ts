@@ -31,6 +31,7 @@ export class ActiveRun {
     private readonly settings: ResolvedTestSettings,
     private readonly config: NativeRunConfig,
     private readonly pool?: DispatchWorkerPool,
+    private readonly signal?: AbortSignal,
   ) {
     // dispatch 'poll': drains once per event-loop turn while a series issues.
     if (settings.dispatch === 'poll') {
@@ -53,8 +54,15 @@ export class ActiveRun {
     });
     this.pool?.listen((error, index) => this.fail(error, `dispatch worker ${index}`));
     this.native.start(this.config, this.dispatch);
+    // Listened to from the start to the end of the run only (finished()).
+    if (this.signal?.aborted) this.interrupt();
+    else this.signal?.addEventListener('abort', this.interrupt, { once: true });
     return promise;
   }
+
+  private readonly interrupt = (): void => {
+    this.native.interrupt(interruptReasonOf(this.signal?.reason));
+  };
 
   // Must never throw: it runs inside the native threadsafe-function callback.
   private readonly dispatch = (kind: number, arg?: unknown, token?: number): void => {
@@ -117,6 +125,7 @@ export class ActiveRun {
   }
 
   private finished(): void {
+    this.signal?.removeEventListener('abort', this.interrupt);
     this.poll?.stop(false);
     setActiveSeries(0, new Uint8Array(0));
     resetHandOver();
@@ -154,4 +163,28 @@ export class ActiveRun {
       this.resolve(result);
     }
   }
+}
+
+/** Longest interrupt reason written to the logs, in characters. */
+const MAX_INTERRUPT_REASON_CHARS = 500;
+
+/**
+ * The reason the logs and the result give for a run stopped by an aborted
+ * AbortSignal: `interrupted: <message>`, the message being the abort
+ * reason's (an Error's message, else the reason as text), or the message
+ * alone when it already begins with 'interrupted' (the CLI's
+ * 'interrupted by SIGINT'). Control characters are escaped (a reason must
+ * not forge a line of the summary) and it is cut to 500 characters.
+ */
+export function interruptReasonOf(reason: unknown): string {
+  let message: string;
+  try {
+    message = String(reason instanceof Error ? reason.message : reason);
+  } catch {
+    message = 'the run was aborted';  // a reason that cannot be turned into text
+  }
+  message = message.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const chars = Array.from(message);
+  if (chars.length > MAX_INTERRUPT_REASON_CHARS) message = `${chars.slice(0, MAX_INTERRUPT_REASON_CHARS).join('')}…`;
+  return /^interrupted\b/.test(message) ? message : `interrupted: ${message}`;
 }

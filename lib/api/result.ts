@@ -87,6 +87,8 @@ export function toTestResult(
   if (accuracyOnly) {
     invalidReasons.push(...outcome.extraInvalidReasons);
     if (!valid && invalidReasons.length === 0) invalidReasons.push('No samples were issued.');
+  } else if (s === undefined && outcome.interrupted) {
+    invalidReasons.push(...outcome.extraInvalidReasons);  // the interrupt's reason first
   } else if (s === undefined) {
     invalidReasons.push(outcome.aborted ? `The run was aborted: ${outcome.abortReason}` : 'The run produced no results.');
   } else if (!valid) {
@@ -119,6 +121,7 @@ export function toTestResult(
     validity: valid ? 'VALID' : 'INVALID',
     valid,
     invalidReasons,
+    ...(outcome.interrupted ? { interrupted: outcome.interruptReason } : {}),
     metric,
     checks: {
       minDurationMet: s?.minDurationMet ?? false,

@@ -17,6 +17,7 @@ import { validateRunSettings } from '../settings/validate.js';
 import { isNullNativeSut } from '../suts/suts.js';
 import { ActiveRun } from './active-run.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';
+import { removeStaleRunFiles } from './stale-files.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
 
 /** Options of {@link startTest} beyond the reference's settings. */
@@ -40,6 +41,15 @@ export interface StartTestOptions {
    * runDispatchWorker.
    */
   sutModule?: string | { readonly href: string };
+  /**
+   * Stops the run when aborted, its logs written: issuing ends at once (as
+   * the reference's early-outs end it), queries already issued are waited
+   * for (up to `completion_timeout_ms`), the remaining phases are skipped,
+   * and the promise resolves with an INVALID result whose `interrupted` is
+   * the reason (`interrupted: <the abort reason's message>`). Already
+   * aborted: startTest rejects with the signal's reason before anything starts.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -48,7 +58,10 @@ export interface StartTestOptions {
  * input is invalid (a LogOutputError when `outdir` cannot be created or
  * written in), and with a SutError (cause: what was thrown, result: the
  * partial result) when the SUT or QSL fails during the run (a QSL call that
- * has not settled within `qslTimeoutMs` fails it too).
+ * has not settled within `qslTimeoutMs` fails it too). With
+ * `options.signal` aborted before the run starts it rejects with the
+ * signal's reason; aborted during the run it resolves with the INVALID,
+ * interrupted result (see {@link StartTestOptions.signal}).
  */
 export function startTest(
   sut: SystemUnderTest,
@@ -72,6 +85,8 @@ export async function startTest(
   logSettings: LogSettingsInput = {},
   options: StartTestOptions = {},
 ): Promise<TestResult> {
+  const signal = checkSignal(options.signal);
+  signal?.throwIfAborted();
   const workerDispatch = (settings as { dispatch?: unknown } | undefined)?.dispatch === 'worker';
   checkSut(sut as SystemUnderTest, !workerDispatch);
   checkQsl(qsl);
@@ -100,6 +115,7 @@ export async function startTest(
   native.reserveRun();
   try {
     await ensureOutputDirectory(log.outdir);
+    removeStaleRunFiles(log);
     native.takeWorkerError();  // a stale error of an earlier run
     let pool: DispatchWorkerPool | undefined;
     if (sutModule !== undefined) {
@@ -110,7 +126,8 @@ export async function startTest(
       }
     }
     try {
-      return await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool).run();
+      signal?.throwIfAborted();  // aborted while preparing: nothing ran yet
+      return await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool, signal).run();
     } catch (error) {
       await pool?.terminate();
       throw error;
@@ -118,4 +135,11 @@ export async function startTest(
   } finally {
     native.releaseRun();
   }
+}
+
+/** options.signal: an AbortSignal or absent. */
+function checkSignal(signal: unknown): AbortSignal | undefined {
+  if (signal === undefined || signal instanceof AbortSignal) return signal;
+  const got = signal === null ? 'null' : typeof signal === 'object' ? 'an object that is not an AbortSignal' : `a ${typeof signal}`;
+  throw new TypeError(`startTest: options.signal must be an AbortSignal (e.g. from new AbortController()), got ${got}`);
 }

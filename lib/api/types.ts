@@ -133,6 +133,14 @@ export interface TestResult {
   valid: boolean;
   /** Why the result is INVALID (empty when VALID). */
   invalidReasons: string[];
+  /**
+   * Present when the run was stopped on request (startTest's `signal`, or
+   * SIGINT/SIGTERM in the `loadgen` command): the reason, e.g.
+   * `'interrupted by SIGINT'` or `'interrupted: <the abort reason's message>'`.
+   * Such a run is INVALID with this reason among `invalidReasons`; its
+   * statistics cover what was issued before it stopped.
+   */
+  interrupted?: string;
   /** The scenario's headline metric, as in the summary's first result line. */
   metric: { name: string; value: number; unit: 'ns' | 'samples/s' };
   checks: {

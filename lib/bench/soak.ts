@@ -237,7 +237,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         sutReceived: sut.received,
         sutCompleted: sut.completed,
         lostCompletions: r.counts.issuedSamples - r.counts.completedSamples - outstanding,
-        rejectedCompletions: r.errors.invalidIds + r.errors.unissuedIds + r.errors.duplicateIds,
+        rejectedCompletions: r.errors.invalidIds + r.errors.unissuedIds + r.errors.duplicateIds + r.errors.staleIds,
         creditedWithoutCompletion: Math.max(0, r.counts.completedSamples - sut.completed),
         completedSamplesPerSecond: r.completedSamplesPerSecond ?? 0,
         latencyP99Ns: r.percentilesNs[99],

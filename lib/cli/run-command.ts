@@ -20,6 +20,7 @@ import { minDurationHint, withNullSutDefaults } from '../suts/null-defaults.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
 import { loadCliSettings, usesConfigFiles } from './config.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
+import { runWithSignals } from './interrupt.js';
 import { runProgress, writeRunReport } from './report.js';
 
 /** --sut values other than a module path. */
@@ -137,26 +138,30 @@ export async function runCommand(input: RunOptions): Promise<number> {
     if (inWorkers) sutModule = pathToFileURL(resolve(process.cwd(), options.sut)).href;
   }
 
-  const progress = runProgress(options);
-  const result: TestResult = await startTest(sut, qsl, settings, {
-    outdir: options.outdir,
-    ...(options.logPrefix !== undefined ? { prefix: options.logPrefix } : {}),
-    ...(options.logSuffix !== undefined ? { suffix: options.logSuffix } : {}),
-    ...(options.prefixWithDatetime ? { prefixWithDatetime: true } : {}),
-  }, {
-    auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
-    lenientConfig: options.lenient === true,
-    ...(sutModule !== undefined ? { sutModule } : {}),
-  }).finally(() => progress.stop());
-  const reportPath = writeRunReport(result, options);
-  if (options.json) {
-    process.stdout.write(`${JSON.stringify(result, jsonReplacer, 2)}\n`);
-  } else if (!options.quiet) {
-    process.stdout.write(result.summaryText);
-    if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
-    if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
-  }
-  const hint = result.valid ? undefined : minDurationHint(result);
-  if (hint !== undefined && !options.quiet) process.stderr.write(`loadgen: hint: ${hint}\n`);
-  return result.valid ? EXIT_VALID : EXIT_INVALID;
+  // SIGINT/SIGTERM from here until the output is written stop the run (lib/cli/interrupt.ts).
+  return runWithSignals(async (signal) => {
+    const progress = runProgress(options);
+    const result: TestResult = await startTest(sut, qsl, settings, {
+      outdir: options.outdir,
+      ...(options.logPrefix !== undefined ? { prefix: options.logPrefix } : {}),
+      ...(options.logSuffix !== undefined ? { suffix: options.logSuffix } : {}),
+      ...(options.prefixWithDatetime ? { prefixWithDatetime: true } : {}),
+    }, {
+      auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
+      lenientConfig: options.lenient === true,
+      ...(sutModule !== undefined ? { sutModule } : {}),
+      signal,
+    }).finally(() => progress.stop());
+    const reportPath = writeRunReport(result, options);
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(result, jsonReplacer, 2)}\n`);
+    } else if (!options.quiet) {
+      process.stdout.write(result.summaryText);
+      if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
+      if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
+    }
+    const hint = result.valid || result.interrupted !== undefined ? undefined : minDurationHint(result);
+    if (hint !== undefined && !options.quiet) process.stderr.write(`loadgen: hint: ${hint}\n`);
+    return result.valid ? EXIT_VALID : EXIT_INVALID;
+  });
 }

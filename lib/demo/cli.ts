@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 
 import { choiceOption, positiveInteger } from '../cli/options.js';
+import { runWithSignals } from '../cli/interrupt.js';
 import { runProgress, writeRunReport } from '../cli/report.js';
 import { InterfaceError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
@@ -98,32 +99,36 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
     ...(options.prefixWithDatetime ? { prefixWithDatetime: true } : {}),
   };
   const progress = !options.quiet && !options.json;
-  const outcome = await runDemo({
-    outdir: options.outdir,
-    settings,
-    logSettings,
-    executionProvider: (options.ep ?? 'cpu') as ExecutionProvider,
-    ...(options.batchSize !== undefined ? { maxBatchSize: options.batchSize } : {}),
-    ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
-    ...(options.workers !== undefined ? { workers: options.workers } : {}),
-    startTestOptions: {
-      auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
-      lenientConfig: options.lenient === true,
-    },
-    ...(progress ? { log: (line: string) => process.stderr.write(`${line}\n`) } : {}),
-    startProgress: (_scenario, dir) => {
-      const handle = runProgress({ ...options, outdir: dir });
-      return () => handle.stop();
-    },
-    afterRun: (run) => writeRunReport(run.result, { ...options, outdir: run.outdir }),
-  });
-  if (options.json) {
-    process.stdout.write(`${JSON.stringify(outcome, jsonReplacer, 2)}\n`);
-  } else if (!options.quiet) {
-    for (const run of outcome.runs) {
-      process.stdout.write(`${describeRun(run)}\n  logs: ${run.result.files.summary ?? run.outdir}\n`);
-      if (run.report !== undefined) process.stdout.write(`  report: ${run.report}\n`);
+  // SIGINT/SIGTERM stop the scenario running and skip the rest (lib/cli/interrupt.ts).
+  return runWithSignals(async (signal) => {
+    const outcome = await runDemo({
+      outdir: options.outdir,
+      settings,
+      logSettings,
+      executionProvider: (options.ep ?? 'cpu') as ExecutionProvider,
+      ...(options.batchSize !== undefined ? { maxBatchSize: options.batchSize } : {}),
+      ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
+      ...(options.workers !== undefined ? { workers: options.workers } : {}),
+      startTestOptions: {
+        auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
+        lenientConfig: options.lenient === true,
+        signal,
+      },
+      ...(progress ? { log: (line: string) => process.stderr.write(`${line}\n`) } : {}),
+      startProgress: (_scenario, dir) => {
+        const handle = runProgress({ ...options, outdir: dir });
+        return () => handle.stop();
+      },
+      afterRun: (run) => writeRunReport(run.result, { ...options, outdir: run.outdir }),
+    });
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(outcome, jsonReplacer, 2)}\n`);
+    } else if (!options.quiet) {
+      for (const run of outcome.runs) {
+        process.stdout.write(`${describeRun(run)}\n  logs: ${run.result.files.summary ?? run.outdir}\n`);
+        if (run.report !== undefined) process.stdout.write(`  report: ${run.report}\n`);
+      }
     }
-  }
-  return outcome.ok ? 0 : 1;
+    return outcome.ok ? 0 : 1;
+  });
 }

@@ -147,7 +147,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
     };
 
     let offlineSamplesPerSecond: number | undefined;
+    const signal = options.startTestOptions?.signal;
     for (const scenario of demoScenarios(user)) {
+      if (signal?.aborted) break;  // interrupted: no further scenario
       const settings: TestSettingsInput = { minDurationMs, ...user, scenario };
       const accuracyOnly = settings.mode === 'AccuracyOnly';
       if (scenario === 'Offline' && user.offlineExpectedQps === undefined && !accuracyOnly) {
@@ -168,6 +170,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
           stopProgress();
         }
       };
+      if (signal?.aborted) break;  // during the calibration
       let result = await runOnce();
       throwIfInferenceFailed(sut, scenario);
       // The calibration can underestimate (a cold or busy machine): an Offline
@@ -175,7 +178,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
       // throughput it measured (up to OFFLINE_ATTEMPTS runs in all), each run
       // overwriting the short one's logs.
       for (let attempt = 2; attempt <= OFFLINE_ATTEMPTS; attempt++) {
-        const short = scenario === 'Offline' && settings.offlineExpectedQps !== undefined &&
+        const short = scenario === 'Offline' && result.interrupted === undefined && settings.offlineExpectedQps !== undefined &&
           user.offlineExpectedQps === undefined && !result.checks.minDurationMet && (result.samplesPerSecond ?? 0) > 0;
         if (!short) break;
         settings.offlineExpectedQps = round3(result.samplesPerSecond! * OFFLINE_RETRY_HEADROOM);
@@ -191,7 +194,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoOutcome> {
         run.accuracy = await checkAccuracyLog(result.files.accuracyLog ?? join(dir, 'mlperf_log_accuracy.json'));
         if (run.accuracy.checked === 0 || run.accuracy.matched !== run.accuracy.checked) outcome.ok = false;
       }
-      if (!accuracyOnly && !result.valid) outcome.ok = false;
+      if ((!accuracyOnly && !result.valid) || result.interrupted !== undefined) outcome.ok = false;
       const report = options.afterRun?.(run);
       if (report !== undefined) run.report = report;
       outcome.runs.push(run);

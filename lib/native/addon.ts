@@ -164,6 +164,9 @@ export interface NativeOutcome {
   effective: NativeEffectiveSettings;
   aborted: boolean;
   abortReason: string;
+  /** Stopped on request (interrupt()); the reason is also the first of extraInvalidReasons. */
+  interrupted: boolean;
+  interruptReason: string;
   errorCount: number;
   warningCount: number;
   messages: NativeMessage[];
@@ -336,6 +339,13 @@ export interface NativeAddon {
   firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer): void;
   acknowledge(token: number, error?: string): boolean;
   abort(reason: string): void;
+  /**
+   * Stops the active run on request (not a failure): issuing ends at once,
+   * issued queries are waited for, the remaining phases are skipped, the logs
+   * are written and the result is INVALID with `reason`. The first reason
+   * wins; nothing happens without an active run.
+   */
+  interrupt(reason: string): void;
   /** NotRunningError when no run was started in this environment. */
   finish(): NativeOutcome;
   /** A run started in this environment is active (start() to finish()). */
