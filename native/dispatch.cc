@@ -11,7 +11,7 @@ namespace loadgen {
 void stamp_dispatched(Series& series, uint64_t first, uint64_t end, uint64_t stride, int64_t elapsed_ns) {
   // One writer per query: the drain that hands it over, or the worker claim
   // holding its first sample.
-  for (uint64_t q = first; q < end; q += stride) series.dispatched_ns[q] = elapsed_ns;
+  for (uint64_t q = first; q < end; q += stride) series.dispatched_ns[q].store(elapsed_ns, std::memory_order_relaxed);
 }
 
 void Dispatch::begin_run(uint64_t issue_threads) {
@@ -181,12 +181,14 @@ bool Dispatch::claim(Series& series, DispatchClaim* out) {
   // Offline's one query is split so every worker gets a part; otherwise a
   // claim is one whole query (every due one when coalescing).
   const bool split = series.scenario == Scenario::Offline;
-  const uint64_t part = split ? (spq + worker_parts_ - 1) / worker_parts_ : spq;
   uint64_t cur = series.claimed_samples.load(std::memory_order_acquire);
   uint64_t n = 0;
   for (;;) {
     const uint64_t available = series.published.load(std::memory_order_acquire) * spq;
     if (cur >= available) return false;
+    // Read only after a publication was seen (acquire): attach_workers wrote
+    // worker_parts_ before the first one, and a worker may look earlier (TSan).
+    const uint64_t part = split ? (spq + worker_parts_ - 1) / worker_parts_ : spq;
     n = series.coalesce ? available - cur : std::min(part, available - cur);
     if (series.claimed_samples.compare_exchange_weak(cur, cur + n, std::memory_order_acq_rel)) break;
   }

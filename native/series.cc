@@ -25,9 +25,9 @@ std::unique_ptr<Series> make_series(const EffectiveSettings& effective, const Te
   const uint64_t queries = s.trace.query_count();
 
   s.issued_ns.reset(new int64_t[queries]);
-  s.dispatched_ns.reset(new int64_t[queries]);
+  s.dispatched_ns.reset(new std::atomic<int64_t>[queries]);
   std::fill_n(s.issued_ns.get(), queries, kNotCompleted);
-  std::fill_n(s.dispatched_ns.get(), queries, kNotCompleted);
+  for (uint64_t q = 0; q < queries; ++q) s.dispatched_ns[q].store(kNotCompleted, std::memory_order_relaxed);
   s.completed_ns.reset(new std::atomic<int64_t>[s.sample_count]);
   for (uint64_t k = 0; k < s.sample_count; ++k) s.completed_ns[k].store(kNotCompleted, std::memory_order_relaxed);
   if (settings.use_token_latencies) {

@@ -59,7 +59,10 @@ struct Series {
   int64_t wall_start_ns = 0;  // system clock at start_ns (power_begin)
   // Per query, relative to start_ns.
   std::unique_ptr<int64_t[]> issued_ns;
-  std::unique_ptr<int64_t[]> dispatched_ns;
+  // Atomic (relaxed: nothing is ordered by it) because a host thread may
+  // stamp a query while the session reads the stamps after a completion
+  // timeout or an abort, with no completion to order the two (found by TSan).
+  std::unique_ptr<std::atomic<int64_t>[]> dispatched_ns;
   // Per query, only when a query has more than one sample.
   std::unique_ptr<std::atomic<uint32_t>[]> outstanding;
   std::unique_ptr<std::atomic<int64_t>[]> query_done_ns;

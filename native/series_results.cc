@@ -112,7 +112,13 @@ void check_tokens(const Series& series, CompletionErrorCounts* errors) {
   }
 }
 
-ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, const int64_t* times) {
+namespace {
+
+int64_t time_at(const int64_t* times, uint64_t q) { return times[q]; }
+int64_t time_at(const std::atomic<int64_t>* times, uint64_t q) { return times[q].load(std::memory_order_relaxed); }
+
+template <typename Time>
+ScratchArray<int64_t> times_since_due_of(const Series& series, Scenario scenario, const Time* times) {
   const uint64_t issued = series.issued_queries;
   const bool waits_for_previous = scenario == Scenario::SingleStream || scenario == Scenario::MultiStream;
   ScratchArray<int64_t> out(issued);
@@ -124,9 +130,20 @@ ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, c
       due = series.query_done_time(q - 1);
       if (due == kNotCompleted) continue;  // never completed: nothing was due
     }
-    if (times[q] != kNotCompleted) out.push_back(times[q] - due);
+    const int64_t t = time_at(times, q);
+    if (t != kNotCompleted) out.push_back(t - due);
   }
   return out;
+}
+
+}  // namespace
+
+ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, const int64_t* times) {
+  return times_since_due_of(series, scenario, times);
+}
+
+ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, const std::atomic<int64_t>* times) {
+  return times_since_due_of(series, scenario, times);
 }
 
 RunOverhead measure_overhead(const Series& series) {

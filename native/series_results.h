@@ -3,6 +3,7 @@
 // errors the reference counts, and the loadgen's own overhead.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,7 @@ void check_tokens(const Series& series, CompletionErrorCounts* errors);
 // minus when the query was due (RunOverhead); queries without a time, or
 // whose predecessor never completed, are left out.
 ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, const int64_t* times);
+ScratchArray<int64_t> times_since_due(const Series& series, Scenario scenario, const std::atomic<int64_t>* times);
 
 // Issue lateness and delivery lag over the series' queries.
 RunOverhead measure_overhead(const Series& series);

@@ -3,6 +3,10 @@
 // node-gyp-build prefers over prebuilds/). `npm run build:native` in a clone;
 // at `npm install` time scripts/install.mjs calls it only when no prebuilt
 // binary loads. Extra arguments go to `cmake-js compile`.
+//
+// --sanitize (tests only): a Debug build with AddressSanitizer/UndefinedBehaviorSanitizer
+// and node-addon-api's type checks into build/addon-asan/, which nothing loads unless
+// LOADGEN_ADDON_PATH names it (scripts/test-sanitized-addon.mjs does).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,7 +26,12 @@ try {
 const missing = missingTools();
 if (missing.length) fail(`${missing.join(' and ')} not found on PATH.`);
 
-const extra = process.argv.slice(2);
+const sanitize = process.argv.includes('--sanitize');
+const extra = process.argv.slice(2).filter((arg) => arg !== '--sanitize');
+if (sanitize) {
+  extra.unshift('--out', join(root, 'build', 'addon-asan'), '--config', 'Debug',
+    '--CDLOADGEN_SANITIZE=ON', '--CDLOADGEN_ADDON_TYPE_CHECKS=ON');
+}
 const result = spawnSync(process.execPath, [cmakeJs, 'compile', '--directory', root, ...extra], {
   cwd: root,
   stdio: 'inherit',

@@ -25,6 +25,31 @@ describe('the native loader', () => {
     expect(error.message).toContain('prebuilds');
     expect(error.message).toMatch(/CMake.*C\+\+17/);
   });
+
+  // LOADGEN_ADDON_PATH is test-only (scripts/test-sanitized-addon.mjs loads the ASan build with it).
+  it.skipIf(process.platform !== 'linux')('loads the file LOADGEN_ADDON_PATH names instead of build/Release', () => {
+    const dir = tempDir('loadgen-addon-path-');
+    const copy = join(dir, 'copy.node');
+    cpSync(join(repoRoot, 'build', 'Release', 'loadgen.node'), copy);
+    const script = `import('./dist/native/index.js').then((m) => { m.loadNative(); ` +
+      `const maps = require('node:fs').readFileSync('/proc/self/maps', 'utf8'); ` +
+      `console.log(JSON.stringify({ copy: maps.includes(process.env.LOADGEN_ADDON_PATH), release: maps.includes('build/Release/loadgen.node') })); })`;
+    const r = spawnSync(process.execPath, ['-e', script], {
+      cwd: repoRoot, encoding: 'utf8', env: { ...process.env, LOADGEN_ADDON_PATH: copy },
+    });
+    expect(JSON.parse(r.stdout)).toEqual({ copy: true, release: false });
+  });
+
+  it('names LOADGEN_ADDON_PATH and its file when that file does not load', () => {
+    const missing = join(tempDir('loadgen-addon-path-'), 'missing.node');
+    const script = `import('./dist/native/index.js').then((m) => m.loadNative()).catch((e) => { console.log(JSON.stringify({ code: e.code, message: e.message })); })`;
+    const r = spawnSync(process.execPath, ['-e', script], {
+      cwd: repoRoot, encoding: 'utf8', env: { ...process.env, LOADGEN_ADDON_PATH: missing },
+    });
+    const error = JSON.parse(r.stdout) as { code: string; message: string };
+    expect(error.code).toBe('ERR_LOADGEN_NATIVE_LOAD');
+    expect(error.message).toContain(`Tried: ${missing} (LOADGEN_ADDON_PATH).`);
+  });
 });
 
 describe('issueThreadCpu', () => {

@@ -2,6 +2,9 @@
  * Loads the native addon, once per environment, and explains a failure.
  * Prebuilt binaries in prebuilds/<platform>-<arch>/ are tried first, then a
  * local build in build/Release (node-gyp-build's order).
+ *
+ * Test-only: LOADGEN_ADDON_PATH names an addon file to load instead (the
+ * ASan/UBSan build of scripts/test-sanitized-addon.mjs); unset, nothing changes.
  */
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
@@ -23,8 +26,9 @@ function loadModule(): NativeModule {
   if (loaded) return loaded;
   const require = createRequire(import.meta.url);
   try {
+    const override = addonPathOverride();
     const load = require('node-gyp-build') as (dir: string) => unknown;
-    const addon = load(packageRoot) as NativeModule;
+    const addon = (override ? require(override) : load(packageRoot)) as NativeModule;
     // The addon throws these classes, with their codes, in this environment.
     addon.setErrorClasses({ BusyError, NotRunningError, SettingsError });
     loaded = addon;
@@ -49,6 +53,12 @@ export function loadNativeInternals(): NativeInternals {
   return loadModule()._internals;
 }
 
+/** LOADGEN_ADDON_PATH (tests only), absolute; undefined when unset. */
+function addonPathOverride(): string | undefined {
+  const path = process.env.LOADGEN_ADDON_PATH;
+  return path ? resolve(path) : undefined;
+}
+
 function libcName(): string {
   if (process.platform !== 'linux') return 'n/a';
   const report = process.report?.getReport?.() as { header?: { glibcVersionRuntime?: string } } | undefined;
@@ -61,7 +71,9 @@ function describeLoadFailure(cause: unknown): string {
   return [
     `loadgen: could not load the native addon for ${process.platform}-${process.arch} ` +
       `(libc: ${libcName()}, Node ${process.versions.node}, N-API ${process.versions.napi}).`,
-    `Tried: ${resolve(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`)} and ${resolve(packageRoot, 'build', 'Release')}.`,
+    addonPathOverride()
+      ? `Tried: ${addonPathOverride()} (LOADGEN_ADDON_PATH).`
+      : `Tried: ${resolve(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`)} and ${resolve(packageRoot, 'build', 'Release')}.`,
     `Reason: ${why}`,
     'To build it from source you need CMake >= 3.15 and a C++17 compiler; then run `npm rebuild loadgen`',
     '(in a clone of the repository: `npm run build:native`).',

@@ -16,6 +16,7 @@
 #include "check.h"
 #include "fake_host.h"
 #include "session.h"
+#include "test_util.h"
 
 using namespace loadgen;
 using loadgen_test::FakeHost;
@@ -253,7 +254,8 @@ TEST(handover_single_stream_max_duration) {
   SessionConfig c = config(Scenario::SingleStream, "max_duration");
   c.settings.single_stream_expected_latency_ns = 100000;  // 100 s: 1,000,000 queries generated
   c.settings.min_duration_ms = 100000;
-  c.settings.max_duration_ms = 20;
+  // Also how long the first completion may take (the stall limit): longer in a slow sanitizer build.
+  c.settings.max_duration_ms = 20 * loadgen_test::time_factor();
   for (Sut sut : {Sut::Inline, Sut::Deferred}) {
     const Run on = run(c, sut);
     check_clean(on);
@@ -265,16 +267,17 @@ TEST(handover_single_stream_max_duration) {
       std::cerr << "  issued " << on.outcome.issued_query_count << " generated " << on.outcome.generated_query_count << " handed " << on.handed << "\n";
     }
     // The query whose issue time passed max_duration was the last one issued.
-    CHECK(on.outcome.summary.raw.final_query_issued_time_s > 0.020);
+    CHECK(on.outcome.summary.raw.final_query_issued_time_s > 0.020 * loadgen_test::time_factor());
   }
 }
 
 TEST(handover_single_stream_ran_out) {
   SessionConfig c = config(Scenario::SingleStream, "ran_out");
   // 50 ms at an expected 1 ms a query: 64 queries generated (>= the loadable
-  // set), issued in well under 50 ms.
-  c.settings.single_stream_expected_latency_ns = 1000000;
-  c.settings.min_duration_ms = 50;
+  // set), issued in well under 50 ms. Both scaled alike (the same queries) in
+  // a slow sanitizer build.
+  c.settings.single_stream_expected_latency_ns = 1000000 * loadgen_test::time_factor();
+  c.settings.min_duration_ms = 50 * loadgen_test::time_factor();
   c.settings.min_query_count = 10;
   const Run on = run(c, Sut::Inline);
   CHECK_EQ(on.outcome.issued_query_count, on.outcome.generated_query_count);

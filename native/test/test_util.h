@@ -1,6 +1,7 @@
 // Small helpers shared by the core's run-level tests.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,6 +21,15 @@ inline std::string read_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// How much longer than in a normal build a test that needs its run to be
+// fast may make it: LOADGEN_TEST_TIME_FACTOR (scripts/test-native.mjs sets it
+// under TSan, whose instrumented code runs 5-15x slower); 1 when unset.
+inline int time_factor() {
+  const char* env = std::getenv("LOADGEN_TEST_TIME_FACTOR");
+  const long f = env != nullptr ? std::strtol(env, nullptr, 10) : 1;
+  return f >= 1 && f <= 1000 ? static_cast<int>(f) : 1;
 }
 
 // Occurrences of `needle` in `text` (overlapping ones counted).
