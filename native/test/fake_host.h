@@ -5,9 +5,13 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "session.h"
@@ -71,6 +75,53 @@ class FakeHost : public loadgen::SessionHost {
   std::mutex finish_mutex_;
   std::condition_variable finish_cv_;
   bool done_ = false;
+};
+
+// Completes queued ids at their due times from a thread of its own: a SUT
+// that answers in the background. The ids are taken when a query is queued,
+// so a late answer carries its own series' ids (stale in a later series).
+class DelayedCompleter {
+ public:
+  ~DelayedCompleter() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+  // Once, before the session starts.
+  void start(loadgen::Session* session) {
+    session_ = session;
+    worker_ = std::thread([this] { work(); });
+  }
+  void add(std::vector<double> ids, std::chrono::steady_clock::time_point due) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.emplace_back(std::move(ids), due);
+    cv_.notify_all();
+  }
+
+ private:
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+      if (stop_) return;
+      auto item = std::move(pending_.front());
+      pending_.pop_front();
+      lock.unlock();
+      std::this_thread::sleep_until(item.second);
+      session_->complete(item.first.data(), item.first.size());
+      lock.lock();
+    }
+  }
+
+  loadgen::Session* session_ = nullptr;
+  std::thread worker_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::pair<std::vector<double>, std::chrono::steady_clock::time_point>> pending_;
+  bool stop_ = false;
 };
 
 }  // namespace loadgen_test

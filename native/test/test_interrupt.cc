@@ -3,9 +3,6 @@
 // INVALID verdict naming the caller's reason.
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -17,6 +14,7 @@
 #include "test_util.h"
 
 using namespace loadgen;
+using loadgen_test::DelayedCompleter;
 using loadgen_test::FakeHost;
 using loadgen_test::read_file;
 using loadgen_test::temp_outdir;
@@ -30,17 +28,9 @@ using Clock = std::chrono::steady_clock;
 class DelayHost : public FakeHost {
  public:
   explicit DelayHost(std::chrono::nanoseconds delay) : delay_(delay) {}
-  ~DelayHost() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (worker_.joinable()) worker_.join();
-  }
   void attach(Session* session) override {
     FakeHost::attach(session);
-    if (delay_.count() > 0) worker_ = std::thread([this] { work(); });
+    if (delay_.count() > 0) completer_.start(session);
   }
   void series_started() override {
     FakeHost::series_started();
@@ -53,36 +43,16 @@ class DelayHost : public FakeHost {
       session_->mark_dispatched(cursor_);
       if (delay_.count() == 0) {
         complete_query(cursor_);
-        continue;
+      } else {
+        completer_.add(query_ids(cursor_), Clock::now() + delay_);
       }
-      std::lock_guard<std::mutex> lock(mutex_);
-      pending_.push_back({query_ids(cursor_), Clock::now() + delay_});
-      cv_.notify_all();
     }
   }
 
  private:
-  void work() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
-      if (stop_) return;
-      auto item = pending_.front();
-      pending_.pop_front();
-      lock.unlock();
-      std::this_thread::sleep_until(item.second);
-      session_->complete(item.first.data(), item.first.size());
-      lock.lock();
-    }
-  }
-
   std::chrono::nanoseconds delay_;
   uint64_t cursor_ = 0;  // the session thread's (wake, series_started)
-  std::thread worker_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::pair<std::vector<double>, Clock::time_point>> pending_;
-  bool stop_ = false;
+  DelayedCompleter completer_;  // last: stopped before the members above go
 };
 
 SessionConfig long_config(Scenario scenario, const std::string& name) {

@@ -1,14 +1,10 @@
 // Whole runs of the core with C++ hosts standing in for the JS side.
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "check.h"
 #include "test_util.h"
@@ -17,6 +13,7 @@
 
 using namespace loadgen;
 using loadgen_test::count_of;
+using loadgen_test::DelayedCompleter;
 using loadgen_test::FakeHost;
 using loadgen_test::read_file;
 using loadgen_test::temp_outdir;
@@ -31,17 +28,9 @@ class TestHost : public FakeHost {
  public:
   TestHost(Behaviour behaviour, int64_t delay_ns = 0, uint64_t fail_at = 0)
       : behaviour_(behaviour), delay_ns_(delay_ns), fail_at_(fail_at) {}
-  ~TestHost() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (worker_.joinable()) worker_.join();
-  }
   void attach(Session* session) override {
     FakeHost::attach(session);
-    if (behaviour_ == Behaviour::CompleteOnThread) worker_ = std::thread([this] { work(); });
+    if (behaviour_ == Behaviour::CompleteOnThread) completer_.start(session);
   }
   void wake() override {
     session_->begin_drain();
@@ -54,9 +43,7 @@ class TestHost : public FakeHost {
         return;
       }
       if (behaviour_ == Behaviour::CompleteOnThread) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        pending_.push_back({cursor_, std::chrono::steady_clock::now() + std::chrono::nanoseconds(delay_ns_)});
-        cv_.notify_all();
+        completer_.add(query_ids(cursor_), std::chrono::steady_clock::now() + std::chrono::nanoseconds(delay_ns_));
       } else {
         complete_query(cursor_);
       }
@@ -67,28 +54,10 @@ class TestHost : public FakeHost {
   uint64_t cursor_ = 0;
 
  private:
-  void work() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      cv_.wait(lock, [&] { return stop_ || !pending_.empty(); });
-      if (stop_) return;
-      auto item = pending_.front();
-      pending_.pop_front();
-      lock.unlock();
-      std::this_thread::sleep_until(item.second);
-      complete_query(item.first);
-      lock.lock();
-    }
-  }
-
   Behaviour behaviour_;
   int64_t delay_ns_;
   uint64_t fail_at_;
-  std::thread worker_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::pair<uint64_t, std::chrono::steady_clock::time_point>> pending_;
-  bool stop_ = false;
+  DelayedCompleter completer_;
 };
 
 SessionConfig base_config(Scenario scenario, const std::string& name) {
