@@ -1,7 +1,7 @@
 /**
  * loadgen: the MLPerf Inference LoadGen for Node.js.
  */
-export { startTest, type StartTestOptions } from './api/start-test.js';
+export { startTest, type RunAbortSignal, type StartTestOptions } from './api/start-test.js';
 export { applyAuditConfig, DEFAULT_AUDIT_CONFIG } from './config/audit-config.js';
 export { CONFIG_FILE_KEYS } from './config/keys.js';
 export { lintConfigText } from './config/lint.js';

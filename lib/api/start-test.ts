@@ -49,7 +49,20 @@ export interface StartTestOptions {
    * the reason (`interrupted: <the abort reason's message>`). Already
    * aborted: startTest rejects with the signal's reason before anything starts.
    */
-  signal?: AbortSignal;
+  signal?: RunAbortSignal;
+}
+
+/**
+ * What startTest's `signal` option is: a standard `AbortSignal`
+ * (`new AbortController().signal`, `AbortSignal.timeout(ms)`; startTest checks
+ * that it is one). Written out here only so that the public types need
+ * neither the DOM library nor @types/node; every AbortSignal matches it.
+ */
+export interface RunAbortSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
 }
 
 /**
