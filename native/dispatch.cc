@@ -151,7 +151,10 @@ uint64_t Dispatch::wait_published(uint64_t seen, int64_t window_ns, bool when_id
     if (p != seen || issuing_stopped() || current() != s) return p;
     now = now_ns();
     // The issue thread is late for query p: issue it from here (one CAS decides).
-    if (s->poll_issue && due_soon && now >= due) {
+    // poll_issue is read only after due_soon: a due time exists once a query
+    // was published (acquire), and poll_issue is written before the first
+    // publication; read earlier it races with the issue thread (TSan).
+    if (due_soon && now >= due && s->poll_issue) {
       const uint64_t issued = try_issue(*s, p, issuing_stopped()).published;
       if (issued != 0) return issued;
     }
@@ -262,7 +265,8 @@ int Dispatch::dispatch_next(uint64_t flushed_first_id, int64_t spin_ns, int64_t 
       while (!ready()) {
         const int64_t t = now_ns();
         if (t >= until) break;
-        if (s->poll_issue && t >= due && try_issue(*s, p, issuing_stopped()).published != 0) continue;  // claimed by ready() next
+        // poll_issue after due (see wait_published): due >= 0 means a publication was seen.
+        if (t >= due && s->poll_issue && try_issue(*s, p, issuing_stopped()).published != 0) continue;  // claimed by ready() next
         yield_cpu();
       }
       return status;
