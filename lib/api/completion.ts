@@ -10,6 +10,7 @@ import { activeSeries, wantsResponse } from './active.js';
 import { describe } from './checks.js';
 import { noteHandOver } from '../dispatch/handover.js';
 import { loadNative, type NativeAddon } from '../native/index.js';
+import type { FailureKind } from '../net/protocol.js';
 import type { QuerySample, QuerySampleResponse } from './types.js';
 
 let native: NativeAddon | undefined;
@@ -154,4 +155,19 @@ export function querySamplesCompleteIds(ids: Float64Array | Uint32Array, count?:
   if (!activeSeries.anySampled) return;
   const n = count ?? ids.length;
   for (let i = 0; i < n; i++) if (wantsResponse(ids[i]!)) lib.logResponse(ids[i]!, EMPTY);
+}
+
+// INTERFACE ONLY (issue 12 integration): helper core-failures replaces this.
+/**
+ * Reports sample `id` as failed (a network SUT's HTTP error, reset, timeout,
+ * malformed response): it completes (at `stampNs`, a clockNs() reading, or
+ * now), is counted by `kind`, gets an error line in the detail log with
+ * `message`, and makes the run INVALID.
+ */
+export function querySampleFailed(id: number, kind: FailureKind, message: string, stampNs?: number): void {
+  void id;
+  void kind;
+  void message;
+  void stampNs;
+  throw new Error('querySampleFailed: not built yet');
 }

@@ -1,0 +1,92 @@
+/**
+ * The contract between the network transport (lib/net/transport: pools,
+ * balancing, time stamps, failures, per-node statistics) and the protocols
+ * it speaks (lib/net/openai, lib/net/kserve, lib/net/http-map). A protocol
+ * knows what to send for a sample and how to read the answer; the transport
+ * knows nothing of OpenAI or KServe.
+ *
+ * Time stamps are the transport's: it reads the core's clock (clockNs) when
+ * each body chunk has been read and before the protocol sees it, and
+ * completes the sample with the stamp of the last chunk, so parsing is never
+ * inside a latency.
+ */
+
+/** How a request failed: counted by kind in result.errors and the summary. */
+export type FailureKind = 'http_status' | 'connection' | 'malformed_response' | 'timeout' | 'cancelled';
+
+/** One request, built before the run (loadSamplesToRam) so issuing builds nothing. */
+export interface PreparedRequest {
+  method: 'GET' | 'POST';
+  /** Path and query, e.g. '/v1/chat/completions'. */
+  path: string;
+  /** Content type and the like; the transport adds authorization and host. */
+  headers: Record<string, string>;
+  body?: Uint8Array | string;
+}
+
+/** What a finished response came to. */
+export type ResponseOutcome =
+  | {
+      ok: true;
+      /** The response data for the accuracy log (only asked for when wanted). */
+      data?: Uint8Array;
+      /** Output tokens (token latencies). */
+      nTokens?: number;
+    }
+  | { ok: false; kind: FailureKind; message: string };
+
+/**
+ * Reads one response of one sample, on the thread that owns its socket.
+ * Created per request; nothing in it is shared.
+ */
+export interface ResponseReader {
+  /**
+   * A body chunk as read (the transport took the time stamp already).
+   * Returns the first token's bytes the first time a content token is seen
+   * (the transport then calls firstTokenComplete with that chunk's stamp),
+   * otherwise undefined. May throw nothing: malformed input is reported by
+   * onEnd.
+   */
+  onData(chunk: Uint8Array): Uint8Array | undefined;
+  /** The body was read whole: the outcome (data only when `wantData`). */
+  onEnd(): ResponseOutcome;
+}
+
+/** A GET/POST made before the run (probes): bounded by a timeout, never hangs. */
+export interface NodeProbe {
+  /** Base URL of the node, e.g. 'http://127.0.0.1:8000' (no credentials). */
+  readonly origin: string;
+  request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: string,
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Uint8Array }>;
+}
+
+/** A protocol: what a sample's request is, how its response reads, what a node is called. */
+export interface NetworkProtocol {
+  /** 'openai', 'kserve', 'http': names the protocol in messages and the SUT line. */
+  readonly kind: string;
+  /** Samples in the data set (the QSL's totalSampleCount). */
+  readonly totalSampleCount: number;
+  /** The QSL's performanceSampleCount (default: all). */
+  readonly performanceSampleCount: number;
+  /** The responses carry tokens: the transport calls firstTokenComplete. */
+  readonly streamsTokens: boolean;
+  /**
+   * Before the run, once per node: checks the node serves what the run needs
+   * (a clear NetworkSetupError otherwise: exit 2) and returns the node's own
+   * name, read over the network (at least one round trip, as the Network
+   * division's rules require).
+   */
+  probe(node: NodeProbe): Promise<string>;
+  /** loadSamplesToRam: builds the requests of these samples. */
+  load(indices: readonly number[]): void | Promise<void>;
+  unload(indices: readonly number[]): void | Promise<void>;
+  /** The request of a loaded sample (no allocation beyond what it needs). */
+  request(index: number): PreparedRequest;
+  /** A reader for one response of sample `index`; `wantData`: build the accuracy-log data. */
+  reader(index: number, wantData: boolean): ResponseReader;
+  /** A line for the summary/README: e.g. 'output tokens from usage (3 of 3 responses)'. */
+  describe?(): string;
+}

@@ -1,0 +1,87 @@
+/**
+ * Public options and results of the network SUTs (README "Network SUTs").
+ */
+import type { QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
+import type { FailureKind } from './protocol.js';
+
+export const BALANCE_POLICIES = ['round-robin', 'least-outstanding'] as const;
+export type BalancePolicy = (typeof BALANCE_POLICIES)[number];
+
+/** What every network SUT takes: the nodes and how to talk to them. */
+export interface TransportOptions {
+  /** One URL per node, e.g. ['http://127.0.0.1:8000']; http: or https:. */
+  urls: readonly string[];
+  /** How queries are spread over the nodes (default 'least-outstanding'). */
+  balance?: BalancePolicy;
+  /** Keep-alive connections per node (default: sized to the target rate). */
+  connections?: number;
+  /** A request not finished within this is failed as 'timeout' (default 60000; 0: none). */
+  requestTimeoutMs?: number;
+  /** Connecting a socket (default 10000). */
+  connectTimeoutMs?: number;
+  /** Sent as `Authorization: Bearer <key>`; never logged, reported or echoed. */
+  apiKey?: string;
+  /** HTTP/2 instead of HTTP/1.1 keep-alive. */
+  http2?: boolean;
+}
+
+/** `--sut openai`: an OpenAI-compatible endpoint. */
+export interface OpenAiSutOptions extends TransportOptions {
+  /** The served model's name (`model` of each request). */
+  model: string;
+  /** JSONL file: one sample a line ({ prompt } or { messages }, optional max_tokens, input_tokens). */
+  dataset: string;
+  /** 'chat' (default): /v1/chat/completions; 'completions': /v1/completions. */
+  api?: 'chat' | 'completions';
+  /** Default true: `stream: true` with `stream_options.include_usage`. */
+  stream?: boolean;
+  /** max_tokens for samples whose line has none. */
+  maxTokens?: number;
+  /** The QSL's performance sample count (default: every line). */
+  performanceSampleCount?: number;
+}
+
+/** `--sut kserve`: a KServe v2 / Open Inference Protocol server. */
+export interface KServeSutOptions extends TransportOptions {
+  /** The model's name on the server. */
+  model: string;
+  /** Input tensors (.npy or JSONL of v2 `inputs`); absent with model 'demo-cnn': the built-in demo data. */
+  dataset?: string;
+  /** The binary tensor data extension instead of JSON tensors. */
+  binaryTensors?: boolean;
+  performanceSampleCount?: number;
+}
+
+/** `--sut http`: any HTTP API, mapped by a user module. */
+export interface HttpSutOptions extends TransportOptions {
+  /** Path or file URL of a module exporting the mapping (README "Any other HTTP API"). */
+  request: string;
+}
+
+/** One node as the run saw it. */
+export interface NetworkNodeStats {
+  /** The URL's origin (no credentials). */
+  origin: string;
+  /** The name the node gave over the network. */
+  name: string;
+  requests: number;
+  completed: number;
+  failed: Record<FailureKind, number>;
+  /** Request sent -> response read, as the client saw it, in ns. */
+  latencyNs: { p50: number; p90: number; p99: number; max: number; mean: number };
+}
+
+export interface NetworkStats {
+  protocol: string;
+  balance: BalancePolicy;
+  nodes: NetworkNodeStats[];
+}
+
+/** A network SUT with its data set's QSL: `startTest(sut, sut.qsl, settings)`, then `close()`. */
+export interface NetworkSut extends SystemUnderTest {
+  readonly qsl: QuerySampleLibrary;
+  /** Per-node counts and latencies so far. */
+  stats(): NetworkStats;
+  /** Closes every connection; the SUT cannot be used afterwards. */
+  close(): Promise<void>;
+}
