@@ -73,6 +73,7 @@ export type {
   QuerySampleLibrary,
   QuerySampleResponse,
   RunMessage,
+  SutReport,
   SystemUnderTest,
   TestResult,
   TokenLatencyStatsNs,
