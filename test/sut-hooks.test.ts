@@ -123,6 +123,23 @@ describe('SystemUnderTest.report', () => {
     expect(readText(result.files.summary!).endsWith('Failing SUT\n================================================\nRequests : 0\n')).toBe(true);
   });
 
+  it('is called after an interrupted run', async () => {
+    const controller = new AbortController();
+    let issued = 0;
+    const sut = completingSut({
+      issueQuery(samples: QuerySample[]) {
+        if (++issued === 20) controller.abort(new Error('enough'));
+        querySamplesComplete(samples);
+      },
+      report: () => ({ title: 'Interrupted SUT', lines: [`Queries : ${issued}`] }),
+    });
+    const result = await startTest(sut, createSyntheticQsl(64), { scenario: 'SingleStream', minDurationMs: 60000, minQueryCount: 1e6 },
+      { outdir: tempDir() }, { signal: controller.signal });
+    expect(result.interrupted).toBe('interrupted: enough');
+    expect(result.sutReport?.title).toBe('Interrupted SUT');
+    expect(readText(result.files.summary!)).toContain('\nInterrupted SUT\n');
+  });
+
   it('loadgen run: --set and config files win over defaultSettings; --json and report.html carry the report', () => {
     const outdir = tempDir();
     const fixture = join(repoRoot, 'test', 'fixtures', 'reporting-sut.mjs');
