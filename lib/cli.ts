@@ -17,10 +17,11 @@ import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
 import { capErrorOutput, choiceOption, collect, positiveInteger } from './cli/options.js';
 import { registerReportCommand } from './cli/report.js';
+import { registerServeCommand } from './cli/serve-command.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
 import { addDemoOptions } from './demo/cli.js';
-import { InterfaceError, LoadgenError, LogOutputError, SettingsError, SutError } from './errors.js';
+import { InterfaceError, LoadgenError, LogOutputError, NetworkSetupError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native/index.js';
 import { SCENARIOS, TEST_MODES } from './settings/types.js';
 
@@ -95,6 +96,7 @@ function buildProgram(): Command {
       process.exitCode = await traceCommand(options);
     });
   registerReportCommand(program);
+  registerServeCommand(program);
   program
     .command('bench')
     .description("measure loadgen's own overhead on this machine (each trial in a fresh process)")
@@ -134,7 +136,7 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
     }
     // An outdir that cannot be created is refused before the run starts: bad input too.
-    if (error instanceof SettingsError || error instanceof InterfaceError || error instanceof LogOutputError) {
+    if (error instanceof SettingsError || error instanceof InterfaceError || error instanceof LogOutputError || error instanceof NetworkSetupError) {
       process.stderr.write(`loadgen: ${error.message}\n`);
       return EXIT_BAD_INPUT;
     }

@@ -127,3 +127,14 @@ export class LogOutputError extends LoadgenError {
     super('ERR_LOADGEN_LOG_OUTPUT', message, { cause });
   }
 }
+
+/**
+ * A network SUT could not be set up before the run: a node is down, not
+ * ready, lacks the model, or serves inputs the data set does not fit. No
+ * query was issued (CLI exit 2).
+ */
+export class NetworkSetupError extends LoadgenError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_LOADGEN_NETWORK_SETUP', message, options);
+  }
+}

@@ -58,6 +58,7 @@ export {
   LoadgenError,
   LogOutputError,
   NativeLoadError,
+  NetworkSetupError,
   NotRunningError,
   RunFailedError,
   SettingsError,
@@ -80,3 +81,6 @@ export { startProgress, type ProgressHandle, type ProgressOptions, type Progress
 export { currentProgress } from './api/progress.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native/index.js';
+export { createKServeProtocol, createKServeSut } from './net/kserve.js';
+export type { KServeSutOptions } from './net/types.js';
+export { startKServeServer, type KServeServerOptions } from './serve/kserve-server.js';
