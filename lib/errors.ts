@@ -135,8 +135,8 @@ export class LogOutputError extends LoadgenError {
  */
 export class NetworkSetupError extends LoadgenError {
   readonly url: string | undefined;
-  constructor(message: string, url?: string, options?: { cause?: unknown }) {
-    super('ERR_LOADGEN_NETWORK_SETUP', message, options);
-    this.url = url;
+  constructor(message: string, options?: { cause?: unknown; url?: string }) {
+    super('ERR_LOADGEN_NETWORK_SETUP', message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.url = options?.url;
   }
 }

@@ -230,7 +230,7 @@ export class NetworkClient {
       return await this.protocol.probe(probe);
     } catch (error) {
       if (error instanceof NetworkSetupError) throw error;
-      throw new NetworkSetupError(`node ${node.label}: ${this.redact((error as Error)?.message ?? String(error))}`, node.label, { cause: error });
+      throw new NetworkSetupError(`node ${node.label}: ${this.redact((error as Error)?.message ?? String(error))}`, { url: node.label, cause: error });
     }
   }
 
@@ -258,7 +258,7 @@ export class NetworkClient {
         length += (chunk as Buffer).length;
         if (length > PROBE_BODY_LIMIT) {
           response.body.destroy();
-          throw new NetworkSetupError(`node ${node.label}: ${method} ${path} answered with more than ${PROBE_BODY_LIMIT} bytes`, node.label);
+          throw new NetworkSetupError(`node ${node.label}: ${method} ${path} answered with more than ${PROBE_BODY_LIMIT} bytes`, { url: node.label });
         }
         chunks.push(chunk as Buffer);
       }
@@ -270,7 +270,7 @@ export class NetworkClient {
       const why = timedOut
         ? `no answer within ${ms} ms`
         : `cannot connect or read: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`;
-      throw new NetworkSetupError(`node ${node.label} is not reachable: ${method} ${path}: ${this.redact(why)}`, node.label, { cause: error });
+      throw new NetworkSetupError(`node ${node.label} is not reachable: ${method} ${path}: ${this.redact(why)}`, { url: node.label, cause: error });
     }
   }
 

@@ -45,7 +45,7 @@ export function parseNodeUrls(urls: unknown): NodeAddress[] {
       throw new NetworkSetupError(`urls[${i}] '${echo(raw, 200)}': a node URL takes no query or fragment; give http://HOST:PORT[/base-path]`);
     const basePath = url.pathname.replace(/\/+$/, '');
     const node: NodeAddress = { origin: url.origin, basePath, url: url.origin + basePath };
-    if (seen.has(node.url)) throw new NetworkSetupError(`urls[${i}] '${node.url}' is given twice; each node once`, node.url);
+    if (seen.has(node.url)) throw new NetworkSetupError(`urls[${i}] '${node.url}' is given twice; each node once`, { url: node.url });
     seen.add(node.url);
     nodes.push(node);
   }
