@@ -135,7 +135,8 @@ export async function main(argv: string[]): Promise<number> {
       // Commander printed the message already; --help and --version exit 0.
       return error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
     }
-    // An outdir that cannot be created is refused before the run starts: bad input too.
+    // An outdir that cannot be created, or a network node that is down or not
+    // serving the model, is refused before the run starts: bad input too.
     if (error instanceof SettingsError || error instanceof InterfaceError || error instanceof LogOutputError || error instanceof NetworkSetupError) {
       process.stderr.write(`loadgen: ${error.message}\n`);
       return EXIT_BAD_INPUT;

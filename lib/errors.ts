@@ -129,12 +129,14 @@ export class LogOutputError extends LoadgenError {
 }
 
 /**
- * A network SUT could not be set up before the run: a node is down, not
- * ready, lacks the model, or serves inputs the data set does not fit. No
- * query was issued (CLI exit 2).
+ * A network SUT could not be set up before the run: a bad `--url`, a node
+ * that is down, not ready or does not serve the model (CLI exit 2). No query
+ * was issued. `url` is the node's URL without credentials, when one is meant.
  */
 export class NetworkSetupError extends LoadgenError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_LOADGEN_NETWORK_SETUP', message, options);
+  readonly url: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; url?: string }) {
+    super('ERR_LOADGEN_NETWORK_SETUP', message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.url = options?.url;
   }
 }

@@ -81,6 +81,18 @@ export { startProgress, type ProgressHandle, type ProgressOptions, type Progress
 export { currentProgress } from './api/progress.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native/index.js';
+export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
+export { createHttpProtocol, createHttpSut } from './net/http-map.js';
+export {
+  BALANCE_POLICIES,
+  type BalancePolicy,
+  type HttpSutOptions,
+  type NetworkNodeStats,
+  type NetworkStats,
+  type NetworkSut,
+  type TransportOptions,
+} from './net/types.js';
+export type { FailureKind, NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
 export { createKServeProtocol, createKServeSut } from './net/kserve.js';
 export type { KServeSutOptions } from './net/types.js';
 export { startKServeServer, type KServeServerOptions } from './serve/kserve-server.js';
