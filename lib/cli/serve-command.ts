@@ -7,6 +7,8 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 
+import { addOpenAiStubOptions, OPENAI_STUB_CLI_KEYS, openAiStubOptionsFromCli, type OpenAiStubCliValues } from './openai-stub-options.js';
+
 import { SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
 import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, SERVABLE_MODELS, startKServeServer } from '../serve/kserve-server.js';
@@ -15,15 +17,9 @@ import type { RunningServer } from '../serve/server.js';
 import { EXIT_SIGINT, EXIT_SIGTERM, EXIT_VALID } from './exit-codes.js';
 import { positiveInteger } from './options.js';
 
-/** The stub's schedule when not given (the README's example). */
-export const DEFAULT_STUB_TTFT_MS = 20;
-export const DEFAULT_STUB_TPOT_MS = 5;
-
-export interface ServeOptions {
+export interface ServeOptions extends OpenAiStubCliValues {
   model?: string;
   openaiStub?: boolean;
-  ttftMs?: number;
-  tpotMs?: number;
   host?: string;
   port?: number;
   workers?: number;
@@ -35,44 +31,43 @@ function portNumber(value: string): number {
   return port;
 }
 
-function milliseconds(name: string): (value: string) => number {
-  return (value: string): number => {
-    const ms = Number(value);
-    if (value.trim() === '' || !Number.isFinite(ms) || ms < 0) throw new InvalidArgumentError(`${name} must be a number of milliseconds >= 0, got '${echo(value)}'.`);
-    return ms;
-  };
-}
-
 export function registerServeCommand(program: Command): void {
-  program
+  const command = program
     .command('serve')
     .description('serve the bundled model (KServe v2) or a token streamer (OpenAI API) to benchmark with `loadgen run --sut kserve|openai`')
     .option('--model <name>', `serve this bundled model through the KServe v2 REST protocol (${SERVABLE_MODELS.join(', ')})`)
     .option('--openai-stub', 'serve a deterministic OpenAI-compatible token streamer instead')
-    .option('--ttft-ms <ms>', `stub: time to the first token (default ${DEFAULT_STUB_TTFT_MS})`, milliseconds('--ttft-ms'))
-    .option('--tpot-ms <ms>', `stub: time between tokens (default ${DEFAULT_STUB_TPOT_MS})`, milliseconds('--tpot-ms'))
     .option('--host <address>', `address to listen on (default ${DEFAULT_SERVE_HOST})`)
     .option('--port <n>', `port to listen on (default ${DEFAULT_SERVE_PORT}; 0: any free port)`, portNumber)
-    .option('--workers <n>', 'model: onnxruntime worker threads (default: one per core, up to 4)', positiveInteger('--workers'))
+    .option('--workers <n>', '--model: onnxruntime worker threads (default: one per core, up to 4)', positiveInteger('--workers'));
+  addOpenAiStubOptions(command)
     .addHelpText(
       'after',
       '\nPrints one line with the URL once listening and serves until SIGINT/SIGTERM (exit 0).\n' +
         'Examples:\n  loadgen serve --model demo-cnn --port 8000\n  loadgen serve --openai-stub --ttft-ms 20 --tpot-ms 5 --port 8001',
     )
     .action(async (options: ServeOptions) => {
-      process.exitCode = await serveCommand(options);
+      process.exitCode = await serveCommand(options, command.getOptionValueSource.bind(command));
     });
 }
 
-/** Starts the server the options name, prints its URL and serves until a signal. */
-export async function serveCommand(options: ServeOptions): Promise<number> {
+/**
+ * Starts the server the options name, prints its URL and serves until a
+ * signal. `sourceOf` tells options given on the command line from defaults
+ * (commander's getOptionValueSource), so stub options given with --model are refused.
+ */
+export async function serveCommand(options: ServeOptions, sourceOf: (key: string) => string | undefined = () => undefined): Promise<number> {
   const stub = options.openaiStub === true;
   if (stub && options.model !== undefined) throw new SettingsError('--model', options.model, '--model and --openai-stub are two servers: give one of them.');
   if (!stub && options.model === undefined) {
     throw new SettingsError('--model', undefined, `give --model ${SERVABLE_MODELS.join('|')} (a KServe v2 model server) or --openai-stub (a token streamer).`);
   }
-  if (!stub && (options.ttftMs !== undefined || options.tpotMs !== undefined)) {
-    throw new SettingsError(options.ttftMs !== undefined ? '--ttft-ms' : '--tpot-ms', options.ttftMs ?? options.tpotMs, '--ttft-ms and --tpot-ms apply only with --openai-stub.');
+  if (!stub) {
+    const given = OPENAI_STUB_CLI_KEYS.filter((key) => options[key] !== undefined && sourceOf(key) !== 'default');
+    if (given.length > 0) {
+      const flags = given.map((key) => (key === 'usage' ? '--no-usage' : `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`));
+      throw new SettingsError(flags[0]!, options[given[0]!], `${flags.join(', ')} appl${flags.length === 1 ? 'ies' : 'y'} only with --openai-stub.`);
+    }
   }
   if (stub && options.workers !== undefined) throw new SettingsError('--workers', options.workers, '--workers applies only with --model.');
   if (!stub && !(SERVABLE_MODELS as readonly string[]).includes(options.model!)) {
@@ -80,16 +75,17 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   }
   const host = options.host ?? DEFAULT_SERVE_HOST;
   const port = options.port ?? DEFAULT_SERVE_PORT;
+  const stubOptions = stub ? openAiStubOptionsFromCli(options, { host, port }) : undefined;
   let server: RunningServer;
   try {
     server = stub
-      ? await startOpenAiStub({ host, port, ttftMs: options.ttftMs ?? DEFAULT_STUB_TTFT_MS, tpotMs: options.tpotMs ?? DEFAULT_STUB_TPOT_MS })
+      ? await startOpenAiStub(stubOptions!)
       : await startKServeServer({ model: options.model!, host, port, ...(options.workers !== undefined ? { workers: options.workers } : {}) });
   } catch (error) {
     throw listenError(error, host, port);
   }
   const what = stub
-    ? `an OpenAI-compatible token streamer (ttft ${options.ttftMs ?? DEFAULT_STUB_TTFT_MS} ms, tpot ${options.tpotMs ?? DEFAULT_STUB_TPOT_MS} ms)`
+    ? `an OpenAI-compatible token streamer (ttft ${stubOptions!.ttftMs} ms, tpot ${stubOptions!.tpotMs} ms)`
     : `${options.model} (KServe v2)`;
   process.stdout.write(`loadgen serve: ${what} at ${server.url}\n`);
   const signal = await new Promise<'SIGINT' | 'SIGTERM'>((resolveSignal) => {
