@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 async function call(method: string, path: string, body?: string | Uint8Array, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; bytes: Uint8Array; json: unknown }> {
-  const res = await fetch(`${server.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(20_000) });
+  const res = await fetch(`${server.url}${path}`, { method, headers, ...(body !== undefined ? { body: body as unknown as BodyInit } : {}), signal: AbortSignal.timeout(20_000) });
   const bytes = new Uint8Array(await res.arrayBuffer());
   let json: unknown;
   try {

@@ -120,7 +120,7 @@ class KServeProtocol implements NetworkProtocol {
     const modelPath = `/v2/models/${encodeURIComponent(model)}`;
     const ready = await get(node, '/v2/health/ready');
     if (ready.status !== 200) {
-      throw new NetworkSetupError(`KServe node ${node.origin} is not ready: GET /v2/health/ready answered ${ready.status}${errorText(ready.body)}`);
+      throw new NetworkSetupError(`KServe node ${node.origin} is not ready: GET /v2/health/ready answered ${ready.status}${errorText(ready.body)}`, { url: node.origin });
     }
     const metaResponse = await get(node, modelPath);
     if (metaResponse.status === 404) {
@@ -128,15 +128,16 @@ class KServeProtocol implements NetworkProtocol {
       throw new NetworkSetupError(
         `KServe node ${node.origin} has no model '${model}' (GET ${modelPath} answered 404${errorText(metaResponse.body)})` +
           (served !== undefined ? `; it serves: ${served.length > 0 ? served.join(', ') : 'no models'}` : ''),
+        { url: node.origin },
       );
     }
     if (metaResponse.status !== 200) {
-      throw new NetworkSetupError(`KServe node ${node.origin}: GET ${modelPath} answered ${metaResponse.status}${errorText(metaResponse.body)}`);
+      throw new NetworkSetupError(`KServe node ${node.origin}: GET ${modelPath} answered ${metaResponse.status}${errorText(metaResponse.body)}`, { url: node.origin });
     }
     const metadata = parseModelMetadata(metaResponse.body, `KServe node ${node.origin}: GET ${modelPath}`);
     const modelReady = await get(node, `${modelPath}/ready`);
     if (modelReady.status !== 200) {
-      throw new NetworkSetupError(`KServe node ${node.origin}: model '${model}' is not ready (GET ${modelPath}/ready answered ${modelReady.status}${errorText(modelReady.body)})`);
+      throw new NetworkSetupError(`KServe node ${node.origin}: model '${model}' is not ready (GET ${modelPath}/ready answered ${modelReady.status}${errorText(modelReady.body)})`, { url: node.origin });
     }
     const bindings = bindInputs(metadata, this.dataset, `KServe node ${node.origin}`);
     const key = JSON.stringify(bindings);
@@ -147,6 +148,7 @@ class KServeProtocol implements NetworkProtocol {
     } else if (key !== this.bindingKey) {
       throw new NetworkSetupError(
         `KServe nodes ${this.boundBy} and ${node.origin} describe model '${model}' differently (inputs ${describeInputs(metadata.inputs)} on ${node.origin}): every node must serve the same model`,
+        { url: node.origin },
       );
     }
     const server = await get(node, '/v2');
@@ -406,7 +408,7 @@ async function get(node: NodeProbe, path: string): Promise<{ status: number; bod
     return await node.request('GET', path);
   } catch (error) {
     if (error instanceof NetworkSetupError) throw error;
-    throw new NetworkSetupError(`KServe node ${node.origin} cannot be reached (GET ${path}): ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    throw new NetworkSetupError(`KServe node ${node.origin} cannot be reached (GET ${path}): ${(error as Error)?.message ?? String(error)}`, { cause: error, url: node.origin });
   }
 }
 
