@@ -109,7 +109,8 @@ export async function serveCommand(options: ServeOptions, sourceOf: (key: string
 
 /** A listen failure as bad input naming the option (exit 2); anything else unchanged. */
 function listenError(error: unknown, host: string, port: number): unknown {
-  const code = (error as NodeJS.ErrnoException)?.code;
+  // The stub wraps the listen error; its cause carries the code.
+  const code = (error as NodeJS.ErrnoException)?.code ?? ((error as Error)?.cause as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'EADDRINUSE') return new SettingsError('--port', port, `cannot listen on ${host}:${port}: the port is in use; choose another --port (0: any free port).`);
   if (code === 'EACCES') return new SettingsError('--port', port, `cannot listen on ${host}:${port}: permission denied; choose a --port above 1023 (0: any free port).`);
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {

@@ -184,7 +184,11 @@ export function jsonDataText(datatype: V2Datatype, bytes: Uint8Array): string {
       for (let i = 0; i < bytes.length; i++) parts.push(bytes[i] !== 0 ? 'true' : 'false');
       break;
     case 'FP32':
-      for (let i = 0; i < bytes.length; i += 4) parts.push(jsonNumber(Number(view.getFloat32(i, true).toPrecision(9))));
+      // toPrecision(9) is already valid JSON for finite values (e.g. '-1.23456791e-7') and 2-3x faster than the shortest form.
+      for (let i = 0; i < bytes.length; i += 4) {
+        const v = view.getFloat32(i, true);
+        parts.push(Number.isFinite(v) ? v.toPrecision(9) : jsonNumber(v));
+      }
       break;
     default:
       for (const v of decodeNumbers(datatype, bytes)) parts.push(jsonNumber(v));
