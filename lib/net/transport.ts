@@ -79,7 +79,8 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
     throw error;
   }
   const nodeNames = uniqueNodeNames(
-    names.map((n, i) => cleanNodeName(n, addresses[i]!.url)),
+    // A node that echoes the key back must not put it into the logs' SUT name.
+    names.map((n, i) => cleanNodeName(typeof n === 'string' ? client.redact(n) : n, addresses[i]!.url)),
     addresses,
   );
   return buildNetworkSut(protocol, client, addresses, nodeNames, config, stats, options);
