@@ -438,7 +438,6 @@ async function probeNode(node: NodeProbe, model: string, hasKey: boolean): Promi
 
 // A node's name goes into the SUT name, which must be printable and short.
 function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
   return clean.length > 120 ? `${clean.slice(0, 119)}…` : clean;
 }
