@@ -147,9 +147,15 @@ export class LogOutputError extends LoadgenError {
   }
 }
 
-/** A node of a network SUT is unreachable, refuses the run's key, or does not serve what the run needs (before any query: exit 2). */
+/**
+ * A network SUT could not be set up before the run: a bad `--url`, a node
+ * that is down, not ready or does not serve the model (CLI exit 2). No query
+ * was issued. `url` is the node's URL without credentials, when one is meant.
+ */
 export class NetworkSetupError extends LoadgenError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('ERR_LOADGEN_NETWORK_SETUP', message, options);
+  readonly url: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; url?: string }) {
+    super('ERR_LOADGEN_NETWORK_SETUP', message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.url = options?.url;
   }
 }
