@@ -403,10 +403,11 @@ function malformed(message: string): ResponseOutcome {
  */
 async function probeNode(node: NodeProbe, model: string, hasKey: boolean): Promise<string> {
   const where = `${node.origin} (GET /v1/models)`;
+  const setupError = (message: string): NetworkSetupError => new NetworkSetupError(message, { url: node.origin });
   const res = await node.request('GET', '/v1/models');
   if (res.status === 401 || res.status === 403) {
     // The body is not echoed: servers quote part of the key they refused.
-    throw new NetworkSetupError(
+    throw setupError(
       hasKey
         ? `${where}: the server refused the API key (HTTP ${res.status}); check the key in OPENAI_API_KEY or the variable --api-key-env names`
         : `${where}: the server needs an API key (HTTP ${res.status}); set OPENAI_API_KEY or name another variable with --api-key-env`,
@@ -414,7 +415,7 @@ async function probeNode(node: NodeProbe, model: string, hasKey: boolean): Promi
   }
   const text = Buffer.from(res.body).toString('utf8');
   if (res.status < 200 || res.status > 299) {
-    throw new NetworkSetupError(`${where}: HTTP ${res.status} '${excerpt(text)}': is this an OpenAI-compatible server?`);
+    throw setupError(`${where}: HTTP ${res.status} '${excerpt(text)}': is this an OpenAI-compatible server?`);
   }
   let listed: unknown;
   try {
@@ -422,13 +423,13 @@ async function probeNode(node: NodeProbe, model: string, hasKey: boolean): Promi
   } catch {
     listed = undefined;
   }
-  if (!Array.isArray(listed)) throw new NetworkSetupError(`${where}: expected a model list {"data": [{"id": ...}]}, got '${excerpt(text)}'`);
+  if (!Array.isArray(listed)) throw setupError(`${where}: expected a model list {"data": [{"id": ...}]}, got '${excerpt(text)}'`);
   const models = listed.filter((m): m is { id: string; owned_by?: unknown } => typeof (m as { id?: unknown } | null)?.id === 'string');
   const entry = models.find((m) => m.id === model);
   if (entry === undefined) {
     const ids = models.slice(0, MODELS_LISTED).map((m) => `'${echo(m.id, 60)}'`);
     const more = models.length > MODELS_LISTED ? `, and ${models.length - MODELS_LISTED} more` : '';
-    throw new NetworkSetupError(
+    throw setupError(
       `${where}: the node does not serve the model '${echo(model)}'; it lists ${ids.length === 0 ? 'no models' : ids.join(', ') + more} (--model names the served model)`,
     );
   }
