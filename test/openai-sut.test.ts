@@ -111,6 +111,30 @@ describe('createOpenAiSut against the stub streamer', () => {
     }
   });
 
+  it("runs from dispatch worker threads, whose usage counts reach describe()", async () => {
+    const server = await stub({ ttftMs: 1, tpotMs: 1, recordTimes: true });
+    // As createOpenAiSut does: the counters in shared memory travel with the options to the workers.
+    const shared = { ...options(server), tokenSourceCounts: new Int32Array(new SharedArrayBuffer(8)) };
+    const protocol = await createOpenAiProtocol(shared);
+    const sut = await createNetworkSut(protocol, shared);
+    try {
+      const result = await startTest(
+        sut,
+        sut.qsl,
+        { scenario: 'Server', serverTargetQps: 100, minDurationMs: 300, minQueryCount: 40, useTokenLatencies: true, dispatch: 'worker', dispatchWorkers: 2 },
+        { outdir: tempDir() },
+      );
+      expect(result.errors.count).toBe(0);
+      expect(result.tokens!.tokenCount).toBe(result.counts.completedSamples * TOKENS);
+      expect(server.records().length).toBe(result.counts.completedSamples);
+      const n = result.counts.completedSamples;
+      expect(sut.stats().nodes[0]!.completed).toBe(n);
+      expect(protocol.describe!()).toBe(`output tokens: usage in ${n} of ${n} responses (content chunks otherwise)`);
+    } finally {
+      await sut.close();
+    }
+  });
+
   it('--api completions streams /v1/completions', async () => {
     const server = await stub({ ttftMs: 1, tpotMs: 1, recordTimes: true });
     const sut = await createOpenAiSut(options(server, { api: 'completions' }));

@@ -35,10 +35,18 @@ interface OpenAiSample {
   maxTokens?: number;
 }
 
-/** What the responses read so far came to (describe()). */
-interface TokenSourceCounts {
-  responses: number;
-  withUsage: number;
+/**
+ * What the responses read so far came to (describe()): [responses, with
+ * usage]. createOpenAiSut puts it in shared memory in its options, so the
+ * protocols the dispatch workers re-create from those options count into it.
+ */
+type TokenSourceCounts = Int32Array;
+const RESPONSES = 0;
+const WITH_USAGE = 1;
+
+/** createOpenAiSut's options as the protocol reads them (the counters are internal). */
+interface OpenAiProtocolOptions extends OpenAiSutOptions {
+  tokenSourceCounts?: Int32Array;
 }
 
 /**
@@ -57,7 +65,8 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
   // Shared by every request: the transport adds authorization and host to what it sends, not to this object.
   const headers = { 'content-type': 'application/json', accept: config.stream ? 'text/event-stream' : 'application/json' };
   const requests: (PreparedRequest | undefined)[] = new Array<PreparedRequest | undefined>(total);
-  const counts: TokenSourceCounts = { responses: 0, withUsage: 0 };
+  const shared = (options as OpenAiProtocolOptions).tokenSourceCounts;
+  const counts: TokenSourceCounts = shared instanceof Int32Array && shared.length >= 2 ? shared : new Int32Array(2);
 
   const checkedIndex = (index: number, what: string): number => {
     if (!Number.isInteger(index) || index < 0 || index >= total) throw new RangeError(`openai: ${what}: sample index ${String(index)} is not in 0..${total - 1}`);
@@ -99,8 +108,9 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
  * (set `inferTokenLatencies` with `tokenLatencyScalingFactor` for token rates).
  */
 export async function createOpenAiSut(options: OpenAiSutOptions): Promise<NetworkSut> {
-  const protocol = await createOpenAiProtocol(options);
-  const sut = await createNetworkSut(protocol, options);
+  const withCounts: OpenAiProtocolOptions = { ...options, tokenSourceCounts: new Int32Array(new SharedArrayBuffer(8)) };
+  const protocol = await createOpenAiProtocol(withCounts);
+  const sut = await createNetworkSut(protocol, withCounts);
   if (protocol.streamsTokens) Object.assign(sut, { defaultSettings: { useTokenLatencies: true } });
   return sut;
 }
@@ -229,7 +239,7 @@ function requestBody(sample: OpenAiSample, config: OpenAiConfig): string {
 
 function describeTokenSource(stream: boolean, counts: TokenSourceCounts): string {
   const fallback = stream ? 'content chunks otherwise' : 'none otherwise';
-  return `output tokens: usage in ${counts.withUsage} of ${counts.responses} responses (${fallback})`;
+  return `output tokens: usage in ${Atomics.load(counts, WITH_USAGE)} of ${Atomics.load(counts, RESPONSES)} responses (${fallback})`;
 }
 
 function excerpt(text: string): string {
@@ -301,11 +311,11 @@ class StreamReader implements ResponseReader {
         ? 'the stream ended without data: [DONE]'
         : `not an SSE stream (no data: events), it began '${excerpt(this.head)}'`;
     }
-    this.counts.responses++;
+    Atomics.add(this.counts, RESPONSES, 1);
     if (this.failure !== undefined) return { ok: false, kind: 'malformed_response', message: this.failure };
     let nTokens = this.contentChunks;
     if (this.usageTokens !== undefined) {
-      this.counts.withUsage++;
+      Atomics.add(this.counts, WITH_USAGE, 1);
       nTokens = this.usageTokens;
     }
     const data = this.texts === undefined ? undefined : Buffer.from(this.texts.join(''), 'utf8');
@@ -370,7 +380,7 @@ class WholeReader implements ResponseReader {
   }
 
   onEnd(): ResponseOutcome {
-    this.counts.responses++;
+    Atomics.add(this.counts, RESPONSES, 1);
     if (this.size > WHOLE_BODY_LIMIT_BYTES) return malformed(`the response body exceeds ${WHOLE_BODY_LIMIT_BYTES} bytes`);
     const text = Buffer.concat(this.parts, this.size).toString('utf8');
     let value: unknown;
@@ -387,7 +397,7 @@ class WholeReader implements ResponseReader {
       return malformed(`no ${this.api === 'chat' ? 'choices[0].message.content' : 'choices[0].text'} in the body: '${excerpt(text)}'`);
     }
     const nTokens = completionTokens(body);
-    if (nTokens !== undefined) this.counts.withUsage++;
+    if (nTokens !== undefined) Atomics.add(this.counts, WITH_USAGE, 1);
     return { ok: true, data: this.wantData ? Buffer.from(content, 'utf8') : undefined, nTokens };
   }
 }
