@@ -54,6 +54,7 @@ export {
 export {
   BusyError,
   ConfigFileError,
+  DatasetError,
   InterfaceError,
   LoadgenError,
   LogOutputError,
@@ -83,6 +84,17 @@ export { reportDataFileName, writeReport, type ReportData, type WriteReportOptio
 export type { NativeProgress } from './native/index.js';
 export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
 export { createHttpProtocol, createHttpSut } from './net/http-map.js';
+export { createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
+export {
+  openAiStubTokens,
+  startOpenAiStub,
+  OPENAI_STUB_MODEL,
+  type OpenAiStub,
+  type OpenAiStubFault,
+  type OpenAiStubOptions,
+  type OpenAiStubRecord,
+} from './serve/openai-stub.js';
+export type { RunningServer, ServeAddress } from './serve/server.js';
 export {
   BALANCE_POLICIES,
   type BalancePolicy,
@@ -90,6 +102,7 @@ export {
   type NetworkNodeStats,
   type NetworkStats,
   type NetworkSut,
+  type OpenAiSutOptions,
   type TransportOptions,
 } from './net/types.js';
 export type { FailureKind, NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';

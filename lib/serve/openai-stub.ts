@@ -302,9 +302,36 @@ interface Generation {
 
 const CREATED = Math.floor(Date.now() / 1000);
 
-// The delay until `dueNs` on the monotonic clock, in ms for setTimeout.
-function msUntil(dueNs: number): number {
-  return Math.max(0, (dueNs - Number(process.hrtime.bigint())) / 1e6);
+/** A pending timer of runAt (cancel with cancelRun). */
+interface RunTimer {
+  timeout?: NodeJS.Timeout;
+  immediate?: NodeJS.Immediate;
+}
+
+/**
+ * Runs `fn` at `dueNs` (monotonic clock), never before it: setTimeout can
+ * fire up to ~1 ms early (libuv's loop time is in ms and read once per loop
+ * turn), so an early timer is re-armed, and the last part of a ms is waited
+ * in setImmediate turns (other requests are still served between them).
+ */
+function runAt(dueNs: number, fn: () => void, timer: RunTimer = {}): RunTimer {
+  const check = (): void => {
+    const remainingMs = (dueNs - Number(process.hrtime.bigint())) / 1e6;
+    timer.timeout = undefined;
+    timer.immediate = undefined;
+    if (remainingMs <= 0) fn();
+    else if (remainingMs > 1) timer.timeout = setTimeout(check, remainingMs);
+    else timer.immediate = setImmediate(check);
+  };
+  // Never fn() from here: a response already behind its schedule would recurse once per token.
+  timer.immediate = setImmediate(check);
+  return timer;
+}
+
+function cancelRun(timer: RunTimer | undefined): void {
+  if (timer === undefined) return;
+  clearTimeout(timer.timeout);
+  clearImmediate(timer.immediate);
 }
 
 function streamTokens(g: Generation, config: StubConfig): void {
@@ -324,8 +351,8 @@ function streamTokens(g: Generation, config: StubConfig): void {
   const ttftNs = config.ttftMs * 1e6;
   const tpotNs = config.tpotMs * 1e6;
   let k = 0;
-  let timer: NodeJS.Timeout | undefined;
-  res.on('close', () => clearTimeout(timer));
+  let timer: RunTimer | undefined;
+  res.on('close', () => cancelRun(timer));
   const sendNext = (): void => {
     if (res.destroyed) return;
     const last = k === tokens.length - 1;
@@ -334,7 +361,7 @@ function streamTokens(g: Generation, config: StubConfig): void {
     g.record.tokens = ++k;
     if (k === 1 && g.fault !== undefined && injectStreamFault(g, chunk)) return;
     if (k < tokens.length) {
-      timer = setTimeout(sendNext, msUntil(g.receivedNs + ttftNs + k * tpotNs));
+      timer = runAt(g.receivedNs + ttftNs + k * tpotNs, sendNext, timer);
       return;
     }
     if (g.parsed.includeUsage && config.usage) {
@@ -343,7 +370,7 @@ function streamTokens(g: Generation, config: StubConfig): void {
     if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
     res.end();
   };
-  timer = setTimeout(sendNext, msUntil(g.receivedNs + ttftNs));
+  timer = runAt(g.receivedNs + ttftNs, sendNext);
 }
 
 // After the first token: true when the fault ended the response.
@@ -368,7 +395,7 @@ function answerWhole(g: Generation, config: StubConfig): void {
   const { res, parsed } = g;
   const tokens = openAiStubTokens(parsed.promptText, parsed.maxTokens);
   const doneNs = g.receivedNs + config.ttftMs * 1e6 + (tokens.length - 1) * config.tpotMs * 1e6;
-  const timer = setTimeout(() => {
+  const timer = runAt(doneNs, () => {
     if (res.destroyed) return;
     if (g.fault === 'reset') return void res.destroy();
     if (g.fault === 'error-event') return sendJson(res, 200, { error: { message: 'stub: injected error', type: 'server_error', code: 500 } });
@@ -389,8 +416,8 @@ function answerWhole(g: Generation, config: StubConfig): void {
     res.end(body);
     g.record.tokens = tokens.length;
     g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
-  }, msUntil(doneNs));
-  res.on('close', () => clearTimeout(timer));
+  });
+  res.on('close', () => cancelRun(timer));
 }
 
 function usage(promptText: string, completionTokens: number): Record<string, number> {
