@@ -8,7 +8,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { SettingsError } from '../lib/errors.js';
+import { DatasetError, SettingsError } from '../lib/errors.js';
 import { readInferResponse } from '../lib/net/kserve.js';
 import { demoTensorDataset, readTensorDataset } from '../lib/net/tensor-datasets.js';
 import {
@@ -144,6 +144,15 @@ describe('.jsonl data sets', () => {
     expect(bad('[{"name":"x","datatype":"BOOL","shape":[1],"data":[1]}]')).toMatch(/is not a boolean \(BOOL\)/);
     expect(bad('[{"name":"x","datatype":"FP32","shape":[1],"data":[1]},{"name":"x","datatype":"FP32","shape":[1],"data":[1]}]')).toMatch(/line 2: input 'x' appears twice/);
     expect(datasetError(() => readTensorDataset(file('e.jsonl', '\n\n')))).toMatch(/e\.jsonl: has no samples/);
+    // A DatasetError (as the OpenAI SUT's): file, line and field as properties.
+    const path = file('l.jsonl', '[{"name":"x","datatype":"FP32","shape":[1],"data":[1]}]\n[{"name":"x","datatype":"FP32","shape":[1],"data":[true]}]\n');
+    try {
+      readTensorDataset(path);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(DatasetError);
+      expect(error).toMatchObject({ file: path, line: 2, field: 'data', key: 'dataset' });
+    }
   });
 });
 

@@ -5,6 +5,7 @@
  * tensors (compared with the reference logits), binary tensors end to end,
  * .npy and .jsonl data sets sent as the server expects them.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -19,7 +20,7 @@ import { createKServeProtocol, createKServeSut } from '../lib/net/kserve.js';
 import { startKServeServer } from '../lib/serve/kserve-server.js';
 import type { RunningServer } from '../lib/serve/server.js';
 import { startTestServer, type TestServer } from './net-helpers.js';
-import { tempDir } from './helpers.js';
+import { repoRoot, tempDir } from './helpers.js';
 
 let demo: RunningServer;
 const fakes: TestServer[] = [];
@@ -263,4 +264,54 @@ describe('KServe SUT: runs against the demo-cnn server', () => {
       await sut.close();
     }
   }, 120_000);
+});
+
+describe('KServe SUT: dispatch workers and the CLI', () => {
+  it("dispatch 'worker': the workers send the tensors the main thread's probe fixed (a .npy needs its input name)", async () => {
+    const sut = await createKServeSut({ urls: [demo.url], model: 'demo-cnn', dataset: npyFile([24, 3, 32, 32]) });
+    try {
+      const outdir = tempDir('loadgen-kserve-workers-');
+      const result = await startTest(sut, sut.qsl, { scenario: 'Server', mode: 'AccuracyOnly', serverTargetQps: 200, dispatch: 'worker', dispatchWorkers: 2 }, { outdir });
+      expect(result.counts.completedSamples).toBe(24);
+      expect(result.errors.count).toBe(0);
+      const report = await checkAccuracyLog(join(outdir, 'mlperf_log_accuracy.json'));
+      expect(report.matched).toBe(24);
+    } finally {
+      await sut.close();
+    }
+  }, 120_000);
+
+  /** `loadgen run` in a child process (async: the server lives in this process). */
+  function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [join(repoRoot, 'dist', 'cli.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.on('exit', (status) => {
+        clearTimeout(timer);
+        resolve({ status, stdout, stderr });
+      });
+    });
+  }
+
+  it('loadgen run --sut kserve: accuracy run logs the logits; an unknown model exits 2 before any query', async () => {
+    const dataset = npyFile([8, 3, 32, 32]);
+    const outdir = tempDir('loadgen-kserve-cli-');
+    const ok = await cli(['run', '--sut', 'kserve', '--url', demo.url, '--model', 'demo-cnn', '--dataset', dataset, '--binary-tensors', '--scenario', 'Offline', '--mode', 'AccuracyOnly', '--outdir', outdir, '--quiet']);
+    expect(ok.status, ok.stderr).toBe(0);
+    const report = await checkAccuracyLog(join(outdir, 'mlperf_log_accuracy.json'));
+    expect(report.matched).toBe(8);
+    const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
+    expect(detail).toContain('"sut_name", "value": "Network SUT (kserve): loadgen-kserve 0.1.0 (model demo-cnn v1)');
+
+    const missing = await cli(['run', '--sut', 'kserve', '--url', demo.url, '--model', 'resnet50', '--dataset', dataset, '--outdir', tempDir()]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/has no model 'resnet50'.*it serves: demo-cnn/);
+    const noData = await cli(['run', '--sut', 'kserve', '--url', demo.url, '--model', 'resnet50', '--outdir', tempDir()]);
+    expect(noData.status).toBe(2);
+    expect(noData.stderr).toMatch(/needs a dataset/);
+  }, 200_000);
 });

@@ -85,12 +85,24 @@ export async function createKServeProtocol(options: KServeSutOptions): Promise<N
   if (!Number.isSafeInteger(performance) || performance < 1 || performance > total) {
     throw new SettingsError('performanceSampleCount', performance, `performanceSampleCount must be an integer in [1, ${total}] (the data set's samples), got ${String(performance)}`);
   }
-  return new KServeProtocol(model, dataset, performance, options.binaryTensors === true);
+  const protocol = new KServeProtocol(model, dataset, performance, options.binaryTensors === true);
+  if (options.resolvedInputs !== undefined) protocol.useResolvedInputs(options.resolvedInputs);
+  return protocol;
 }
 
-/** `createNetworkSut(await createKServeProtocol(options), options)`. */
+/**
+ * `createNetworkSut(await createKServeProtocol(options), options)`, with the
+ * probed input names and shapes added to the options the SUT keeps, for its
+ * dispatch workers.
+ */
 export async function createKServeSut(options: KServeSutOptions): Promise<NetworkSut> {
-  return createNetworkSut(await createKServeProtocol(options), options);
+  const protocol = (await createKServeProtocol(options)) as KServeProtocol;
+  // The transport reads these options when a run starts (to re-create the
+  // protocol in each dispatch worker), after the probes fixed the bindings.
+  const sutOptions: KServeSutOptions = { ...options };
+  const sut = await createNetworkSut(protocol, sutOptions);
+  sutOptions.resolvedInputs = protocol.resolvedInputs();
+  return sut;
 }
 
 class KServeProtocol implements NetworkProtocol {
@@ -113,6 +125,29 @@ class KServeProtocol implements NetworkProtocol {
     this.totalSampleCount = dataset.totalSampleCount;
     this.requests = new Array<PreparedRequest | undefined>(this.totalSampleCount);
     this.inferPath = `/v2/models/${encodeURIComponent(model)}/infer`;
+  }
+
+  /** The bindings the probes fixed (undefined before any probe). */
+  resolvedInputs(): InputBinding[][] | undefined {
+    return this.bindings;
+  }
+
+  /** Takes bindings fixed elsewhere (a dispatch worker: the main thread probed). */
+  useResolvedInputs(resolved: NonNullable<KServeSutOptions['resolvedInputs']>): void {
+    const layouts = this.dataset.layoutSamples();
+    const ok =
+      Array.isArray(resolved) &&
+      resolved.length === layouts.length &&
+      resolved.every(
+        (binding, l) =>
+          Array.isArray(binding) &&
+          binding.length === this.dataset.inputs(layouts[l]!).length &&
+          binding.every((b) => typeof b?.name === 'string' && Array.isArray(b.shape) && b.shape.every((d: number) => Number.isSafeInteger(d) && d >= 0)),
+      );
+    if (!ok) throw new SettingsError('resolvedInputs', '<bindings>', 'resolvedInputs does not match the data set (set by createKServeSut; leave it unset)');
+    this.bindings = resolved.map((binding) => binding.map((b: { name: string; shape: readonly number[] }) => ({ name: b.name, shape: [...b.shape] })));
+    this.bindingKey = JSON.stringify(this.bindings);
+    this.boundBy = 'the resolvedInputs option';
   }
 
   async probe(node: NodeProbe): Promise<string> {

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 
-import { SettingsError } from '../errors.js';
+import { DatasetError, SettingsError } from '../errors.js';
 import { fillDemoSample } from '../demo/dataset.js';
 import { DEMO_TOTAL_SAMPLES } from '../demo/dataset.js';
 import { INPUT_CHANNELS, INPUT_NAME, INPUT_SIZE, SAMPLE_ELEMENTS } from '../demo/model.js';
@@ -48,9 +48,9 @@ export interface TensorDataset {
   layoutSamples(): readonly number[];
 }
 
-/** The `dataset` option's error: names the file and what is wrong. */
-function datasetError(file: string, message: string): SettingsError {
-  return new SettingsError('dataset', file, `dataset ${file}: ${message}`);
+/** The `dataset` option's error: names the file, the line (0: the file as a whole) and what is wrong. */
+function datasetError(file: string, message: string, line = 0, field = ''): DatasetError {
+  return new DatasetError(file, line, field, `dataset ${file}: ${message}`);
 }
 
 /** Reads `.npy` or `.jsonl` by extension. */
@@ -184,17 +184,17 @@ export function parseTensorJsonl(text: string, file: string): TensorDataset {
     try {
       parsed = JSON.parse(line);
     } catch (error) {
-      throw datasetError(file, `${at}: not JSON (${(error as Error).message})`);
+      throw datasetError(file, `${at}: not JSON (${(error as Error).message})`, i + 1);
     }
     const inputs = Array.isArray(parsed) ? parsed : (parsed as { inputs?: unknown } | null)?.inputs;
     if (!Array.isArray(inputs) || inputs.length === 0) {
-      throw datasetError(file, `${at}: expected a non-empty v2 inputs array ([{ "name", "shape", "datatype", "data" }, ...]) or { "inputs": [...] }`);
+      throw datasetError(file, `${at}: expected a non-empty v2 inputs array ([{ "name", "shape", "datatype", "data" }, ...]) or { "inputs": [...] }`, i + 1, 'inputs');
     }
     const tensors: SampleTensor[] = [];
-    for (let k = 0; k < inputs.length; k++) tensors.push(jsonlTensor(inputs[k], `${at}: inputs[${k}]`, file));
+    for (let k = 0; k < inputs.length; k++) tensors.push(jsonlTensor(inputs[k], `${at}: inputs[${k}]`, file, i + 1));
     const names = new Set<string>();
     for (const t of tensors) {
-      if (names.has(t.name!)) throw datasetError(file, `${at}: input '${t.name}' appears twice`);
+      if (names.has(t.name!)) throw datasetError(file, `${at}: input '${t.name}' appears twice`, i + 1, 'name');
       names.add(t.name!);
     }
     const key = tensors.map((t) => `${t.name}\u0000${t.datatype}\u0000${t.shape.join(',')}`).join('\u0001');
@@ -212,27 +212,27 @@ export function parseTensorJsonl(text: string, file: string): TensorDataset {
   };
 }
 
-function jsonlTensor(value: unknown, at: string, file: string): SampleTensor {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw datasetError(file, `${at} is not an object`);
+function jsonlTensor(value: unknown, at: string, file: string, line: number): SampleTensor {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw datasetError(file, `${at} is not an object`, line, 'inputs');
   const t = value as Record<string, unknown>;
-  if (typeof t.name !== 'string' || t.name === '') throw datasetError(file, `${at}.name must be a non-empty string`);
+  if (typeof t.name !== 'string' || t.name === '') throw datasetError(file, `${at}.name must be a non-empty string`, line, 'name');
   const where = `${at} '${t.name}'`;
   if (!isV2Datatype(t.datatype)) {
-    throw datasetError(file, `${where}: datatype ${JSON.stringify(t.datatype) ?? 'missing'} is not one of ${V2_DATATYPES.join(', ')}`);
+    throw datasetError(file, `${where}: datatype ${JSON.stringify(t.datatype) ?? 'missing'} is not one of ${V2_DATATYPES.join(', ')}`, line, 'datatype');
   }
   if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isSafeInteger(d) && (d as number) >= 0)) {
-    throw datasetError(file, `${where}: shape must be an array of integers >= 0, got ${JSON.stringify(t.shape) ?? 'nothing'}`);
+    throw datasetError(file, `${where}: shape must be an array of integers >= 0, got ${JSON.stringify(t.shape) ?? 'nothing'}`, line, 'shape');
   }
-  if (!Array.isArray(t.data)) throw datasetError(file, `${where}: data must be an array (flat or nested, row-major)`);
+  if (!Array.isArray(t.data)) throw datasetError(file, `${where}: data must be an array (flat or nested, row-major)`, line, 'data');
   const shape = t.shape as number[];
   const values = flattenData(t.data);
   const count = elementCount(shape);
-  if (values.length !== count) throw datasetError(file, `${where}: shape ${formatShape(shape)} needs ${count} values, data has ${values.length}`);
+  if (values.length !== count) throw datasetError(file, `${where}: shape ${formatShape(shape)} needs ${count} values, data has ${values.length}`, line, 'shape');
   let data: Uint8Array;
   try {
     data = encodeValues(t.datatype, values);
   } catch (error) {
-    throw datasetError(file, `${where}: ${(error as Error).message}`);
+    throw datasetError(file, `${where}: ${(error as Error).message}`, line, 'data');
   }
   return { name: t.name, datatype: t.datatype, shape, data };
 }

@@ -58,6 +58,13 @@ export interface KServeSutOptions extends TransportOptions {
   /** The binary tensor data extension instead of JSON tensors. */
   binaryTensors?: boolean;
   performanceSampleCount?: number;
+  /**
+   * The input names and shapes the model's metadata fixed, one list per
+   * input layout of the data set. createKServeSut fills it in once the nodes
+   * are probed, so dispatch workers (which do not probe) build the same
+   * requests; leave it unset.
+   */
+  resolvedInputs?: readonly (readonly { name: string; shape: readonly number[] }[])[];
 }
 
 /** `--sut http`: any HTTP API, mapped by a user module. */
