@@ -98,3 +98,64 @@ describe('loadgen run: network options', () => {
     expect((a.hits.get('/infer') ?? 0) + (b.hits.get('/infer') ?? 0)).toBe(result.counts.issuedSamples);
   });
 });
+
+describe('loadgen run: the API key and Ctrl-C', () => {
+  const key = 'sk-loadgen-test-7f3a9c1e55d04b2b';
+
+  it('sends the key as a bearer token and never writes it: logs, report, stdout, stderr, --json', async () => {
+    let authorized = 0;
+    // Answers every third request with an error that echoes the key back, and names itself with it too.
+    const node = await server((req, res, body) => {
+      if (req.headers.authorization === `Bearer ${key}`) authorized++;
+      if (req.url === '/name') {
+        res.end(`node with ${req.headers.authorization ?? ''}`);
+        return;
+      }
+      const x = (JSON.parse(body) as { x: number }).x;
+      if (x % 3 === 0) {
+        res.statusCode = 401;
+        res.end(`bad token ${req.headers.authorization ?? ''}`);
+      } else res.end(`echo:${body}`);
+    });
+    for (const json of [false, true]) {
+      const outdir = tempDir();
+      const run = await runCli(
+        ['run', '--sut', 'http', '--url', node.url, '--request', mapModule, '--api-key-env', 'LOADGEN_TEST_KEY', ...short, '--outdir', outdir, ...(json ? ['--json'] : [])],
+        { LOADGEN_TEST_KEY: key },
+      );
+      expect(run.code).toBe(1);  // INVALID: failed samples
+      expect(run.stdout + run.stderr).not.toContain(key);
+      const files = filesUnder(outdir);
+      expect(files.some((f) => f.endsWith('mlperf_log_detail.txt'))).toBe(true);
+      for (const f of files) expect(readFileSync(f, 'utf8'), f).not.toContain(key);
+      const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
+      expect(detail).toContain('HTTP 401: bad token Bearer <api key>');
+    }
+    expect(authorized).toBeGreaterThan(20);
+  });
+
+  it('Ctrl-C with a slow node ends the run at once with the logs written (exit 130)', async () => {
+    const slow = await server(nodeHandler('slow', () => undefined));
+    const outdir = tempDir();
+    let signalledAt = 0;
+    const run = await runCli(
+      ['run', '--sut', 'http', '--url', slow.url, '--request', mapModule, '--scenario', 'Server', '--set', 'server_target_qps=50', '--set', 'min_duration_ms=60000', '--set', 'min_query_count=100', '--no-progress', '--outdir', outdir],
+      {},
+      (child) => {
+        const poll = setInterval(() => {
+          // Signalled once requests are outstanding at the node.
+          if ((slow.hits.get('/infer') ?? 0) >= 10) {
+            clearInterval(poll);
+            signalledAt = Date.now();
+            child.kill('SIGINT');
+          }
+        }, 20);
+      },
+    );
+    expect(run.code).toBe(130);
+    expect(Date.now() - signalledAt).toBeLessThan(10_000);
+    const summary = readFileSync(join(outdir, 'mlperf_log_summary.txt'), 'utf8');
+    expect(summary).toContain('INVALID');
+    expect(readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8')).toMatch(/cancelled/);
+  });
+});

@@ -16,26 +16,13 @@ import { loadNative } from '../native/index.js';
 import type { NodeAddress } from './nodes.js';
 import { NodeStatsRecorder } from './node-stats.js';
 import type { FailureKind, NetworkProtocol, NodeProbe, ResponseReader } from './protocol.js';
-import type { BalancePolicy } from './types.js';
+import type { ClientConfig } from './client-config.js';
+
+export type { ClientConfig };
 
 /** The stamped completion calls (core: the sample completes at `stampNs`, a clockNs() reading). */
 const completeAt = querySampleComplete as (id: number, data?: Uint8Array, nTokens?: number, stampNs?: number) => void;
 const firstTokenAt = firstTokenComplete as (id: number, data?: Uint8Array, stampNs?: number) => void;
-
-/** The transport's settings after checking (lib/net/transport.ts). */
-export interface ClientConfig {
-  balance: BalancePolicy;
-  /** Per node; undici opens them as needed up to this many. */
-  connections: number;
-  /** 0: none. */
-  requestTimeoutMs: number;
-  connectTimeoutMs: number;
-  probeTimeoutMs: number;
-  apiKey: string | undefined;
-  http2: boolean;
-  /** A node whose connection failed is left out of the rotation this long (unless every node is). */
-  backoffMs: number;
-}
 
 /** Longest excerpt of an error response's body in a failure message. */
 const BODY_EXCERPT_BYTES = 200;

@@ -11,11 +11,13 @@ import type { QuerySample, QuerySampleLibrary } from '../api/types.js';
 import { DISPATCH_WORKER_PLAN, type DispatchWorkerPlan } from '../dispatch/dispatch.js';
 import { InterfaceError, SettingsError } from '../errors.js';
 import { packageRoot } from '../native/index.js';
-import { NetworkClient, type ClientConfig } from './client.js';
+import type { ClientConfig } from './client-config.js';
+import { NetworkClient } from './client.js';
 import { cleanNodeName, networkSutName, parseNodeUrls, uniqueNodeNames, type NodeAddress } from './nodes.js';
 import { createStatsBuffer, FAILURE_KINDS, nodeSlice, summarizeNode } from './node-stats.js';
 import type { NetworkProtocol } from './protocol.js';
 import { isRegisteredProtocol } from './registry.js';
+import { networkReport } from './report.js';
 import type { NetworkWorkerOptions } from './worker-sut.js';
 import { BALANCE_POLICIES, type NetworkStats, type NetworkSut, type TransportOptions } from './types.js';
 
@@ -132,11 +134,13 @@ function buildNetworkSut(
       return { kind: protocol.kind, protocolOptions, addresses: [...addresses], config, stats: shared, cancelled };
     },
   };
-  const sut: NetworkSut = {
+  const sut: NetworkSut & { report(): ReturnType<typeof networkReport> } = {
     name: networkSutName(protocol.kind, nodeNames),
     qsl,
     issueQuery: (samples: QuerySample[]) => client.issue(samples),
     stats: networkStats,
+    // The block after the summary, report.html's table and result.sutReport.
+    report: () => networkReport(networkStats(), protocol.describe?.()),
     close: async () => {
       signal?.removeEventListener('abort', onAbort);
       await client.close();
