@@ -315,3 +315,59 @@ describe('KServe SUT: dispatch workers and the CLI', () => {
     expect(noData.stderr).toMatch(/needs a dataset/);
   }, 200_000);
 });
+
+describe('KServe SUT: failed requests', () => {
+  it('a non-2xx status, an error field, a body that is not JSON, missing outputs: counted by kind, the run INVALID', async () => {
+    const meta = { name: 'tiny', versions: ['1'], inputs: [{ name: 'x', datatype: 'FP32', shape: [-1, 1] }], outputs: [{ name: 'y', datatype: 'FP32', shape: [-1, 1] }] };
+    const routes = healthy(meta, 'tiny');
+    const tally = { http_status: 0, malformed_response: 0, ok: 0 };
+    const node = await startTestServer((req, res, body) => {
+      const route = routes[`${req.method} ${req.url}`];
+      if (route !== undefined) {
+        res.writeHead(route[0], { 'content-type': 'application/json' });
+        res.end(JSON.stringify(route[1]));
+        return;
+      }
+      const i = (JSON.parse(body) as { inputs: { data: number[] }[] }).inputs[0]!.data[0]!;
+      res.setHeader('content-type', 'application/json');
+      switch (i % 5) {
+        case 0:
+          tally.http_status++;
+          res.statusCode = 500;
+          res.end('{"error":"out of memory"}');
+          break;
+        case 1:
+          tally.malformed_response++;
+          res.end('{"error":"bad input"}');
+          break;
+        case 2:
+          tally.malformed_response++;
+          res.end('<html>');
+          break;
+        case 3:
+          tally.malformed_response++;
+          res.end('{"model_name":"tiny"}');
+          break;
+        default:
+          tally.ok++;
+          res.end(JSON.stringify({ outputs: [{ name: 'y', datatype: 'FP32', shape: [1, 1], data: [i] }] }));
+      }
+    });
+    fakes.push(node);
+    const dataset = join(tempDir('loadgen-kserve-fail-'), 'x.jsonl');
+    writeFileSync(dataset, Array.from({ length: 20 }, (_, i) => JSON.stringify([{ name: 'x', datatype: 'FP32', shape: [1, 1], data: [i] }])).join('\n'));
+    const sut = await createKServeSut({ urls: [node.url], model: 'tiny', dataset });
+    try {
+      const result = await startTest(sut, sut.qsl, { scenario: 'Offline', offlineExpectedQps: 20, minDurationMs: 0, minQueryCount: 20 }, { outdir: tempDir() });
+      expect(result.valid).toBe(false);
+      expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
+      const failed = (result as unknown as { errors: { failedSamples: { byKind: Record<string, number> } } }).errors.failedSamples;
+      expect(tally.http_status).toBeGreaterThan(0);
+      expect(failed.byKind.http_status).toBe(tally.http_status);
+      expect(failed.byKind.malformed_response).toBe(tally.malformed_response);
+      expect(sut.stats().nodes[0]!.completed).toBe(tally.ok);
+    } finally {
+      await sut.close();
+    }
+  }, 60_000);
+});
