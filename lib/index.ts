@@ -95,4 +95,4 @@ export {
   type NetworkSut,
   type TransportOptions,
 } from './net/types.js';
-export type { FailureKind, NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
+export type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
