@@ -74,6 +74,7 @@ export type {
   QuerySampleLibrary,
   QuerySampleResponse,
   RunMessage,
+  SutReport,
   SystemUnderTest,
   TestResult,
   TokenLatencyStatsNs,
