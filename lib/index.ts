@@ -75,6 +75,7 @@ export type {
   QuerySampleLibrary,
   QuerySampleResponse,
   RunMessage,
+  SutReport,
   SystemUnderTest,
   TestResult,
   TokenLatencyStatsNs,
@@ -108,7 +109,7 @@ export {
   type OpenAiSutOptions,
   type TransportOptions,
 } from './net/types.js';
-export type { FailureKind, NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
+export type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
 export { createKServeProtocol, createKServeSut } from './net/kserve.js';
 export type { KServeSutOptions } from './net/types.js';
 export { startKServeServer, type KServeServerOptions } from './serve/kserve-server.js';

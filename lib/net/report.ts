@@ -2,13 +2,12 @@
  * The network SUT's block after the summary (the SUT report hook): per-node
  * counts, failures by kind and client-side latency percentiles.
  */
+import type { SutReport } from '../api/types.js';
 import { FAILURE_KINDS } from './node-stats.js';
 import type { NetworkStats } from './types.js';
 
-/** The shape of SystemUnderTest.report()'s value. */
-export interface NetworkSutReport {
-  title: string;
-  lines: string[];
+/** SystemUnderTest.report() of a network SUT: `data` is its stats(). */
+export interface NetworkSutReport extends SutReport {
   table: { columns: string[]; rows: (string | number)[][] };
   data: NetworkStats;
 }
@@ -16,7 +15,7 @@ export interface NetworkSutReport {
 const ms = (ns: number): string => (ns / 1e6).toFixed(3);
 
 export function networkReport(stats: NetworkStats, protocolNote: string | undefined): NetworkSutReport {
-  const lines: string[] = [`Protocol : ${stats.protocol}`, `Balance : ${stats.balance}`];
+  const lines: string[] = [`Nodes : ${stats.nodes.length}`];
   if (protocolNote !== undefined && protocolNote !== '') lines.push(`Note : ${protocolNote}`);
   const rows: (string | number)[][] = [];
   for (const n of stats.nodes) {
@@ -29,7 +28,7 @@ export function networkReport(stats: NetworkStats, protocolNote: string | undefi
     rows.push([n.name, n.origin, n.requests, n.completed, failed, ...FAILURE_KINDS.map((k) => n.failed[k]), ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max), ms(l.mean)]);
   }
   return {
-    title: 'Network SUT nodes',
+    title: `Network SUT (${stats.protocol}, ${stats.balance})`,
     lines,
     table: {
       columns: ['node', 'url', 'requests', 'completed', 'failed', ...FAILURE_KINDS, 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'mean ms'],

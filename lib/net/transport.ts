@@ -14,7 +14,7 @@ import { packageRoot } from '../native/index.js';
 import type { ClientConfig } from './client-config.js';
 import { NetworkClient } from './client.js';
 import { cleanNodeName, networkSutName, parseNodeUrls, uniqueNodeNames, type NodeAddress } from './nodes.js';
-import { createStatsBuffer, FAILURE_KINDS, nodeSlice, summarizeNode } from './node-stats.js';
+import { createStatsBuffer, nodeSlice, summarizeNode } from './node-stats.js';
 import type { NetworkProtocol } from './protocol.js';
 import { isRegisteredProtocol } from './registry.js';
 import { networkReport } from './report.js';
@@ -136,6 +136,8 @@ function buildNetworkSut(
   };
   const sut: NetworkSut & { report(): ReturnType<typeof networkReport> } = {
     name: networkSutName(protocol.kind, nodeNames),
+    // A protocol that streams tokens is measured with token latencies (TTFT, TPOT) unless told otherwise.
+    ...(protocol.streamsTokens ? { defaultSettings: { useTokenLatencies: true } } : {}),
     qsl,
     issueQuery: (samples: QuerySample[]) => client.issue(samples),
     stats: networkStats,
@@ -154,4 +156,3 @@ function abortText(reason: unknown): string {
   return reason instanceof Error ? reason.message : reason === undefined ? 'aborted' : String(reason);
 }
 
-export { FAILURE_KINDS };
