@@ -371,3 +371,39 @@ describe('KServe SUT: failed requests', () => {
     }
   }, 60_000);
 });
+
+describe('KServe SUT: inputs of several shapes', () => {
+  it('a .jsonl of variable-length INT64 inputs: each layout checked against -1 dims, sent with its own shape', async () => {
+    const meta = { name: 'seq', inputs: [{ name: 'ids', datatype: 'INT64', shape: [-1, -1] }], outputs: [{ name: 'ids', datatype: 'INT64', shape: [-1, -1] }] };
+    const routes = healthy(meta, 'seq');
+    const node = await startTestServer((req, res, body) => {
+      const route = routes[`${req.method} ${req.url}`];
+      res.setHeader('content-type', 'application/json');
+      if (route !== undefined) {
+        res.statusCode = route[0];
+        res.end(JSON.stringify(route[1]));
+        return;
+      }
+      // Echo the input as the output: the accuracy log then shows what was sent.
+      const input = (JSON.parse(body) as { inputs: { shape: number[]; data: number[] }[] }).inputs[0]!;
+      res.end(JSON.stringify({ outputs: [{ name: 'ids', datatype: 'INT64', shape: input.shape, data: input.data }] }));
+    });
+    fakes.push(node);
+    const rows = [[1, 2], [3, 4, 5], [6], [7, 8, 9]];
+    const dataset = join(tempDir('loadgen-kserve-seq-'), 'seq.jsonl');
+    writeFileSync(dataset, rows.map((r) => JSON.stringify({ inputs: [{ name: 'ids', datatype: 'INT64', shape: [1, r.length], data: r }] })).join('\n'));
+    const sut = await createKServeSut({ urls: [node.url], model: 'seq', dataset });
+    try {
+      const outdir = tempDir();
+      await startTest(sut, sut.qsl, accuracy, { outdir });
+      const entries = accuracyEntries(join(outdir, 'mlperf_log_accuracy.json'));
+      expect(entries).toHaveLength(4);
+      for (const e of entries) {
+        const bytes = new Uint8Array(Buffer.from(e.data, 'hex'));
+        expect(Array.from(new BigInt64Array(bytes.buffer), Number)).toEqual(rows[e.qsl_idx]);
+      }
+    } finally {
+      await sut.close();
+    }
+  }, 60_000);
+});

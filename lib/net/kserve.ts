@@ -12,7 +12,7 @@
  */
 import { NetworkSetupError, SettingsError } from '../errors.js';
 import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './protocol.js';
-import { demoTensorDataset, readTensorDataset, type SampleTensor, type TensorDataset } from './tensor-datasets.js';
+import { demoTensorDataset, layoutKey, readTensorDataset, type SampleTensor, type TensorDataset } from './tensor-datasets.js';
 import { createNetworkSut } from './transport.js';
 import type { KServeSutOptions, NetworkSut } from './types.js';
 import {
@@ -115,6 +115,8 @@ class KServeProtocol implements NetworkProtocol {
   /** The node whose metadata fixed the bindings (for a mismatch between nodes). */
   private boundBy = '';
   private bindingKey = '';
+  /** Layout key -> index into the bindings (data sets of several layouts). */
+  private layoutIndex: Map<string, number> | undefined;
 
   constructor(
     private readonly model: string,
@@ -207,7 +209,7 @@ class KServeProtocol implements NetworkProtocol {
       }
       if (this.requests[index] !== undefined) continue;
       const tensors = this.dataset.inputs(index);
-      const binding = bindings[this.layoutOf(tensors)] ?? bindSample(tensors, bindings[0]!);
+      const binding = bindings[this.layoutOf(tensors)]!;
       this.requests[index] = this.binaryTensors ? this.binaryRequest(tensors, binding, index) : this.jsonRequest(tensors, binding, index);
     }
   }
@@ -237,11 +239,11 @@ class KServeProtocol implements NetworkProtocol {
   private layoutOf(tensors: readonly SampleTensor[]): number {
     const samples = this.dataset.layoutSamples();
     if (samples.length === 1) return 0;
-    const key = layoutKey(tensors);
-    for (let i = 0; i < samples.length; i++) {
-      if (layoutKey(this.dataset.inputs(samples[i]!)) === key) return i;
-    }
-    return -1;
+    this.layoutIndex ??= new Map(samples.map((sample, i) => [layoutKey(this.dataset.inputs(sample)), i]));
+    const index = this.layoutIndex.get(layoutKey(tensors));
+    // The readers list every layout they hold: a miss is a bug, not bad input.
+    if (index === undefined) throw new Error('KServe protocol: a sample whose input layout the data set did not list');
+    return index;
   }
 
   private jsonRequest(tensors: readonly SampleTensor[], binding: readonly InputBinding[], index: number): PreparedRequest {
@@ -422,15 +424,6 @@ function fitShape(model: readonly number[], tensor: SampleTensor): number[] | un
     if (elementCount(reshaped) === elementCount(tensor.shape)) return reshaped;
   }
   return undefined;
-}
-
-/** Binds a sample whose layout was not among the checked ones (cannot happen for the built-in readers). */
-function bindSample(tensors: readonly SampleTensor[], first: readonly InputBinding[]): InputBinding[] {
-  return tensors.map((t, k) => ({ name: t.name ?? first[k]!.name, shape: [...t.shape] }));
-}
-
-function layoutKey(tensors: readonly SampleTensor[]): string {
-  return tensors.map((t) => `${t.name}\u0000${t.datatype}\u0000${t.shape.join(',')}`).join('\u0001');
 }
 
 function describeInputs(inputs: readonly KServeTensorMetadata[]): string {

@@ -69,6 +69,11 @@ export function readTensorDataset(file: string): TensorDataset {
   return lower.endsWith('.npy') ? parseNpy(bytes, file) : parseTensorJsonl(bytes.toString('utf8'), file);
 }
 
+/** A sample's input layout (names, datatypes, shapes) as a string: samples of one layout share a metadata check. */
+export function layoutKey(tensors: readonly SampleTensor[]): string {
+  return tensors.map((t) => `${t.name}\u0000${t.datatype}\u0000${t.shape.join(',')}`).join('\u0001');
+}
+
 // --- .npy --------------------------------------------------------------------
 
 const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
@@ -197,7 +202,7 @@ export function parseTensorJsonl(text: string, file: string): TensorDataset {
       if (names.has(t.name!)) throw datasetError(file, `${at}: input '${t.name}' appears twice`, i + 1, 'name');
       names.add(t.name!);
     }
-    const key = tensors.map((t) => `${t.name}\u0000${t.datatype}\u0000${t.shape.join(',')}`).join('\u0001');
+    const key = layoutKey(tensors);
     if (!layouts.has(key)) layouts.set(key, samples.length);
     samples.push(tensors);
     lineOf.push(i + 1);
