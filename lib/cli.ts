@@ -14,13 +14,15 @@ import { runBenchmark } from './bench/bench.js';
 import { formatBenchReport } from './bench/format.js';
 import { formatSoakReport, runSoak } from './bench/soak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
+import { addNetworkOptions } from './cli/network.js';
 import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
 import { capErrorOutput, choiceOption, collect, positiveInteger } from './cli/options.js';
 import { registerReportCommand } from './cli/report.js';
+import { registerServeCommand } from './cli/serve-command.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
 import { addDemoOptions } from './demo/cli.js';
-import { InterfaceError, LoadgenError, LogOutputError, SettingsError, SutError } from './errors.js';
+import { InterfaceError, LoadgenError, LogOutputError, NetworkSetupError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native/index.js';
 import { SCENARIOS, TEST_MODES } from './settings/types.js';
 
@@ -42,7 +44,7 @@ function buildProgram(): Command {
   program
     .command('run')
     .description('run a benchmark against a SUT and write the MLPerf logs')
-    .option('--sut <sut>', "'null', 'null-native', or a path to a module exporting createSut() and createQsl() (default: the built-in demo)")
+    .option('--sut <sut>', "'null', 'null-native', a network SUT ('openai', 'kserve', 'http' with --url), or a path to a module exporting createSut() and createQsl() (default: the built-in demo)")
     .addOption(choiceOption('--scenario <name>', 'test scenario', SCENARIOS))
     .addOption(choiceOption('--mode <name>', 'test mode', TEST_MODES))
     .option('--set <key=value>', 'any TestSettings field by its reference name, e.g. server_target_qps=1000 (repeatable)', collect, [])
@@ -70,6 +72,7 @@ function buildProgram(): Command {
     });
 
   addConfigOptions(program.commands.find((c) => c.name() === 'run')!);
+  addNetworkOptions(program.commands.find((c) => c.name() === 'run')!);
   addDemoOptions(program.commands.find((c) => c.name() === 'run')!);
   registerSettingsCommand(program);
 
@@ -95,6 +98,7 @@ function buildProgram(): Command {
       process.exitCode = await traceCommand(options);
     });
   registerReportCommand(program);
+  registerServeCommand(program);
   program
     .command('bench')
     .description("measure loadgen's own overhead on this machine (each trial in a fresh process)")
@@ -133,8 +137,9 @@ export async function main(argv: string[]): Promise<number> {
       // Commander printed the message already; --help and --version exit 0.
       return error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
     }
-    // An outdir that cannot be created is refused before the run starts: bad input too.
-    if (error instanceof SettingsError || error instanceof InterfaceError || error instanceof LogOutputError) {
+    // An outdir that cannot be created, or a network node that is down or not
+    // serving the model, is refused before the run starts: bad input too.
+    if (error instanceof SettingsError || error instanceof InterfaceError || error instanceof LogOutputError || error instanceof NetworkSetupError) {
       process.stderr.write(`loadgen: ${error.message}\n`);
       return EXIT_BAD_INPUT;
     }

@@ -70,6 +70,25 @@ export class ConfigFileError extends SettingsError {
   }
 }
 
+/**
+ * A data set file is refused (e.g. the OpenAI SUT's JSONL): a {@link SettingsError}
+ * of the `dataset` option whose message names the file, the line, the field
+ * and what is allowed. Raised before any query is issued (CLI exit 2).
+ */
+export class DatasetError extends SettingsError {
+  readonly file: string;
+  /** 1-based line; 0 when the problem concerns the whole file. */
+  readonly line: number;
+  /** The field of the line, e.g. 'max_tokens' ('' for the line or file as a whole). */
+  readonly field: string;
+  constructor(file: string, line: number, field: string, message: string) {
+    super('dataset', file, message);
+    this.file = file;
+    this.line = line;
+    this.field = field;
+  }
+}
+
 /** The SUT or QSL object handed to startTest is malformed. */
 export class InterfaceError extends LoadgenError {
   constructor(message: string) {
@@ -125,5 +144,18 @@ export class NativeLoadError extends LoadgenError {
 export class LogOutputError extends LoadgenError {
   constructor(message: string, cause?: unknown) {
     super('ERR_LOADGEN_LOG_OUTPUT', message, { cause });
+  }
+}
+
+/**
+ * A network SUT could not be set up before the run: a bad `--url`, a node
+ * that is down, not ready or does not serve the model (CLI exit 2). No query
+ * was issued. `url` is the node's URL without credentials, when one is meant.
+ */
+export class NetworkSetupError extends LoadgenError {
+  readonly url: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; url?: string }) {
+    super('ERR_LOADGEN_NETWORK_SETUP', message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.url = options?.url;
   }
 }

@@ -56,10 +56,12 @@ export {
 export {
   BusyError,
   ConfigFileError,
+  DatasetError,
   InterfaceError,
   LoadgenError,
   LogOutputError,
   NativeLoadError,
+  NetworkSetupError,
   NotRunningError,
   RunFailedError,
   SettingsError,
@@ -84,3 +86,30 @@ export { currentProgress } from './api/progress.js';
 export { FAILURE_KINDS, type FailureKind } from './net/protocol.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native/index.js';
+export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
+export { createHttpProtocol, createHttpSut } from './net/http-map.js';
+export { createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
+export {
+  openAiStubTokens,
+  startOpenAiStub,
+  OPENAI_STUB_MODEL,
+  type OpenAiStub,
+  type OpenAiStubFault,
+  type OpenAiStubOptions,
+  type OpenAiStubRecord,
+} from './serve/openai-stub.js';
+export type { RunningServer, ServeAddress } from './serve/server.js';
+export {
+  BALANCE_POLICIES,
+  type BalancePolicy,
+  type HttpSutOptions,
+  type NetworkNodeStats,
+  type NetworkStats,
+  type NetworkSut,
+  type OpenAiSutOptions,
+  type TransportOptions,
+} from './net/types.js';
+export type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
+export { createKServeProtocol, createKServeSut } from './net/kserve.js';
+export type { KServeSutOptions } from './net/types.js';
+export { startKServeServer, type KServeServerOptions } from './serve/kserve-server.js';

@@ -1,6 +1,7 @@
 /**
  * Public options and results of the network SUTs (README "Network SUTs").
  */
+import type { RunAbortSignal } from '../api/start-test.js';
 import type { QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
 import type { FailureKind } from './protocol.js';
 
@@ -23,6 +24,13 @@ export interface TransportOptions {
   apiKey?: string;
   /** HTTP/2 instead of HTTP/1.1 keep-alive. */
   http2?: boolean;
+  /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
+  probeTimeoutMs?: number;
+  /**
+   * Stops the SUT's requests when aborted (e.g. startTest's signal): every
+   * request in flight, and every later one, fails at once as 'cancelled'.
+   */
+  signal?: RunAbortSignal;
 }
 
 /** `--sut openai`: an OpenAI-compatible endpoint. */
@@ -50,6 +58,13 @@ export interface KServeSutOptions extends TransportOptions {
   /** The binary tensor data extension instead of JSON tensors. */
   binaryTensors?: boolean;
   performanceSampleCount?: number;
+  /**
+   * The input names and shapes the model's metadata fixed, one list per
+   * input layout of the data set. createKServeSut fills it in once the nodes
+   * are probed, so dispatch workers (which do not probe) build the same
+   * requests; leave it unset.
+   */
+  resolvedInputs?: readonly (readonly { name: string; shape: readonly number[] }[])[];
 }
 
 /** `--sut http`: any HTTP API, mapped by a user module. */
