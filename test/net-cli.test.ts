@@ -97,6 +97,25 @@ describe('loadgen run: network options', () => {
     expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
     expect((a.hits.get('/infer') ?? 0) + (b.hits.get('/infer') ?? 0)).toBe(result.counts.issuedSamples);
   });
+
+  it("--set dispatch=worker sends from worker threads; --config-model names the config files' model", async () => {
+    const node = await server(nodeHandler('worker-node'));
+    const dir = tempDir();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'user.conf'), 'netmodel.Server.target_qps = 80\n');
+    const before = node.hits.get('/infer') ?? 0;
+    const run = await runCli([
+      'run', '--sut', 'http', '--url', node.url, '--request', mapModule, '--user-conf', join(dir, 'user.conf'), '--config-model', 'netmodel',
+      '--scenario', 'Server', '--set', 'min_duration_ms=300', '--set', 'min_query_count=20', '--set', 'dispatch=worker', '--set', 'dispatch_workers=2',
+      '--no-progress', '--outdir', dir, '--json',
+    ]);
+    expect(run.stderr).toBe('');
+    const result = JSON.parse(run.stdout) as { effectiveSettings: Record<string, unknown>; counts: { issuedSamples: number; completedSamples: number }; sutReport?: { data: { nodes: { completed: number }[] } } };
+    expect(Number(result.effectiveSettings.targetQps)).toBe(80);
+    expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
+    expect((node.hits.get('/infer') ?? 0) - before).toBe(result.counts.issuedSamples);
+    expect(result.sutReport?.data.nodes[0]!.completed).toBe(result.counts.issuedSamples);
+  });
 });
 
 describe('loadgen run: the API key and Ctrl-C', () => {
