@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createHttpSut, InterfaceError, startTest } from '../lib/index.js';
+import { createHttpSut, InterfaceError, startTest, SutError } from '../lib/index.js';
 import { nodeHandler, startTestServer, type TestServer } from './net-helpers.js';
 import { repoRoot, tempDir } from './helpers.js';
 
@@ -78,6 +78,26 @@ describe('createHttpSut (--sut http --request map.mjs)', () => {
       const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
       expect(detail).toContain('response() threw: no good');
       expect(detail).toContain('response() must return data as a string or a Uint8Array, got number');
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('a request() that throws fails the run (SutError naming the sample), no hang', async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'throws.mjs'),
+      [
+        'export const totalSampleCount = 8;',
+        "export function request(i) { if (i === 5) throw new Error('no sample 5'); return { path: '/infer', body: String(i) }; }",
+        "export async function name(node) { return Buffer.from((await node.request('GET', '/name')).body).toString(); }",
+      ].join('\n'),
+    );
+    const sut = await createHttpSut({ urls: [a.url], request: join(dir, 'throws.mjs') });
+    try {
+      const error = await startTest(sut, sut.qsl, { scenario: 'Offline', mode: 'AccuracyOnly' }, { outdir: tempDir() }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SutError);
+      expect(String((error as SutError).cause)).toContain('request(5) threw: no sample 5');
     } finally {
       await sut.close();
     }

@@ -324,7 +324,7 @@ export class NetworkClient {
       request.reader = this.protocol.reader(sample.index, request.wantData);
     } catch (error) {
       // A protocol that cannot build its request is a bug in it or its data: the run must hear of it.
-      request.settled = true;
+      this.settle(request);
       this.release(request);
       throw error;
     }
