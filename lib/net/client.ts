@@ -193,7 +193,6 @@ export class NetworkClient {
     this.streamsTokens = protocol.streamsTokens;
     this.timeoutNs = config.requestTimeoutMs * 1e6;
     this.backoffNs = config.backoffMs * 1e6;
-    const timeout = config.requestTimeoutMs;
     this.nodes = addresses.map(
       (address, i) =>
         new NetworkNode(
@@ -203,9 +202,9 @@ export class NetworkClient {
             connections: config.connections,
             pipelining: 1,
             connectTimeout: config.connectTimeoutMs,
-            // undici's own phase timers back up the whole-request sweep below.
-            headersTimeout: timeout,
-            bodyTimeout: timeout,
+            // The whole-request sweep below times requests out: no undici timer per request.
+            headersTimeout: 0,
+            bodyTimeout: 0,
             keepAliveTimeout: 30_000,
             allowH2: config.http2,
           }),
