@@ -368,7 +368,9 @@ Napi::Value FailSample(const Napi::CallbackInfo& info) {
   if (info.Length() < 3 || !info[1].IsNumber() || !info[2].IsString())
     throw Napi::TypeError::New(env, "failSample(id, kind, message, stampNs?) expects a kind index and a message");
   const double kind = info[1].As<Napi::Number>().DoubleValue();
-  if (!(kind >= 0 && kind < static_cast<double>(loadgen::kFailureKindCount)) || kind != static_cast<double>(static_cast<size_t>(kind)))
+  const bool known = kind >= 0 && kind < static_cast<double>(loadgen::kFailureKindCount) &&
+                     kind == static_cast<double>(static_cast<size_t>(kind));
+  if (!known)
     throw Napi::RangeError::New(env, "failSample: kind must be an index into tables.failureKinds");
   const int64_t given = stamp_argument(info, 3);
   SessionRef session(env);

@@ -143,7 +143,9 @@ void Session::finish_run() {
     log_.log("error_runtime", "Run aborted: " + abort_reason, true, false);
     outcome_.extra_invalid_reasons.push_back("The run was aborted: " + abort_reason);
   }
-  if (outcome_.failed_samples.total != 0) outcome_.extra_invalid_reasons.push_back(failed_samples_reason(outcome_.failed_samples));
+  if (outcome_.failed_samples.total != 0) {
+    outcome_.extra_invalid_reasons.push_back(failed_samples_reason(outcome_.failed_samples));
+  }
   if (interrupted()) {
     outcome_.interrupted = true;
     outcome_.interrupt_reason = interrupt_reason_;

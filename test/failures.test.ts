@@ -101,6 +101,15 @@ describe('querySampleFailed', () => {
     expect(data.series.completed_samples).toBe(result.counts.issuedSamples - total);
   });
 
+  it('AccuracyOnly: a failed sample makes the accuracy run INVALID and writes no accuracy record', async () => {
+    const sut = failingSut(16);
+    const result = await startTest(sut, createSyntheticQsl(64), { scenario: 'Offline', mode: 'AccuracyOnly' }, { outdir: tempDir() });
+    expect(result.errors.failedSamples.total).toBe(4);
+    expect(result.validity).toBe('INVALID');
+    expect(result.invalidReasons).toEqual([expectedReason(sut.failed)]);
+    expect(result.accuracyLogRecords).toBe(60);  // the completed ones; a failed sample writes none
+  });
+
   it('a failed sample is not also a token error and is left out of TTFT/TPOT', async () => {
     let n = 0;
     const sut: SystemUnderTest = {

@@ -98,6 +98,11 @@ describe('SystemUnderTest.report', () => {
     expect(readText(thrown.files.summary!)).toBe(thrown.summaryText);
     const bad = await startTest(completingSut({ report: () => ({ title: 'x', lines: [1] }) as never }), createSyntheticQsl(64), OFFLINE, { outdir: tempDir() });
     expect(bad.sutReportError).toBe('sut.report() returned a report whose lines are not an array of strings, got an array');
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const unserializable = await startTest(completingSut({ report: () => ({ title: 'x', lines: [], data: circular }) }), createSyntheticQsl(64), OFFLINE, { outdir: tempDir() });
+    expect(unserializable.sutReport).toBeUndefined();
+    expect(unserializable.sutReportError).toMatch(/^sut\.report\(\) returned a report whose data cannot be written as JSON: /);
     const none = await startTest(completingSut({ report: () => undefined }), createSyntheticQsl(64), OFFLINE, { outdir: tempDir() });
     expect(none.sutReport).toBeUndefined();
     expect(none.sutReportError).toBeUndefined();
@@ -116,6 +121,23 @@ describe('SystemUnderTest.report', () => {
     const result = (error as SutError).result as TestResult;
     expect(result.sutReport?.title).toBe('Failing SUT');
     expect(readText(result.files.summary!).endsWith('Failing SUT\n================================================\nRequests : 0\n')).toBe(true);
+  });
+
+  it('is called after an interrupted run', async () => {
+    const controller = new AbortController();
+    let issued = 0;
+    const sut = completingSut({
+      issueQuery(samples: QuerySample[]) {
+        if (++issued === 20) controller.abort(new Error('enough'));
+        querySamplesComplete(samples);
+      },
+      report: () => ({ title: 'Interrupted SUT', lines: [`Queries : ${issued}`] }),
+    });
+    const result = await startTest(sut, createSyntheticQsl(64), { scenario: 'SingleStream', minDurationMs: 60000, minQueryCount: 1e6 },
+      { outdir: tempDir() }, { signal: controller.signal });
+    expect(result.interrupted).toBe('interrupted: enough');
+    expect(result.sutReport?.title).toBe('Interrupted SUT');
+    expect(readText(result.files.summary!)).toContain('\nInterrupted SUT\n');
   });
 
   it('loadgen run: --set and config files win over defaultSettings; --json and report.html carry the report', () => {

@@ -155,7 +155,9 @@ export async function startTest(
       return result;
     } catch (error) {
       // A failed run whose logs were written still gets the SUT's block.
-      if (error instanceof SutError && typeof error.result === 'object' && error.result !== null) addSutReport(sut, error.result as TestResult, log);
+      if (error instanceof SutError && typeof error.result === 'object' && error.result !== null) {
+        addSutReport(sut, error.result as TestResult, log);
+      }
       await pool?.terminate();
       throw error;
     }
