@@ -105,7 +105,8 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
   only('--binary-tensors', o.binaryTensors === true, ['kserve']);
   only('--request', o.request !== undefined, ['http']);
   only('--dataset', o.dataset !== undefined, ['openai', 'kserve']);
-  only('--model', o.model !== undefined, ['openai', 'kserve']);
+  if (o.model !== undefined && sut === 'http')
+    throw new SettingsError('--model', o.model, '--model applies only to --sut openai|kserve (the served model), not to --sut http; for config-file lookups use --config-model');
   if (sut === 'openai' && o.dataset === undefined) throw new SettingsError('--dataset', undefined, '--sut openai needs --dataset prompts.jsonl (one JSON object a line with prompt or messages)');
   if ((sut === 'openai' || sut === 'kserve') && o.model === undefined) throw new SettingsError('--model', undefined, `--sut ${sut} needs --model NAME (the model's name on the server)`);
   if (sut === 'http' && o.request === undefined) throw new SettingsError('--request', undefined, '--sut http needs --request ./map.mjs (a module exporting request(index) and totalSampleCount)');
