@@ -20,8 +20,10 @@ export { registerIssueQueryThread, type IssueQueryThreadRegistration } from './a
 export { runDispatchWorker, type DispatchWorkerContext } from './dispatch/dispatch.js';
 export { NULL_SUT_MODULE } from './suts/null-sut-module.js';
 export {
+  clockNs,
   firstTokenComplete,
   querySampleComplete,
+  querySampleFailed,
   querySamplesComplete,
   querySamplesCompleteIds,
 } from './api/completion.js';
@@ -80,6 +82,7 @@ export type {
 } from './api/types.js';
 export { startProgress, type ProgressHandle, type ProgressOptions, type ProgressStream } from './report/progress.js';
 export { currentProgress } from './api/progress.js';
+export { FAILURE_KINDS, type FailureKind } from './net/protocol.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native/index.js';
 export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
