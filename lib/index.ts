@@ -108,4 +108,4 @@ export {
   type OpenAiSutOptions,
   type TransportOptions,
 } from './net/types.js';
-export type { FailureKind, NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
+export type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
