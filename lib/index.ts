@@ -75,6 +75,7 @@ export type {
   QuerySampleLibrary,
   QuerySampleResponse,
   RunMessage,
+  SutReport,
   SystemUnderTest,
   TestResult,
   TokenLatencyStatsNs,
