@@ -110,9 +110,8 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
 export async function createOpenAiSut(options: OpenAiSutOptions): Promise<NetworkSut> {
   const withCounts: OpenAiProtocolOptions = { ...options, tokenSourceCounts: new Int32Array(new SharedArrayBuffer(8)) };
   const protocol = await createOpenAiProtocol(withCounts);
-  const sut = await createNetworkSut(protocol, withCounts);
-  if (protocol.streamsTokens) Object.assign(sut, { defaultSettings: { useTokenLatencies: true } });
-  return sut;
+  // The transport gives a SUT whose protocol streams tokens `defaultSettings: { useTokenLatencies: true }`.
+  return createNetworkSut(protocol, withCounts);
 }
 
 interface OpenAiConfig {
