@@ -341,8 +341,10 @@ function streamTokens(g: Generation, config: StubConfig): void {
   const object = g.api === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   const chunk = (choice: Record<string, unknown> | undefined, extra?: Record<string, unknown>): string =>
     `data: ${JSON.stringify({ id, object, created: CREATED, model: parsed.model, choices: choice === undefined ? [] : [{ index: 0, ...choice }], ...extra })}\n\n`;
-  const content = (text: string, finish: string | null): Record<string, unknown> =>
-    g.api === 'chat' ? { delta: { content: text }, logprobs: null, finish_reason: finish } : { text, logprobs: null, finish_reason: finish };
+  // A token's chunk is the same JSON as chunk() would make, from strings built once per response.
+  const head = `data: {"id":${JSON.stringify(id)},"object":"${object}","created":${CREATED},"model":${JSON.stringify(parsed.model)},"choices":[{"index":0,`;
+  const [open, close] = g.api === 'chat' ? ['"delta":{"content":', '},"logprobs":null,"finish_reason":'] : ['"text":', ',"logprobs":null,"finish_reason":'];
+  const tokenChunk = (text: string, last: boolean): string => `${head}${open}${JSON.stringify(text)}${close}${last ? '"length"' : 'null'}}]}\n\n`;
 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   // As vLLM does: a role chunk with empty content at once, which is not a token.
@@ -356,18 +358,24 @@ function streamTokens(g: Generation, config: StubConfig): void {
   const sendNext = (): void => {
     if (res.destroyed) return;
     const last = k === tokens.length - 1;
-    res.write(chunk(content(tokens[k]!, last ? 'length' : null)));
-    g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
+    let text = tokenChunk(tokens[k]!, last);
+    // The last token, the usage chunk and [DONE] in one write: the response's last byte comes with its last token.
+    if (last && g.fault === undefined) {
+      if (g.parsed.includeUsage && config.usage) text += chunk(undefined, { usage: usage(parsed.promptText, tokens.length) });
+      text += 'data: [DONE]\n\n';
+    }
+    res.write(text);
+    if (config.recordTimes) g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
     g.record.tokens = ++k;
     if (k === 1 && g.fault !== undefined && injectStreamFault(g, chunk)) return;
     if (k < tokens.length) {
       timer = runAt(g.receivedNs + ttftNs + k * tpotNs, sendNext, timer);
       return;
     }
-    if (g.parsed.includeUsage && config.usage) {
-      res.write(chunk(undefined, { usage: usage(parsed.promptText, tokens.length) }));
+    if (g.fault !== undefined) {
+      if (g.parsed.includeUsage && config.usage) res.write(chunk(undefined, { usage: usage(parsed.promptText, tokens.length) }));
+      if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
     }
-    if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
     res.end();
   };
   timer = runAt(g.receivedNs + ttftNs, sendNext);
@@ -415,7 +423,7 @@ function answerWhole(g: Generation, config: StubConfig): void {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
     g.record.tokens = tokens.length;
-    g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
+    if (config.recordTimes) g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
   });
   res.on('close', () => cancelRun(timer));
 }
