@@ -78,7 +78,7 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
     totalSampleCount: total,
     performanceSampleCount: performance,
     streamsTokens: config.stream,
-    probe: (node) => probeNode(node, config.model, options.apiKey !== undefined),
+    probe: (node) => probeNode(node, config.model, options.apiKey !== undefined && options.apiKey !== ''),
     load(indices) {
       for (const index of indices) {
         const i = checkedIndex(index, 'load');
