@@ -119,13 +119,19 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
   const uint64_t issued_samples = issued * spq;
   const int64_t bound = scenario == Scenario::Server ? effective.target_latency_ns : 0;
 
+  // Failed samples (Session::fail) are left out of the completions and
+  // latencies, as in the summary; they still extend the series' duration.
+  const std::vector<bool> failed = failed_sample_mask(series);
+  const auto succeeded = [&](uint64_t k, int64_t done) {
+    return done != kNotCompleted && (failed.empty() || !failed[k]);
+  };
   int64_t end_ns = 0;
   uint64_t completed = 0;
   for (uint64_t k = 0; k < issued_samples; ++k) {
     const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
     if (done == kNotCompleted) continue;
-    ++completed;
     end_ns = std::max(end_ns, done);
+    if (succeeded(k, done)) ++completed;
   }
   for (uint64_t q = 0; q < issued; ++q) end_ns = std::max(end_ns, series.issued_ns[q]);
 
@@ -137,7 +143,7 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
   for (uint64_t q = 0; q < issued; ++q) ++issued_per[static_cast<size_t>(series.issued_ns[q] / window)];
   for (uint64_t k = 0; k < issued_samples; ++k) {
     const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
-    if (done != kNotCompleted) ++offsets[static_cast<size_t>(done / window) + 1];
+    if (succeeded(k, done)) ++offsets[static_cast<size_t>(done / window) + 1];
   }
   for (size_t w = 0; w < windows; ++w) offsets[w + 1] += offsets[w];
   ScratchArray<int64_t> by_window(completed);
@@ -146,7 +152,7 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
     std::vector<uint64_t> fill(offsets.begin(), offsets.end() - 1);
     for (uint64_t k = 0; k < issued_samples; ++k) {
       const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
-      if (done == kNotCompleted) continue;
+      if (!succeeded(k, done)) continue;
       const size_t w = static_cast<size_t>(done / window);
       if (w >= windows || fill[w] >= offsets[w + 1]) continue;  // counted above; never changes after the series
       by_window[fill[w]++] = done - scheduled_ns(series, k / spq);
@@ -184,7 +190,9 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
     ScratchArray<int64_t> query_latencies(issued);
     for (uint64_t q = 0; q < issued; ++q) {
       const int64_t done = series.query_done_time(q);
-      if (done != kNotCompleted) query_latencies.push_back(done - series.issued_ns[q]);
+      bool any_failed = false;
+      for (uint64_t k = q * spq; k < (q + 1) * spq && !failed.empty() && !any_failed; ++k) any_failed = failed[k];
+      if (done != kNotCompleted && !any_failed) query_latencies.push_back(done - series.issued_ns[q]);
     }
     o += ",\"query_latency\":" + distribution(query_latencies, 0);
   }

@@ -214,8 +214,9 @@ describe('querySamplesComplete rejects what is not an array of responses, before
 });
 
 describe('querySampleComplete checks its arguments before completing', () => {
-  it('querySampleComplete: id must be a number, data a buffer, nTokens a number', () => {
-    expect(() => querySampleComplete('1' as never)).toThrow(/querySampleComplete\(id, data\?, nTokens\?\): id must be a number, got '1'/);
+  it('querySampleComplete: id must be a number, data a buffer, nTokens and stampNs numbers', () => {
+    expect(() => querySampleComplete('1' as never)).toThrow(/querySampleComplete\(id, data\?, nTokens\?, stampNs\?\): id must be a number, got '1'/);
+    expect(() => querySampleComplete(1, undefined, undefined, 'now' as never)).toThrow(/stampNs must be a number \(a clockNs\(\) reading\), got 'now'/);
     expect(() => querySampleComplete(undefined as never)).toThrow(TypeError);
     expect(() => querySampleComplete(1, 'abc' as never)).toThrow(/data must be undefined, an ArrayBuffer or an ArrayBufferView/);
     expect(() => querySampleComplete(1, 42 as never)).toThrow(TypeError);

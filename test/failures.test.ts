@@ -95,8 +95,19 @@ describe('querySampleFailed', () => {
     expect(lines[0]!.value).toBe('Sample failed (http_status): node http://127.0.0.1:9: http_status\\nnot a log line');
     const invalidReason = detailEntries(result.files.detail!).find((e) => e.key === 'result_invalid_reason');
     expect(String(invalidReason?.value)).toContain(reason);
-    // The statistics are the successful samples'.
+    // The statistics are the successful samples' (the report's charts too).
     if (scenario !== 'MultiStream') expect(result.latencyNs.max).toBeGreaterThan(0);
+    const data = JSON.parse(readText(join(dirname(result.files.summary!), 'loadgen_report_data.json'))) as { series: { completed_samples: number } };
+    expect(data.series.completed_samples).toBe(result.counts.issuedSamples - total);
+  });
+
+  it('AccuracyOnly: a failed sample makes the accuracy run INVALID and writes no accuracy record', async () => {
+    const sut = failingSut(16);
+    const result = await startTest(sut, createSyntheticQsl(64), { scenario: 'Offline', mode: 'AccuracyOnly' }, { outdir: tempDir() });
+    expect(result.errors.failedSamples.total).toBe(4);
+    expect(result.validity).toBe('INVALID');
+    expect(result.invalidReasons).toEqual([expectedReason(sut.failed)]);
+    expect(result.accuracyLogRecords).toBe(60);  // the completed ones; a failed sample writes none
   });
 
   it('a failed sample is not also a token error and is left out of TTFT/TPOT', async () => {

@@ -98,6 +98,11 @@ describe('SystemUnderTest.report', () => {
     expect(readText(thrown.files.summary!)).toBe(thrown.summaryText);
     const bad = await startTest(completingSut({ report: () => ({ title: 'x', lines: [1] }) as never }), createSyntheticQsl(64), OFFLINE, { outdir: tempDir() });
     expect(bad.sutReportError).toBe('sut.report() returned a report whose lines are not an array of strings, got an array');
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const unserializable = await startTest(completingSut({ report: () => ({ title: 'x', lines: [], data: circular }) }), createSyntheticQsl(64), OFFLINE, { outdir: tempDir() });
+    expect(unserializable.sutReport).toBeUndefined();
+    expect(unserializable.sutReportError).toMatch(/^sut\.report\(\) returned a report whose data cannot be written as JSON: /);
     const none = await startTest(completingSut({ report: () => undefined }), createSyntheticQsl(64), OFFLINE, { outdir: tempDir() });
     expect(none.sutReport).toBeUndefined();
     expect(none.sutReportError).toBeUndefined();

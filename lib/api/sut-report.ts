@@ -112,6 +112,14 @@ function checkedReport(value: unknown): SutReport | undefined {
       throw bad('a report whose table.rows is not an array of rows of strings and numbers', rows);
     report.table = { columns: [...(columns as string[])], rows: (rows as (string | number)[][]).map((r) => [...r]) };
   }
-  if (data !== undefined) report.data = data;
+  if (data !== undefined) {
+    // It goes into `loadgen run --json`: plain data (bigints are written as text there).
+    try {
+      JSON.stringify(data, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    } catch (error) {
+      throw new InterfaceError(`returned a report whose data cannot be written as JSON: ${messageOf(error)}`);
+    }
+    report.data = data;
+  }
   return report;
 }

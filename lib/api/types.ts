@@ -66,7 +66,7 @@ export interface SutReport {
   lines: string[];
   /** A table for report.html (and `--json`): column names and rows of cells. */
   table?: { columns: string[]; rows: (string | number)[][] };
-  /** Anything else for `result.sutReport` / `--json` (not written to the logs). */
+  /** Anything else for `result.sutReport` / `--json` (not written to the logs); plain data that JSON can hold. */
   data?: unknown;
 }
 
