@@ -49,6 +49,14 @@ export interface OpenAiStubOptions extends ServeAddress {
   faults?: Readonly<Record<number, OpenAiStubFault>>;
   /** Record each generation request's times (records()); for benches. */
   recordTimes?: boolean;
+  /**
+   * Wait the last this-many ms before each token in setImmediate turns (a busy
+   * loop that still serves other requests) instead of a timer: tokens within
+   * microseconds of their due time, for benches that measure a client's
+   * TTFT/TPOT error, at the cost of CPU. Default 0: a timer to the due time
+   * (never early; late by up to ~1 ms, libuv's timers being whole ms). 0..10.
+   */
+  timerSpinMs?: number;
 }
 
 /** One generation request as the stub served it (recordTimes). */
@@ -174,6 +182,7 @@ interface StubConfig {
   apiKey: string | undefined;
   faults: Readonly<Record<number, OpenAiStubFault>>;
   recordTimes: boolean;
+  timerSpinMs: number;
 }
 
 function checkOptions(options: OpenAiStubOptions): StubConfig {
@@ -204,6 +213,10 @@ function checkOptions(options: OpenAiStubOptions): StubConfig {
       throw new RangeError(`startOpenAiStub: faults maps request numbers (1, 2, ...) to one of ${OPENAI_STUB_FAULTS.join(', ')}; got ${n}: ${String(fault)}`);
     }
   }
+  const timerSpinMs = options.timerSpinMs ?? 0;
+  if (typeof timerSpinMs !== 'number' || !(timerSpinMs >= 0 && timerSpinMs <= 10)) {
+    throw new RangeError(`startOpenAiStub: timerSpinMs must be a number of ms in 0..10, got ${String(timerSpinMs)}`);
+  }
   return {
     host,
     port,
@@ -215,6 +228,7 @@ function checkOptions(options: OpenAiStubOptions): StubConfig {
     apiKey: options.apiKey,
     faults,
     recordTimes: options.recordTimes ?? false,
+    timerSpinMs,
   };
 }
 
@@ -310,17 +324,18 @@ interface RunTimer {
 
 /**
  * Runs `fn` at `dueNs` (monotonic clock), never before it: setTimeout can
- * fire up to ~1 ms early (libuv's loop time is in ms and read once per loop
- * turn), so an early timer is re-armed, and the last part of a ms is waited
- * in setImmediate turns (other requests are still served between them).
+ * fire up to ~1 ms early (libuv's loop time is in whole ms, read once per loop
+ * turn), so an early timer is re-armed, and the last ms (or `spinMs`, if
+ * more) is waited in setImmediate turns (other requests are still served
+ * between them).
  */
-function runAt(dueNs: number, fn: () => void, timer: RunTimer = {}): RunTimer {
+function runAt(dueNs: number, fn: () => void, spinMs: number, timer: RunTimer = {}): RunTimer {
   const check = (): void => {
     const remainingMs = (dueNs - Number(process.hrtime.bigint())) / 1e6;
     timer.timeout = undefined;
     timer.immediate = undefined;
     if (remainingMs <= 0) fn();
-    else if (remainingMs > 1) timer.timeout = setTimeout(check, remainingMs);
+    else if (remainingMs > Math.max(1, spinMs)) timer.timeout = setTimeout(check, remainingMs - spinMs);
     else timer.immediate = setImmediate(check);
   };
   // Never fn() from here: a response already behind its schedule would recurse once per token.
@@ -369,7 +384,7 @@ function streamTokens(g: Generation, config: StubConfig): void {
     g.record.tokens = ++k;
     if (k === 1 && g.fault !== undefined && injectStreamFault(g, chunk)) return;
     if (k < tokens.length) {
-      timer = runAt(g.receivedNs + ttftNs + k * tpotNs, sendNext, timer);
+      timer = runAt(g.receivedNs + ttftNs + k * tpotNs, sendNext, config.timerSpinMs, timer);
       return;
     }
     if (g.fault !== undefined) {
@@ -378,7 +393,7 @@ function streamTokens(g: Generation, config: StubConfig): void {
     }
     res.end();
   };
-  timer = runAt(g.receivedNs + ttftNs, sendNext);
+  timer = runAt(g.receivedNs + ttftNs, sendNext, config.timerSpinMs);
 }
 
 // After the first token: true when the fault ended the response.
@@ -424,7 +439,7 @@ function answerWhole(g: Generation, config: StubConfig): void {
     res.end(body);
     g.record.tokens = tokens.length;
     if (config.recordTimes) g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
-  });
+  }, config.timerSpinMs);
   res.on('close', () => cancelRun(timer));
 }
 
