@@ -85,6 +85,27 @@ describe('loadgen run --sut openai', () => {
     expect(named.stdout).not.toContain(KEY.slice(3));
   });
 
+  it('--no-stream and --api completions run from the command line', async () => {
+    const noStream = await loadgen([...base(), '--no-stream', '--mode', 'AccuracyOnly', '--outdir', join(tempDir(), 'o'), '--json'], { OPENAI_API_KEY: KEY });
+    expect(noStream.stderr).toBe('');
+    expect(noStream.status).toBe(0);
+    // No first token can be timed without a stream: token latencies are not defaulted on.
+    expect((JSON.parse(noStream.stdout) as { tokens?: unknown }).tokens).toBeUndefined();
+    const prompts = join(dir, 'prompts-only.jsonl');
+    writeFileSync(prompts, '{"prompt": "a b c", "max_tokens": 3}\n');
+    const before = stub.requestCount;
+    const outdir = join(tempDir(), 'o');
+    const completions = await loadgen(
+      ['run', '--sut', 'openai', '--url', stub.url, '--model', 'loadgen-stub', '--dataset', prompts, '--api', 'completions', '--mode', 'AccuracyOnly', '--outdir', outdir],
+      { OPENAI_API_KEY: KEY },
+    );
+    expect(completions.stderr).toBe('');
+    expect(completions.status).toBe(0);
+    expect(stub.requestCount).toBe(before + 1);
+    // The stub's text for 'a b c', its first token and the usage count.
+    expect(readText(join(outdir, 'mlperf_log_accuracy.json'))).toContain('"qsl_idx" : 0, "data" : "6120622063", "token_data" : "61", "token_count" : 3 }');
+  });
+
   it('a bad data set line is exit 2 naming the file, line and field, before any request', async () => {
     const bad = join(dir, 'bad.jsonl');
     writeFileSync(bad, '{"prompt": "a"}\n\n{"prompt": "b", "max_tokens": -3}\n');
