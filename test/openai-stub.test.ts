@@ -106,6 +106,23 @@ describe('startOpenAiStub', () => {
 });
 
 describe('startOpenAiStub options', () => {
+  it('with timerSpinMs, sends every token at or just after its due time', async () => {
+    const stub = await startOpenAiStub({ port: 0, ttftMs: 5, tpotMs: 3, timerSpinMs: 2, recordTimes: true });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await post(stub, '/v1/completions', { model: 'loadgen-stub', prompt: 'a b', max_tokens: 8, stream: true });
+        expect(sseData(await res.text()).at(-1)).toBe('[DONE]');
+      }
+      const lateness = stub.records().flatMap((r) => r.tokenSentNs.map((t, k) => (t - r.receivedNs) / 1e6 - (5 + 3 * k)));
+      expect(lateness).toHaveLength(24);
+      expect(Math.min(...lateness)).toBeGreaterThanOrEqual(0);
+      // Precision is the benches' business (this machine is shared): only a sanity bound here.
+      expect(lateness.sort((a, b) => a - b)[12]).toBeLessThan(5);
+    } finally {
+      await stub.close();
+    }
+  });
+
   it('requires the API key when given one', async () => {
     const stub = await startOpenAiStub({ port: 0, ttftMs: 0, tpotMs: 0, apiKey: 'sk-secret-1' });
     try {
@@ -160,6 +177,7 @@ describe('startOpenAiStub options', () => {
     await expect(startOpenAiStub({ port: 0, ttftMs: -1, tpotMs: 0 })).rejects.toThrow(/ttftMs must be a number of ms/);
     await expect(startOpenAiStub({ port: 0, ttftMs: 0, tpotMs: 0, faults: { 0: 'reset' } })).rejects.toThrow(/faults maps request numbers/);
     await expect(startOpenAiStub({ port: 70000, ttftMs: 0, tpotMs: 0 })).rejects.toThrow(/port must be/);
+    await expect(startOpenAiStub({ port: 0, ttftMs: 0, tpotMs: 0, timerSpinMs: 20 })).rejects.toThrow(/timerSpinMs must be a number of ms in 0\.\.10/);
   });
 });
 
@@ -172,7 +190,7 @@ describe('loadgen serve --openai-stub options', () => {
 
   it('turns the parsed options into startOpenAiStub options, with defaults', () => {
     expect(openAiStubOptionsFromCli(parse([]), { port: 0 })).toEqual({ port: 0, ttftMs: 20, tpotMs: 5 });
-    const values = parse(['--ttft-ms', '12.5', '--tpot-ms', '3', '--stub-model', 'm', '--stub-max-tokens', '8', '--no-usage', '--stub-api-key-env', 'K']);
+    const values = parse(['--ttft-ms', '12.5', '--tpot-ms', '3', '--stub-model', 'm', '--stub-max-tokens', '8', '--no-usage', '--stub-api-key-env', 'K', '--stub-spin-ms', '2']);
     expect(openAiStubOptionsFromCli(values, { host: '::1', port: 9 }, { K: 'secret' })).toEqual({
       host: '::1',
       port: 9,
@@ -182,12 +200,14 @@ describe('loadgen serve --openai-stub options', () => {
       defaultMaxTokens: 8,
       usage: false,
       apiKey: 'secret',
+      timerSpinMs: 2,
     });
   });
 
   it('refuses bad values naming the option, never showing a key', () => {
     expect(() => parse(['--ttft-ms', 'soon'])).toThrow(/--ttft-ms must be a number of milliseconds in 0\.\.3600000, got 'soon'/);
     expect(() => parse(['--stub-max-tokens', '0'])).toThrow(/--stub-max-tokens must be an integer/);
+    expect(() => parse(['--stub-spin-ms', '11'])).toThrow(/--stub-spin-ms must be a number of milliseconds in 0\.\.10, got '11'/);
     expect(() => openAiStubOptionsFromCli(parse(['--stub-api-key-env', 'NOPE']), {}, {})).toThrow(SettingsError);
     expect(() => openAiStubOptionsFromCli(parse(['--stub-api-key-env', 'NOPE']), {}, {})).toThrow(/'NOPE' is not set/);
   });

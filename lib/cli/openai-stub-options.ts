@@ -22,10 +22,19 @@ export interface OpenAiStubCliValues {
   /** false with --no-usage. */
   usage?: boolean;
   stubApiKeyEnv?: string;
+  stubSpinMs?: number;
 }
 
 /** The attribute names of the stub's options (the serve command refuses them without --openai-stub). */
-export const OPENAI_STUB_CLI_KEYS: readonly (keyof OpenAiStubCliValues)[] = ['ttftMs', 'tpotMs', 'stubModel', 'stubMaxTokens', 'usage', 'stubApiKeyEnv'];
+export const OPENAI_STUB_CLI_KEYS: readonly (keyof OpenAiStubCliValues)[] = [
+  'ttftMs',
+  'tpotMs',
+  'stubModel',
+  'stubMaxTokens',
+  'usage',
+  'stubApiKeyEnv',
+  'stubSpinMs',
+];
 
 function milliseconds(name: string): (value: string) => number {
   return (value: string): number => {
@@ -47,6 +56,12 @@ function tokenCount(name: string): (value: string) => number {
   };
 }
 
+function spinMilliseconds(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || n > 10) throw new InvalidArgumentError(`--stub-spin-ms must be a number of milliseconds in 0..10, got '${echo(value)}'.`);
+  return n;
+}
+
 /** Adds the stub's options to a command (defaults are applied by openAiStubOptionsFromCli). */
 export function addOpenAiStubOptions(command: Command): Command {
   return command
@@ -59,7 +74,12 @@ export function addOpenAiStubOptions(command: Command): Command {
       ),
     )
     .addOption(new Option('--no-usage', '--openai-stub: never send token usage (clients count content chunks)'))
-    .addOption(new Option('--stub-api-key-env <NAME>', '--openai-stub: require the API key held by this environment variable'));
+    .addOption(new Option('--stub-api-key-env <NAME>', '--openai-stub: require the API key held by this environment variable'))
+    .addOption(
+      new Option('--stub-spin-ms <ms>', '--openai-stub: busy-wait the last ms before each token, for a schedule exact to microseconds (0..10, default 0)').argParser(
+        spinMilliseconds,
+      ),
+    );
 }
 
 /** startOpenAiStub's options from the parsed values; a named variable that is unset is a SettingsError (exit 2). */
@@ -81,6 +101,7 @@ export function openAiStubOptionsFromCli(
   }
   if (values.stubMaxTokens !== undefined) options.defaultMaxTokens = values.stubMaxTokens;
   if (values.usage === false) options.usage = false;
+  if (values.stubSpinMs !== undefined) options.timerSpinMs = values.stubSpinMs;
   if (values.stubApiKeyEnv !== undefined) {
     const key = env[values.stubApiKeyEnv];
     // The variable's name may be echoed; its value never is.

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
 
-import { DatasetError, NetworkSetupError } from '../errors.js';
+import { DatasetError, NetworkSetupError, SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
 import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './protocol.js';
 import { createNetworkSut } from './transport.js';
@@ -59,7 +59,7 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
   const total = samples.length;
   const performance = options.performanceSampleCount ?? total;
   if (!Number.isInteger(performance) || performance < 1 || performance > total) {
-    throw new RangeError(`performanceSampleCount must be an integer in 1..${total} (the data set's samples), got ${String(options.performanceSampleCount)}`);
+    throw new SettingsError('performanceSampleCount', options.performanceSampleCount, `performanceSampleCount must be an integer in 1..${total} (the data set's samples), got ${String(options.performanceSampleCount)}`);
   }
   const path = API_PATHS[config.api];
   // Shared by every request: the transport adds authorization and host to what it sends, not to this object.
@@ -78,7 +78,7 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
     totalSampleCount: total,
     performanceSampleCount: performance,
     streamsTokens: config.stream,
-    probe: (node) => probeNode(node, config.model, options.apiKey !== undefined),
+    probe: (node) => probeNode(node, config.model, options.apiKey !== undefined && options.apiKey !== ''),
     load(indices) {
       for (const index of indices) {
         const i = checkedIndex(index, 'load');
@@ -110,9 +110,8 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
 export async function createOpenAiSut(options: OpenAiSutOptions): Promise<NetworkSut> {
   const withCounts: OpenAiProtocolOptions = { ...options, tokenSourceCounts: new Int32Array(new SharedArrayBuffer(8)) };
   const protocol = await createOpenAiProtocol(withCounts);
-  const sut = await createNetworkSut(protocol, withCounts);
-  if (protocol.streamsTokens) Object.assign(sut, { defaultSettings: { useTokenLatencies: true } });
-  return sut;
+  // The transport gives a SUT whose protocol streams tokens `defaultSettings: { useTokenLatencies: true }`.
+  return createNetworkSut(protocol, withCounts);
 }
 
 interface OpenAiConfig {
@@ -124,16 +123,16 @@ interface OpenAiConfig {
 }
 
 function checkOptions(options: OpenAiSutOptions): OpenAiConfig {
-  if (typeof options !== 'object' || options === null) throw new TypeError('createOpenAiSut(options): options must be an object');
+  if (typeof options !== 'object' || options === null) throw new SettingsError('options', options, `openai: options must be an object, got ${options === null ? 'null' : typeof options}`);
   const { model, dataset, api = 'chat', stream = true, maxTokens } = options;
   if (typeof model !== 'string' || model.length === 0 || /[\u0000-\u001f\u007f]/.test(model)) {
-    throw new TypeError(`openai: model must be a non-empty printable string (the served model's name), got ${typeof model === 'string' ? `'${echo(model)}'` : typeof model}`);
+    throw new SettingsError('model', model, `openai: model must be a non-empty printable string (the served model's name), got ${typeof model === 'string' ? `'${echo(model)}'` : typeof model}`);
   }
-  if (typeof dataset !== 'string' || dataset.length === 0) throw new TypeError(`openai: dataset must be the path of a JSONL file, got ${typeof dataset}`);
-  if (!OPENAI_APIS.includes(api)) throw new RangeError(`openai: api must be one of ${OPENAI_APIS.join(', ')}, got '${echo(String(api))}'`);
-  if (typeof stream !== 'boolean') throw new TypeError(`openai: stream must be a boolean, got ${typeof stream}`);
+  if (typeof dataset !== 'string' || dataset.length === 0) throw new SettingsError('dataset', dataset, `openai: dataset must be the path of a JSONL file, got ${typeof dataset === 'string' ? 'an empty string' : typeof dataset}`);
+  if (!OPENAI_APIS.includes(api)) throw new SettingsError('api', api, `openai: api must be one of ${OPENAI_APIS.join(', ')}, got '${echo(String(api))}'`);
+  if (typeof stream !== 'boolean') throw new SettingsError('stream', stream, `openai: stream must be true or false, got ${typeof stream}`);
   if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= OPENAI_MAX_TOKENS_LIMIT)) {
-    throw new RangeError(`openai: maxTokens must be an integer in 1..${OPENAI_MAX_TOKENS_LIMIT}, got ${String(maxTokens)}`);
+    throw new SettingsError('maxTokens', maxTokens, `openai: maxTokens must be an integer in 1..${OPENAI_MAX_TOKENS_LIMIT}, got ${String(maxTokens)}`);
   }
   return { model, dataset, api, stream, maxTokens };
 }

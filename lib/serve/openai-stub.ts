@@ -49,6 +49,14 @@ export interface OpenAiStubOptions extends ServeAddress {
   faults?: Readonly<Record<number, OpenAiStubFault>>;
   /** Record each generation request's times (records()); for benches. */
   recordTimes?: boolean;
+  /**
+   * Wait the last this-many ms before each token in setImmediate turns (a busy
+   * loop that still serves other requests) instead of a timer: tokens within
+   * microseconds of their due time, for benches that measure a client's
+   * TTFT/TPOT error, at the cost of CPU. Default 0: a timer to the due time
+   * (never early; late by up to ~1 ms, libuv's timers being whole ms). 0..10.
+   */
+  timerSpinMs?: number;
 }
 
 /** One generation request as the stub served it (recordTimes). */
@@ -174,6 +182,7 @@ interface StubConfig {
   apiKey: string | undefined;
   faults: Readonly<Record<number, OpenAiStubFault>>;
   recordTimes: boolean;
+  timerSpinMs: number;
 }
 
 function checkOptions(options: OpenAiStubOptions): StubConfig {
@@ -204,6 +213,10 @@ function checkOptions(options: OpenAiStubOptions): StubConfig {
       throw new RangeError(`startOpenAiStub: faults maps request numbers (1, 2, ...) to one of ${OPENAI_STUB_FAULTS.join(', ')}; got ${n}: ${String(fault)}`);
     }
   }
+  const timerSpinMs = options.timerSpinMs ?? 0;
+  if (typeof timerSpinMs !== 'number' || !(timerSpinMs >= 0 && timerSpinMs <= 10)) {
+    throw new RangeError(`startOpenAiStub: timerSpinMs must be a number of ms in 0..10, got ${String(timerSpinMs)}`);
+  }
   return {
     host,
     port,
@@ -215,6 +228,7 @@ function checkOptions(options: OpenAiStubOptions): StubConfig {
     apiKey: options.apiKey,
     faults,
     recordTimes: options.recordTimes ?? false,
+    timerSpinMs,
   };
 }
 
@@ -310,17 +324,18 @@ interface RunTimer {
 
 /**
  * Runs `fn` at `dueNs` (monotonic clock), never before it: setTimeout can
- * fire up to ~1 ms early (libuv's loop time is in ms and read once per loop
- * turn), so an early timer is re-armed, and the last part of a ms is waited
- * in setImmediate turns (other requests are still served between them).
+ * fire up to ~1 ms early (libuv's loop time is in whole ms, read once per loop
+ * turn), so an early timer is re-armed, and the last ms (or `spinMs`, if
+ * more) is waited in setImmediate turns (other requests are still served
+ * between them).
  */
-function runAt(dueNs: number, fn: () => void, timer: RunTimer = {}): RunTimer {
+function runAt(dueNs: number, fn: () => void, spinMs: number, timer: RunTimer = {}): RunTimer {
   const check = (): void => {
     const remainingMs = (dueNs - Number(process.hrtime.bigint())) / 1e6;
     timer.timeout = undefined;
     timer.immediate = undefined;
     if (remainingMs <= 0) fn();
-    else if (remainingMs > 1) timer.timeout = setTimeout(check, remainingMs);
+    else if (remainingMs > Math.max(1, spinMs)) timer.timeout = setTimeout(check, remainingMs - spinMs);
     else timer.immediate = setImmediate(check);
   };
   // Never fn() from here: a response already behind its schedule would recurse once per token.
@@ -341,8 +356,10 @@ function streamTokens(g: Generation, config: StubConfig): void {
   const object = g.api === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   const chunk = (choice: Record<string, unknown> | undefined, extra?: Record<string, unknown>): string =>
     `data: ${JSON.stringify({ id, object, created: CREATED, model: parsed.model, choices: choice === undefined ? [] : [{ index: 0, ...choice }], ...extra })}\n\n`;
-  const content = (text: string, finish: string | null): Record<string, unknown> =>
-    g.api === 'chat' ? { delta: { content: text }, logprobs: null, finish_reason: finish } : { text, logprobs: null, finish_reason: finish };
+  // A token's chunk is the same JSON as chunk() would make, from strings built once per response.
+  const head = `data: {"id":${JSON.stringify(id)},"object":"${object}","created":${CREATED},"model":${JSON.stringify(parsed.model)},"choices":[{"index":0,`;
+  const [open, close] = g.api === 'chat' ? ['"delta":{"content":', '},"logprobs":null,"finish_reason":'] : ['"text":', ',"logprobs":null,"finish_reason":'];
+  const tokenChunk = (text: string, last: boolean): string => `${head}${open}${JSON.stringify(text)}${close}${last ? '"length"' : 'null'}}]}\n\n`;
 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   // As vLLM does: a role chunk with empty content at once, which is not a token.
@@ -356,21 +373,27 @@ function streamTokens(g: Generation, config: StubConfig): void {
   const sendNext = (): void => {
     if (res.destroyed) return;
     const last = k === tokens.length - 1;
-    res.write(chunk(content(tokens[k]!, last ? 'length' : null)));
-    g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
+    let text = tokenChunk(tokens[k]!, last);
+    // The last token, the usage chunk and [DONE] in one write: the response's last byte comes with its last token.
+    if (last && g.fault === undefined) {
+      if (g.parsed.includeUsage && config.usage) text += chunk(undefined, { usage: usage(parsed.promptText, tokens.length) });
+      text += 'data: [DONE]\n\n';
+    }
+    res.write(text);
+    if (config.recordTimes) g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
     g.record.tokens = ++k;
     if (k === 1 && g.fault !== undefined && injectStreamFault(g, chunk)) return;
     if (k < tokens.length) {
-      timer = runAt(g.receivedNs + ttftNs + k * tpotNs, sendNext, timer);
+      timer = runAt(g.receivedNs + ttftNs + k * tpotNs, sendNext, config.timerSpinMs, timer);
       return;
     }
-    if (g.parsed.includeUsage && config.usage) {
-      res.write(chunk(undefined, { usage: usage(parsed.promptText, tokens.length) }));
+    if (g.fault !== undefined) {
+      if (g.parsed.includeUsage && config.usage) res.write(chunk(undefined, { usage: usage(parsed.promptText, tokens.length) }));
+      if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
     }
-    if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
     res.end();
   };
-  timer = runAt(g.receivedNs + ttftNs, sendNext);
+  timer = runAt(g.receivedNs + ttftNs, sendNext, config.timerSpinMs);
 }
 
 // After the first token: true when the fault ended the response.
@@ -415,8 +438,8 @@ function answerWhole(g: Generation, config: StubConfig): void {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
     g.record.tokens = tokens.length;
-    g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
-  });
+    if (config.recordTimes) g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
+  }, config.timerSpinMs);
   res.on('close', () => cancelRun(timer));
 }
 
