@@ -28,7 +28,7 @@ function percentilesOf(values: Float64Array): Percentiles {
  * The server's stamps of each answered request, by sample index, in the order
  * they completed. Growable typed arrays: one push per response, no object.
  */
-class StampRecords {
+export class StampRecords {
   count = 0;
   index = new Float64Array(1 << 16);
   recv = new Float64Array(1 << 16);
@@ -120,15 +120,15 @@ export class StampProtocol implements NetworkProtocol {
 }
 
 /** Per sample of the trace: its index, scheduled time (us from the trace origin) and latency (ns). */
-interface TracedSample {
+export interface TracedSample {
   idx: number;
   scheduledUs: number;
   latencyNs: number;
 }
 
-function readTrace(path: string): TracedSample[] {
+export function readTrace(path: string): TracedSample[] {
   const samples: TracedSample[] = [];
-  const begin = /"name":"Sample".*"ph":"b".*"ts":([\d.]+),"args":\{.*"sample_idx":(\d+),.*"complete_ns":(-?\d+)\}/;
+  const begin = /"name":"Sample".*"ph":"b".*"ts":(-?[\d.]+),"args":\{.*"sample_idx":(\d+),.*"complete_ns":(-?\d+)\}/;
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     const m = begin.exec(line);
     if (m) samples.push({ idx: Number(m[2]), scheduledUs: Number(m[1]), latencyNs: Number(m[3]) });

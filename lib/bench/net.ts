@@ -24,7 +24,8 @@ import { findOnPath, pinningTaskset, runTrial, type NetServerTrial, type NetToke
 
 const here = dirname(fileURLToPath(import.meta.url));
 const stampServerSource = join(here, '..', '..', 'benchmarks', 'stamp-server.c');
-const netServeScript = join(here, 'net-serve.js');
+// Beside this file once built; from lib/bench (the tests run the sources) it is the built one in dist/.
+const netServeScript = existsSync(join(here, 'net-serve.js')) ? join(here, 'net-serve.js') : join(here, '..', '..', 'dist', 'bench', 'net-serve.js');
 
 /** Keep-alive connections of every client (autocannon, wrk, loadgen). */
 export const NET_CONNECTIONS = 32;
@@ -168,7 +169,7 @@ function startProcess(command: string, args: string[], pattern: RegExp, what: st
   });
 }
 
-interface BenchServer {
+export interface BenchServer {
   kind: 'c' | 'node' | 'openai-stub';
   url: string;
   close(): Promise<void>;
@@ -191,7 +192,7 @@ function closer(child: ChildProcess): () => Promise<void> {
 }
 
 /** Compiles benchmarks/stamp-server.c into `dir`; the reason when it cannot. */
-function buildStampServer(dir: string): { path: string } | { note: string } {
+export function buildStampServer(dir: string): { path: string } | { note: string } {
   if (process.platform !== 'linux') return { note: 'the C stamp server needs Linux (epoll)' };
   if (!existsSync(stampServerSource)) return { note: `no ${stampServerSource} (the bench runs from a checkout)` };
   const compiler = findOnPath('cc') ?? findOnPath('gcc') ?? findOnPath('clang');
@@ -203,7 +204,7 @@ function buildStampServer(dir: string): { path: string } | { note: string } {
 }
 
 /** Starts a bench server on CPU 1 (when `pin`): the C one (its own sched_setaffinity) or one of net-serve.js (taskset). */
-async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }): Promise<BenchServer> {
+export async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }): Promise<BenchServer> {
   if (kind === 'c') {
     const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1'], /PORT (\d+)\n/, 'stamp-server');
     return { kind, url: `http://127.0.0.1:${match[1]}`, close: closer(child) };
@@ -276,7 +277,7 @@ async function autocannonRate(script: string, url: string, seconds: number, pin:
  * clockNs() before the request and after its response (CLOCK_MONOTONIC is
  * system-wide on Linux, so it holds across processes).
  */
-async function checkClock(url: string, requests: number): Promise<boolean> {
+export async function checkClock(url: string, requests: number): Promise<boolean> {
   const clockNs = loadNative().clockNs;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
@@ -304,7 +305,7 @@ async function checkClock(url: string, requests: number): Promise<boolean> {
  * (halving while not), then bisecting to `precision`, then the peak is run
  * again; a peak that fails its confirmation is replaced by a lower one.
  */
-async function peakSearch(
+export async function peakSearch(
   run: (qps: number) => Promise<PeakRun>,
   startQps: number,
   precision: number,
