@@ -23,7 +23,7 @@ import { registerReportCommand } from './cli/report.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
 import { addDemoOptions } from './demo/cli.js';
-import { InterfaceError, LoadgenError, LogOutputError, SettingsError, SutError } from './errors.js';
+import { InterfaceError, LoadgenError, LogOutputError, NetworkSetupError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native/index.js';
 import { SCENARIOS, TEST_MODES } from './settings/types.js';
 
@@ -149,8 +149,9 @@ export async function main(argv: string[]): Promise<number> {
       // Commander printed the message already; --help and --version exit 0.
       return error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
     }
-    // An outdir that cannot be created is refused before the run starts: bad input too.
-    if (error instanceof SettingsError || error instanceof InterfaceError || error instanceof LogOutputError) {
+    // An outdir that cannot be created, or a network node that is down or not
+    // serving the model, is refused before the run starts: bad input too.
+    if (error instanceof SettingsError || error instanceof InterfaceError || error instanceof LogOutputError || error instanceof NetworkSetupError) {
       process.stderr.write(`loadgen: ${error.message}\n`);
       return EXIT_BAD_INPUT;
     }

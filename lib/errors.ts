@@ -127,3 +127,16 @@ export class LogOutputError extends LoadgenError {
     super('ERR_LOADGEN_LOG_OUTPUT', message, { cause });
   }
 }
+
+/**
+ * A network SUT could not be set up before the run: a bad `--url`, a node
+ * that is down, not ready or does not serve the model (CLI exit 2). No query
+ * was issued. `url` is the node's URL without credentials, when one is meant.
+ */
+export class NetworkSetupError extends LoadgenError {
+  readonly url: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; url?: string }) {
+    super('ERR_LOADGEN_NETWORK_SETUP', message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.url = options?.url;
+  }
+}

@@ -58,6 +58,7 @@ export {
   LoadgenError,
   LogOutputError,
   NativeLoadError,
+  NetworkSetupError,
   NotRunningError,
   RunFailedError,
   SettingsError,
@@ -80,3 +81,15 @@ export { startProgress, type ProgressHandle, type ProgressOptions, type Progress
 export { currentProgress } from './api/progress.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native/index.js';
+export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
+export { createHttpProtocol, createHttpSut } from './net/http-map.js';
+export {
+  BALANCE_POLICIES,
+  type BalancePolicy,
+  type HttpSutOptions,
+  type NetworkNodeStats,
+  type NetworkStats,
+  type NetworkSut,
+  type TransportOptions,
+} from './net/types.js';
+export type { FailureKind, NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';

@@ -1,10 +1,121 @@
-// INTERFACE ONLY (issue 12 integration): helper net-transport replaces this file.
+/**
+ * createNetworkSut: a SystemUnderTest that sends each sample over HTTP to
+ * one of several nodes (the Network division's Query Dispatch Library).
+ * The protocol (lib/net/openai, kserve, http-map) says what to send and how
+ * to read the answer; lib/net/client.ts does the sending.
+ */
+import type { QuerySample, QuerySampleLibrary } from '../api/types.js';
+import { SettingsError } from '../errors.js';
+import { NetworkClient, type ClientConfig } from './client.js';
+import { cleanNodeName, networkSutName, parseNodeUrls, uniqueNodeNames, type NodeAddress } from './nodes.js';
+import { createStatsBuffer, FAILURE_KINDS, nodeSlice, summarizeNode } from './node-stats.js';
 import type { NetworkProtocol } from './protocol.js';
-import type { NetworkSut, TransportOptions } from './types.js';
+import { BALANCE_POLICIES, type NetworkStats, type NetworkSut, type TransportOptions } from './types.js';
 
-/** Probes every node (names, readiness), then serves queries over undici pools. */
-export async function createNetworkSut(protocol: NetworkProtocol, options: TransportOptions): Promise<NetworkSut> {
-  void protocol;
-  void options;
-  throw new Error('createNetworkSut: not built yet');
+/** Keep-alive connections per node when `connections` is not given: opened as needed, up to this many. */
+export const DEFAULT_CONNECTIONS = 256;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** How long a node whose connection failed stays out of the rotation. */
+export const NODE_BACKOFF_MS = 1_000;
+
+/** The options checked, defaults filled in (bad values: SettingsError naming the option). */
+export function checkTransportOptions(options: TransportOptions): ClientConfig {
+  if (typeof options !== 'object' || options === null) throw new SettingsError('options', options, `network SUT options must be an object, got ${options === null ? 'null' : typeof options}`);
+  const balance = options.balance ?? 'least-outstanding';
+  if (!BALANCE_POLICIES.includes(balance))
+    throw new SettingsError('balance', balance, `balance '${String(balance)}' is not one of ${BALANCE_POLICIES.join(', ')}`);
+  const connections = integerOption('connections', options.connections, DEFAULT_CONNECTIONS, 1);
+  const requestTimeoutMs = integerOption('requestTimeoutMs', options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 0);
+  const connectTimeoutMs = integerOption('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 1);
+  const probeTimeoutMs = integerOption('probeTimeoutMs', options.probeTimeoutMs, Math.max(connectTimeoutMs, 1), 1);
+  if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || /[\r\n\0]/.test(options.apiKey)))
+    // The value is never echoed: it is a secret.
+    throw new SettingsError('apiKey', '<hidden>', 'apiKey must be a string without line breaks or NUL (its value is not shown)');
+  if (options.http2 !== undefined && typeof options.http2 !== 'boolean')
+    throw new SettingsError('http2', options.http2, `http2 must be true or false, got ${typeof options.http2}`);
+  return {
+    balance,
+    connections,
+    requestTimeoutMs,
+    connectTimeoutMs,
+    probeTimeoutMs,
+    apiKey: options.apiKey === '' ? undefined : options.apiKey,
+    http2: options.http2 === true,
+    backoffMs: NODE_BACKOFF_MS,
+  };
 }
+
+function integerOption(name: string, value: unknown, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+    throw new SettingsError(name, value, `${name} must be an integer >= ${min}, got ${typeof value === 'number' ? value : typeof value}`);
+  return value;
+}
+
+/**
+ * Probes every node (readiness, model, its name: at least one round trip
+ * each), then serves queries over undici pools. A node that is down, not
+ * ready or without the model is a NetworkSetupError naming its URL; nothing
+ * is left open then.
+ */
+export async function createNetworkSut(protocol: NetworkProtocol, options: TransportOptions): Promise<NetworkSut> {
+  const config = checkTransportOptions(options);
+  const addresses = parseNodeUrls(options.urls);
+  const stats = createStatsBuffer(addresses.length, 1, false);
+  const client = new NetworkClient(protocol, addresses, config, addresses.map((_, i) => nodeSlice(stats, addresses.length, 0, i)));
+  let names: string[];
+  try {
+    names = await client.probeAll();
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  const nodeNames = uniqueNodeNames(
+    names.map((n, i) => cleanNodeName(n, addresses[i]!.url)),
+    addresses,
+  );
+  return buildNetworkSut(protocol, client, addresses, nodeNames, config, stats, options.signal);
+}
+
+function buildNetworkSut(
+  protocol: NetworkProtocol,
+  client: NetworkClient,
+  addresses: readonly NodeAddress[],
+  nodeNames: readonly string[],
+  config: ClientConfig,
+  stats: Float64Array,
+  signal: TransportOptions['signal'],
+): NetworkSut {
+  const qsl: QuerySampleLibrary = {
+    name: `${protocol.kind} data set (${protocol.totalSampleCount} samples)`,
+    totalSampleCount: protocol.totalSampleCount,
+    performanceSampleCount: protocol.performanceSampleCount,
+    loadSamplesToRam: (indices) => protocol.load(indices),
+    unloadSamplesFromRam: (indices) => protocol.unload(indices),
+  };
+  const onAbort = (): void => client.cancelAll(`the run was stopped (${abortText(signal?.reason)})`);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted === true) onAbort();
+  const networkStats = (): NetworkStats => ({
+    protocol: protocol.kind,
+    balance: config.balance,
+    nodes: addresses.map((a, i) => summarizeNode(stats, addresses.length, i, a.url, nodeNames[i]!)),
+  });
+  return {
+    name: networkSutName(protocol.kind, nodeNames),
+    qsl,
+    issueQuery: (samples: QuerySample[]) => client.issue(samples),
+    stats: networkStats,
+    close: async () => {
+      signal?.removeEventListener('abort', onAbort);
+      await client.close();
+    },
+  };
+}
+
+function abortText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : reason === undefined ? 'aborted' : String(reason);
+}
+
+export { FAILURE_KINDS };

@@ -1,6 +1,7 @@
 /**
  * Public options and results of the network SUTs (README "Network SUTs").
  */
+import type { RunAbortSignal } from '../api/start-test.js';
 import type { QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
 import type { FailureKind } from './protocol.js';
 
@@ -23,6 +24,13 @@ export interface TransportOptions {
   apiKey?: string;
   /** HTTP/2 instead of HTTP/1.1 keep-alive. */
   http2?: boolean;
+  /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
+  probeTimeoutMs?: number;
+  /**
+   * Stops the SUT's requests when aborted (e.g. startTest's signal): every
+   * request in flight, and every later one, fails at once as 'cancelled'.
+   */
+  signal?: RunAbortSignal;
 }
 
 /** `--sut openai`: an OpenAI-compatible endpoint. */
