@@ -1,15 +1,409 @@
-// INTERFACE ONLY (issue 12 integration): helper net-openai replaces this file.
+/**
+ * A deterministic OpenAI-compatible token streamer (`loadgen serve
+ * --openai-stub`): a server to try the LLM path on without a GPU, and a known
+ * schedule for the token-latency tests and benches. Token k of a response is
+ * written at receive + ttft + (k − 1)·tpot, each timer computed from that
+ * origin so lateness never accumulates; the text is derived from the prompt,
+ * so an accuracy check can recompute it (openAiStubTokens).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
 import type { RunningServer, ServeAddress } from './server.js';
 
+/** The model the stub lists and serves unless told otherwise. */
+export const OPENAI_STUB_MODEL = 'loadgen-stub';
+/** Output tokens of a request without `max_tokens`. */
+export const OPENAI_STUB_DEFAULT_MAX_TOKENS = 16;
+/** Largest `max_tokens` the stub accepts (a bound on one response's timers and memory). */
+export const OPENAI_STUB_MAX_TOKENS_LIMIT = 65536;
+// A request body larger than this is refused (413): prompts are small.
+const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A fault the stub injects into one generation request, for failure tests:
+ * 'http-500' answers 500; 'malformed-chunk' sends a chunk that is not JSON
+ * after the first token (non-stream: a body that is not JSON); 'error-event'
+ * sends an `{ error }` object after the first token (non-stream: instead of
+ * the completion); 'no-done' ends the stream without `data: [DONE]`
+ * (non-stream: a truncated body); 'reset' destroys the connection after the
+ * first token.
+ */
+export type OpenAiStubFault = 'http-500' | 'malformed-chunk' | 'error-event' | 'no-done' | 'reset';
+export const OPENAI_STUB_FAULTS: readonly OpenAiStubFault[] = ['http-500', 'malformed-chunk', 'error-event', 'no-done', 'reset'];
+
 export interface OpenAiStubOptions extends ServeAddress {
-  /** Time to the first content token, ms. */
+  /** Time to the first content token, ms (from the request's last byte read). */
   ttftMs: number;
   /** Time between content tokens, ms. */
   tpotMs: number;
+  /** The model it lists (GET /v1/models) and serves; another model is a 404. Default 'loadgen-stub'. */
+  model?: string;
+  /** Output tokens of a request without `max_tokens` (default 16). */
+  defaultMaxTokens?: number;
+  /** Default true; false: never send usage (neither the stream's usage chunk nor the body's `usage`). */
+  usage?: boolean;
+  /** Require `Authorization: Bearer <apiKey>` on every /v1 route (401 otherwise). */
+  apiKey?: string;
+  /** Faults by the 1-based number of the generation request (in arrival order). */
+  faults?: Readonly<Record<number, OpenAiStubFault>>;
+  /** Record each generation request's times (records()); for benches. */
+  recordTimes?: boolean;
+}
+
+/** One generation request as the stub served it (recordTimes). */
+export interface OpenAiStubRecord {
+  /** 1-based, in arrival order. */
+  request: number;
+  path: string;
+  stream: boolean;
+  /** Content tokens written. */
+  tokens: number;
+  /**
+   * When the request's last byte was read: the schedule's origin. Times are
+   * CLOCK_MONOTONIC ns (process.hrtime), the clock of loadgen's clockNs() on
+   * Linux, so a client on the same machine can compare them with its stamps.
+   */
+  receivedNs: number;
+  /** When each content token's chunk was handed to the socket (non-stream: one entry, the body). */
+  tokenSentNs: number[];
+}
+
+/** The running stub: a RunningServer that also tells what it served. */
+export interface OpenAiStub extends RunningServer {
+  readonly model: string;
+  /** Generation requests received so far. */
+  readonly requestCount: number;
+  /** The requests served so far, in arrival order (empty unless recordTimes). */
+  records(): readonly OpenAiStubRecord[];
+}
+
+/**
+ * The stub's output for a prompt: `count` tokens cycling through the prompt's
+ * whitespace-separated words (' ' before every word but the first), or
+ * 'token' when the prompt has none. For chat requests the prompt is the
+ * messages' text contents joined with '\n'.
+ */
+export function openAiStubTokens(promptText: string, count: number): string[] {
+  const words = promptText.split(/\s+/).filter((w) => w.length > 0);
+  if (words.length === 0) words.push('token');
+  const tokens: string[] = [];
+  for (let k = 0; k < count; k++) tokens.push((k === 0 ? '' : ' ') + words[k % words.length]);
+  return tokens;
 }
 
 /** A deterministic OpenAI-compatible token streamer (`loadgen serve --openai-stub`). */
-export async function startOpenAiStub(options: OpenAiStubOptions): Promise<RunningServer> {
-  void options;
-  throw new Error('startOpenAiStub: not built yet');
+export async function startOpenAiStub(options: OpenAiStubOptions): Promise<OpenAiStub> {
+  const config = checkOptions(options);
+  const served = new Set<ServerResponse>();
+  const records: OpenAiStubRecord[] = [];
+  let requestCount = 0;
+
+  const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (config.apiKey !== undefined && req.headers.authorization !== `Bearer ${config.apiKey}`) {
+      // Read and drop the body so a keep-alive connection stays usable.
+      req.resume();
+      sendError(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
+      return;
+    }
+    if (path === '/v1/models') {
+      req.resume();
+      if (req.method !== 'GET') return sendError(res, 405, `${req.method} ${path}: use GET.`, 'invalid_request_error');
+      sendJson(res, 200, { object: 'list', data: [{ id: config.model, object: 'model', created: 0, owned_by: OPENAI_STUB_MODEL }] });
+      return;
+    }
+    const api = path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completions' : undefined;
+    if (api === undefined) {
+      req.resume();
+      return sendError(res, 404, `No route ${req.method} ${path}.`, 'invalid_request_error');
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      return sendError(res, 405, `${req.method} ${path}: use POST.`, 'invalid_request_error');
+    }
+    readBody(req, (body, tooLarge) => {
+      const receivedNs = Number(process.hrtime.bigint());
+      if (tooLarge) return sendError(res, 413, `The request body exceeds ${BODY_LIMIT_BYTES} bytes.`, 'invalid_request_error');
+      const number = ++requestCount;
+      const parsed = parseGeneration(api, body, config);
+      if (typeof parsed === 'string') return sendError(res, 400, parsed, 'invalid_request_error');
+      if (parsed.model !== config.model) {
+        return sendError(res, 404, `The model '${parsed.model}' does not exist.`, 'invalid_request_error', 'model_not_found');
+      }
+      const fault = config.faults[number];
+      if (fault === 'http-500') return sendError(res, 500, 'stub: injected server error.', 'server_error');
+      const record: OpenAiStubRecord = { request: number, path, stream: parsed.stream, tokens: 0, receivedNs, tokenSentNs: [] };
+      if (config.recordTimes) records.push(record);
+      served.add(res);
+      res.on('close', () => served.delete(res));
+      const generation: Generation = { api, number, parsed, fault, record, receivedNs, res };
+      if (parsed.stream) streamTokens(generation, config);
+      else answerWhole(generation, config);
+    });
+  });
+
+  await listen(server, config.host, config.port);
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    model: config.model,
+    get requestCount() {
+      return requestCount;
+    },
+    records: () => records,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of served) res.destroy();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+interface StubConfig {
+  host: string;
+  port: number;
+  ttftMs: number;
+  tpotMs: number;
+  model: string;
+  defaultMaxTokens: number;
+  usage: boolean;
+  apiKey: string | undefined;
+  faults: Readonly<Record<number, OpenAiStubFault>>;
+  recordTimes: boolean;
+}
+
+function checkOptions(options: OpenAiStubOptions): StubConfig {
+  if (typeof options !== 'object' || options === null) throw new TypeError('startOpenAiStub(options): options must be an object');
+  const ms = (name: 'ttftMs' | 'tpotMs'): number => {
+    const v = options[name];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000) {
+      throw new RangeError(`startOpenAiStub: ${name} must be a number of ms in 0..3600000, got ${String(v)}`);
+    }
+    return v;
+  };
+  const port = options.port ?? 8000;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`startOpenAiStub: port must be an integer in 0..65535, got ${String(port)}`);
+  const host = options.host ?? '127.0.0.1';
+  if (typeof host !== 'string' || host.length === 0) throw new TypeError(`startOpenAiStub: host must be a non-empty string`);
+  const model = options.model ?? OPENAI_STUB_MODEL;
+  if (typeof model !== 'string' || model.length === 0) throw new TypeError('startOpenAiStub: model must be a non-empty string');
+  const defaultMaxTokens = options.defaultMaxTokens ?? OPENAI_STUB_DEFAULT_MAX_TOKENS;
+  if (!Number.isInteger(defaultMaxTokens) || defaultMaxTokens < 1 || defaultMaxTokens > OPENAI_STUB_MAX_TOKENS_LIMIT) {
+    throw new RangeError(`startOpenAiStub: defaultMaxTokens must be an integer in 1..${OPENAI_STUB_MAX_TOKENS_LIMIT}, got ${String(defaultMaxTokens)}`);
+  }
+  if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || options.apiKey.length === 0)) {
+    throw new TypeError('startOpenAiStub: apiKey must be a non-empty string when given');
+  }
+  const faults = options.faults ?? {};
+  for (const [n, fault] of Object.entries(faults)) {
+    if (!/^[1-9]\d*$/.test(n) || !OPENAI_STUB_FAULTS.includes(fault)) {
+      throw new RangeError(`startOpenAiStub: faults maps request numbers (1, 2, ...) to one of ${OPENAI_STUB_FAULTS.join(', ')}; got ${n}: ${String(fault)}`);
+    }
+  }
+  return {
+    host,
+    port,
+    ttftMs: ms('ttftMs'),
+    tpotMs: ms('tpotMs'),
+    model,
+    defaultMaxTokens,
+    usage: options.usage ?? true,
+    apiKey: options.apiKey,
+    faults,
+    recordTimes: options.recordTimes ?? false,
+  };
+}
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => reject(new Error(`startOpenAiStub: cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+function readBody(req: IncomingMessage, done: (body: Buffer, tooLarge: boolean) => void): void {
+  const parts: Buffer[] = [];
+  let size = 0;
+  let tooLarge = false;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > BODY_LIMIT_BYTES) tooLarge = true;
+    else parts.push(chunk);
+  });
+  req.on('end', () => done(Buffer.concat(parts), tooLarge));
+  req.on('error', () => undefined);
+}
+
+interface ParsedGeneration {
+  model: string;
+  promptText: string;
+  maxTokens: number;
+  stream: boolean;
+  includeUsage: boolean;
+}
+
+// The request as the stub needs it, or what is wrong with it (a 400's message).
+function parseGeneration(api: 'chat' | 'completions', body: Buffer, config: StubConfig): ParsedGeneration | string {
+  let request: unknown;
+  try {
+    request = JSON.parse(body.toString('utf8'));
+  } catch {
+    return 'The request body is not valid JSON.';
+  }
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return 'The request body must be a JSON object.';
+  const r = request as Record<string, unknown>;
+  if (typeof r.model !== 'string') return "'model' must be a string.";
+  let promptText: string;
+  if (api === 'chat') {
+    if (!Array.isArray(r.messages) || r.messages.length === 0) return "'messages' must be a non-empty array.";
+    const texts: string[] = [];
+    for (const m of r.messages as unknown[]) {
+      if (typeof m !== 'object' || m === null || typeof (m as { role?: unknown }).role !== 'string') return "each message needs a string 'role'.";
+      const content = (m as { content?: unknown }).content;
+      if (typeof content === 'string') texts.push(content);
+      else if (Array.isArray(content)) {
+        for (const part of content as unknown[]) {
+          const text = (part as { text?: unknown } | null)?.text;
+          if (typeof text === 'string') texts.push(text);
+        }
+      }
+    }
+    promptText = texts.join('\n');
+  } else {
+    if (typeof r.prompt !== 'string') return "'prompt' must be a string.";
+    promptText = r.prompt;
+  }
+  const maxTokens = r.max_tokens ?? config.defaultMaxTokens;
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > OPENAI_STUB_MAX_TOKENS_LIMIT) {
+    return `'max_tokens' must be an integer in 1..${OPENAI_STUB_MAX_TOKENS_LIMIT}.`;
+  }
+  const stream = r.stream === true;
+  const includeUsage = stream && (r.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+  return { model: r.model, promptText, maxTokens, stream, includeUsage };
+}
+
+interface Generation {
+  api: 'chat' | 'completions';
+  number: number;
+  parsed: ParsedGeneration;
+  fault: OpenAiStubFault | undefined;
+  record: OpenAiStubRecord;
+  receivedNs: number;
+  res: ServerResponse;
+}
+
+const CREATED = Math.floor(Date.now() / 1000);
+
+// The delay until `dueNs` on the monotonic clock, in ms for setTimeout.
+function msUntil(dueNs: number): number {
+  return Math.max(0, (dueNs - Number(process.hrtime.bigint())) / 1e6);
+}
+
+function streamTokens(g: Generation, config: StubConfig): void {
+  const { res, parsed } = g;
+  const tokens = openAiStubTokens(parsed.promptText, parsed.maxTokens);
+  const id = `${g.api === 'chat' ? 'chatcmpl' : 'cmpl'}-stub-${g.number}`;
+  const object = g.api === 'chat' ? 'chat.completion.chunk' : 'text_completion';
+  const chunk = (choice: Record<string, unknown> | undefined, extra?: Record<string, unknown>): string =>
+    `data: ${JSON.stringify({ id, object, created: CREATED, model: parsed.model, choices: choice === undefined ? [] : [{ index: 0, ...choice }], ...extra })}\n\n`;
+  const content = (text: string, finish: string | null): Record<string, unknown> =>
+    g.api === 'chat' ? { delta: { content: text }, logprobs: null, finish_reason: finish } : { text, logprobs: null, finish_reason: finish };
+
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  // As vLLM does: a role chunk with empty content at once, which is not a token.
+  if (g.api === 'chat') res.write(chunk({ delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }));
+
+  const ttftNs = config.ttftMs * 1e6;
+  const tpotNs = config.tpotMs * 1e6;
+  let k = 0;
+  let timer: NodeJS.Timeout | undefined;
+  res.on('close', () => clearTimeout(timer));
+  const sendNext = (): void => {
+    if (res.destroyed) return;
+    const last = k === tokens.length - 1;
+    res.write(chunk(content(tokens[k]!, last ? 'length' : null)));
+    g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
+    g.record.tokens = ++k;
+    if (k === 1 && g.fault !== undefined && injectStreamFault(g, chunk)) return;
+    if (k < tokens.length) {
+      timer = setTimeout(sendNext, msUntil(g.receivedNs + ttftNs + k * tpotNs));
+      return;
+    }
+    if (g.parsed.includeUsage && config.usage) {
+      res.write(chunk(undefined, { usage: usage(parsed.promptText, tokens.length) }));
+    }
+    if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
+    res.end();
+  };
+  timer = setTimeout(sendNext, msUntil(g.receivedNs + ttftNs));
+}
+
+// After the first token: true when the fault ended the response.
+function injectStreamFault(g: Generation, chunk: (choice: undefined, extra: Record<string, unknown>) => string): boolean {
+  switch (g.fault) {
+    case 'malformed-chunk':
+      g.res.write('data: {"choices": [{"delta": {"content": "x"\n\n');
+      return false;
+    case 'error-event':
+      g.res.write(chunk(undefined, { error: { message: 'stub: injected error event', type: 'server_error', code: 500 } }));
+      g.res.end('data: [DONE]\n\n');
+      return true;
+    case 'reset':
+      g.res.destroy();
+      return true;
+    default:
+      return false;
+  }
+}
+
+function answerWhole(g: Generation, config: StubConfig): void {
+  const { res, parsed } = g;
+  const tokens = openAiStubTokens(parsed.promptText, parsed.maxTokens);
+  const doneNs = g.receivedNs + config.ttftMs * 1e6 + (tokens.length - 1) * config.tpotMs * 1e6;
+  const timer = setTimeout(() => {
+    if (res.destroyed) return;
+    if (g.fault === 'reset') return void res.destroy();
+    if (g.fault === 'error-event') return sendJson(res, 200, { error: { message: 'stub: injected error', type: 'server_error', code: 500 } });
+    const text = tokens.join('');
+    const choice = g.api === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'length' } : { index: 0, text, finish_reason: 'length' };
+    const answer: Record<string, unknown> = {
+      id: `${g.api === 'chat' ? 'chatcmpl' : 'cmpl'}-stub-${g.number}`,
+      object: g.api === 'chat' ? 'chat.completion' : 'text_completion',
+      created: CREATED,
+      model: parsed.model,
+      choices: [choice],
+    };
+    if (config.usage) answer.usage = usage(parsed.promptText, tokens.length);
+    let body = JSON.stringify(answer);
+    if (g.fault === 'malformed-chunk') body = `{"choices": [${body}`;
+    else if (g.fault === 'no-done') body = body.slice(0, body.length >> 1);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+    g.record.tokens = tokens.length;
+    g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
+  }, msUntil(doneNs));
+  res.on('close', () => clearTimeout(timer));
+}
+
+function usage(promptText: string, completionTokens: number): Record<string, number> {
+  const promptTokens = promptText.split(/\s+/).filter((w) => w.length > 0).length;
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null = null): void {
+  sendJson(res, status, { error: { message, type, param: null, code } });
 }
