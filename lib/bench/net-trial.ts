@@ -13,6 +13,7 @@ import type { TestResult } from '../api/types.js';
 import { createOpenAiSut } from '../net/openai.js';
 import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from '../net/protocol.js';
 import { createNetworkSut } from '../net/transport.js';
+import type { NetworkStats } from '../net/types.js';
 import type { NetServerTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
 
 /** Distinct sample indices: a sample is issued ~once per 6 s at 10k/s, so an index is never twice in flight. */
@@ -184,11 +185,32 @@ function resultPercentiles(r: TestResult): Percentiles {
 }
 
 
+function failedRequests(stats: NetworkStats): number {
+  return stats.nodes.reduce((sum, node) => sum + Object.values(node.failed).reduce((a, b) => a + b, 0), 0);
+}
+
 export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>): Promise<NetServerTrial> {
   const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
   const protocol = new StampProtocol();
   const sut = await createNetworkSut(protocol, { urls: [spec.url], connections: spec.connections, requestTimeoutMs: 30_000 });
   try {
+    if (spec.warmupMs > 0) {
+      // Warm-up (JIT, connections) in a run of its own, not measured: its records are dropped.
+      const warmDir = mkdtempSync(join(tmpdir(), 'loadgen-net-warmup-'));
+      try {
+        await startTest(sut, sut.qsl, {
+          dispatch: spec.dispatch,
+          scenario: 'Server',
+          serverTargetQps: Math.min(spec.targetQps, 5000),
+          minDurationMs: spec.warmupMs,
+          minQueryCount: 1,
+        }, { outdir: warmDir });
+      } finally {
+        rmSync(warmDir, { recursive: true, force: true });
+      }
+      protocol.records.count = 0;
+    }
+    const failedBefore = failedRequests(sut.stats());
     const r = await startTest(sut, sut.qsl, {
       dispatch: spec.dispatch,
       scenario: 'Server',
@@ -201,7 +223,7 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       valid: r.valid,
       achievedQps: r.completedSamplesPerSecond ?? 0,
       latencyNs: resultPercentiles(r),
-      failed: sut.stats().nodes.reduce((sum, node) => sum + Object.values(node.failed).reduce((a, b) => a + b, 0), 0),
+      failed: failedRequests(sut.stats()) - failedBefore,
       ...(spec.clientShare ? { share: clientShare(readTrace(join(outdir, 'mlperf_log_trace.json')), protocol.records) } : {}),
     };
   } finally {

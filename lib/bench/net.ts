@@ -421,6 +421,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         durationMs,
         targetLatencyNs: NET_TARGET_LATENCY_NS,
         connections: NET_CONNECTIONS,
+        warmupMs: tiny ? 200 : 2000,
         clientShare,
       }, { onCpu0: pin });
     const autocannonMedian = report.closedLoop[0]!.requestsPerSec?.median;

@@ -55,6 +55,8 @@ export type TrialSpec =
       durationMs: number;
       targetLatencyNs: number;
       connections: number;
+      /** A Server run before the measured one (JIT, connections), at min(targetQps, 5000); 0: none. */
+      warmupMs: number;
       /** Trace the run and pair each sample with the server's stamps. */
       clientShare: boolean;
     }
