@@ -5,7 +5,7 @@
  * {@link ActiveRun}, which serves it on this thread.
  */
 import { applyStartTestAuditConfig } from '../config/audit-config.js';
-import { DispatchWorkerPool } from '../dispatch/dispatch.js';
+import { dispatchWorkerPlanOf, DispatchWorkerPool } from '../dispatch/dispatch.js';
 import { SutError } from '../errors.js';
 import { ensureOutputDirectory } from '../fs/output-dir.js';
 import { loadNative } from '../native/index.js';
@@ -41,6 +41,11 @@ export interface StartTestOptions {
    * runDispatchWorker.
    */
   sutModule?: string | { readonly href: string };
+  /**
+   * `dispatch: 'worker'` with a `sutModule`: a structured-clone value each
+   * worker's `createSut(context)` receives as `context.options`.
+   */
+  sutOptions?: unknown;
   /**
    * Stops the run when aborted, its logs written: issuing ends at once (as
    * the reference's early-outs end it), queries already issued are waited
@@ -113,7 +118,10 @@ export async function startTest(
   const resolved = audited.settings;
   // 3. Validated once, complete: the cross-field rules, the mode, the QSL's counts.
   validateRunSettings(resolved, qsl);
-  const sutModule = checkDispatch(sut as SystemUnderTest, resolved, options.sutModule);
+  // A SUT that brings its own worker module (network SUTs) needs no sutModule.
+  const plan = resolved.dispatch === 'worker' && options.sutModule === undefined ? dispatchWorkerPlanOf(sut) : undefined;
+  const sutModule = checkDispatch(sut as SystemUnderTest, resolved, options.sutModule ?? plan?.module);
+  const sutOptions = plan !== undefined ? plan.options(resolved.dispatchWorkers) : options.sutOptions;
   const log = resolveLogSettings(logSettings);
   // 4. The flat object the native core reads.
   const config = toNativeRunConfig(resolved, log, {
@@ -133,7 +141,7 @@ export async function startTest(
     let pool: DispatchWorkerPool | undefined;
     if (sutModule !== undefined) {
       try {
-        pool = await DispatchWorkerPool.start(sutModule, resolved.dispatchWorkers);
+        pool = await DispatchWorkerPool.start(sutModule, resolved.dispatchWorkers, sutOptions);
       } catch (cause) {
         throw new SutError(`a dispatch worker failed before the run started: ${messageOf(cause)}`, cause, undefined);
       }

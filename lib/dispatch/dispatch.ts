@@ -66,6 +66,27 @@ export interface DispatchWorkerContext {
   workerIndex: number;
   /** How many workers the run started (`dispatchWorkers`). */
   workerCount: number;
+  /** startTest's `sutOptions`, structured-cloned into this worker (absent when none were given). */
+  options?: unknown;
+}
+
+/**
+ * A SUT that knows how to run in dispatch workers (the network SUTs): with
+ * `dispatch: 'worker'` and no `sutModule`, startTest starts `module` with
+ * the options `options(workerCount)` returns (structured-cloned).
+ */
+export const DISPATCH_WORKER_PLAN = Symbol.for('loadgen.dispatchWorkerPlan');
+
+export interface DispatchWorkerPlan {
+  module: string;
+  options(workerCount: number): unknown;
+}
+
+/** The plan of a SUT that has one. */
+export function dispatchWorkerPlanOf(sut: unknown): DispatchWorkerPlan | undefined {
+  if (typeof sut !== 'object' || sut === null) return undefined;
+  const plan = (sut as { [DISPATCH_WORKER_PLAN]?: unknown })[DISPATCH_WORKER_PLAN];
+  return typeof plan === 'object' && plan !== null ? (plan as DispatchWorkerPlan) : undefined;
 }
 
 /**
@@ -178,14 +199,16 @@ export class DispatchWorkerPool {
   /** From terminate(): the pool ends its workers itself. */
   private terminating = false;
 
-  /** Starts `count` workers importing `sutModule`; resolves once all registered. */
-  static async start(sutModule: string, count: number): Promise<DispatchWorkerPool> {
+  /** Starts `count` workers importing `sutModule` (`options`: each createSut's context.options); resolves once all registered. */
+  static async start(sutModule: string, count: number, options?: unknown): Promise<DispatchWorkerPool> {
     const pool = new DispatchWorkerPool();
     // The compiled entry (also when this module runs from the TypeScript sources).
     const entry = pathToFileURL(resolve(packageRoot, 'dist', 'dispatch', 'worker-entry.js'));
     const ready: Promise<void>[] = [];
     for (let index = 0; index < count; index++) {
-      const worker = new Worker(entry, { workerData: { sutModule, workerIndex: index, workerCount: count } });
+      const worker = new Worker(entry, {
+        workerData: { sutModule, workerIndex: index, workerCount: count, ...(options !== undefined ? { options } : {}) },
+      });
       pool.workers.push(worker);
       ready.push(
         new Promise<void>((resolve, reject) => {

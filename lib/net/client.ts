@@ -189,6 +189,8 @@ export class NetworkClient {
     addresses: readonly NodeAddress[],
     readonly config: ClientConfig,
     statsSlices: readonly Float64Array[],
+    /** Shared with the main thread (dispatch workers): non-zero once the run was stopped. */
+    private readonly cancelFlag?: Int32Array,
   ) {
     const native = loadNative();
     this.clock = () => native.clockNs();
@@ -313,6 +315,7 @@ export class NetworkClient {
     this.inFlight.push(request);
     node.outstanding++;
     node.stats.requested();
+    if (this.cancelled === undefined && this.cancelFlag !== undefined && Atomics.load(this.cancelFlag, 0) !== 0) this.cancelled = 'the run was stopped';
     if (this.cancelled !== undefined) {
       this.fail(request, 'cancelled', this.cancelled, now);
       this.release(request);
@@ -329,7 +332,7 @@ export class NetworkClient {
       this.release(request);
       throw error;
     }
-    if (this.sweepTimer === undefined && this.timeoutNs > 0) this.startSweep();
+    if (this.sweepTimer === undefined && (this.timeoutNs > 0 || this.cancelFlag !== undefined)) this.startSweep();
     const base = node.address.basePath;
     node.pool.dispatch(
       {
@@ -401,17 +404,26 @@ export class NetworkClient {
     if (request.settled && this.free.length < 4096) this.free.push(request);
   }
 
-  /** Whole-request timeouts: a sweep while requests are in flight (no timer per request). */
+  /**
+   * Whole-request timeouts (and, in a dispatch worker, the main thread's
+   * stop): a sweep while requests are in flight (no timer per request).
+   */
   private startSweep(): void {
-    const period = Math.max(5, Math.min(250, Math.floor(this.config.requestTimeoutMs / 4)));
+    const timeout = this.config.requestTimeoutMs;
+    const period = timeout > 0 ? Math.max(5, Math.min(100, Math.floor(timeout / 4))) : 100;
     this.sweepTimer = setInterval(() => {
       if (this.inFlight.length === 0) {
         clearInterval(this.sweepTimer);
         this.sweepTimer = undefined;
         return;
       }
+      if (this.cancelFlag !== undefined && Atomics.load(this.cancelFlag, 0) !== 0) {
+        this.cancelAll('the run was stopped');
+        return;
+      }
       const now = this.clock();
       const limit = this.timeoutNs;
+      if (limit === 0) return;
       for (let i = this.inFlight.length - 1; i >= 0; i--) {
         const request = this.inFlight[i];
         if (request === undefined || now - request.sentNs < limit) continue;

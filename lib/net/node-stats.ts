@@ -68,21 +68,23 @@ export function nodeSlice(buffer: Float64Array, nodes: number, thread: number, n
   return buffer.subarray(start, start + NODE_SLICE_LENGTH);
 }
 
-/** Sums every thread's slices of node `node` into the public figures. */
+/** Sums every thread's slices of node `node` (in each of `buffers`) into the public figures. */
 export function summarizeNode(
-  buffer: Float64Array,
+  buffers: readonly Float64Array[],
   nodes: number,
   node: number,
   origin: string,
   name: string,
 ): NetworkNodeStats {
-  const threads = buffer.length / (nodes * NODE_SLICE_LENGTH);
   const total = new Float64Array(NODE_SLICE_LENGTH);
   let max = 0;
-  for (let t = 0; t < threads; t++) {
-    const s = nodeSlice(buffer, nodes, t, node);
-    for (let i = 0; i < NODE_SLICE_LENGTH; i++) if (i !== MAX_NS) total[i]! += s[i]!;
-    if (s[MAX_NS]! > max) max = s[MAX_NS]!;
+  for (const buffer of buffers) {
+    const threads = buffer.length / (nodes * NODE_SLICE_LENGTH);
+    for (let t = 0; t < threads; t++) {
+      const s = nodeSlice(buffer, nodes, t, node);
+      for (let i = 0; i < NODE_SLICE_LENGTH; i++) if (i !== MAX_NS) total[i]! += s[i]!;
+      if (s[MAX_NS]! > max) max = s[MAX_NS]!;
+    }
   }
   const failed = {} as Record<FailureKind, number>;
   for (const kind of FAILURE_KINDS) failed[kind] = total[FAILED + FAILURE_INDEX[kind]]!;

@@ -4,12 +4,19 @@
  * The protocol (lib/net/openai, kserve, http-map) says what to send and how
  * to read the answer; lib/net/client.ts does the sending.
  */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
 import type { QuerySample, QuerySampleLibrary } from '../api/types.js';
-import { SettingsError } from '../errors.js';
+import { DISPATCH_WORKER_PLAN, type DispatchWorkerPlan } from '../dispatch/dispatch.js';
+import { InterfaceError, SettingsError } from '../errors.js';
+import { packageRoot } from '../native/index.js';
 import { NetworkClient, type ClientConfig } from './client.js';
 import { cleanNodeName, networkSutName, parseNodeUrls, uniqueNodeNames, type NodeAddress } from './nodes.js';
 import { createStatsBuffer, FAILURE_KINDS, nodeSlice, summarizeNode } from './node-stats.js';
 import type { NetworkProtocol } from './protocol.js';
+import { isRegisteredProtocol } from './registry.js';
+import type { NetworkWorkerOptions } from './worker-sut.js';
 import { BALANCE_POLICIES, type NetworkStats, type NetworkSut, type TransportOptions } from './types.js';
 
 /** Keep-alive connections per node when `connections` is not given: opened as needed, up to this many. */
@@ -75,8 +82,11 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
     names.map((n, i) => cleanNodeName(n, addresses[i]!.url)),
     addresses,
   );
-  return buildNetworkSut(protocol, client, addresses, nodeNames, config, stats, options.signal);
+  return buildNetworkSut(protocol, client, addresses, nodeNames, config, stats, options);
 }
+
+/** The compiled worker module of the network SUTs (dispatch 'worker'). */
+export const NETWORK_WORKER_MODULE: string = pathToFileURL(resolve(packageRoot, 'dist', 'net', 'worker-sut.js')).href;
 
 function buildNetworkSut(
   protocol: NetworkProtocol,
@@ -85,8 +95,12 @@ function buildNetworkSut(
   nodeNames: readonly string[],
   config: ClientConfig,
   stats: Float64Array,
-  signal: TransportOptions['signal'],
+  options: TransportOptions,
 ): NetworkSut {
+  const signal = options.signal;
+  // Every thread's statistics: this thread's, then each worker run's (shared).
+  const statsBuffers: Float64Array[] = [stats];
+  const cancelled = new Int32Array(new SharedArrayBuffer(4));
   const qsl: QuerySampleLibrary = {
     name: `${protocol.kind} data set (${protocol.totalSampleCount} samples)`,
     totalSampleCount: protocol.totalSampleCount,
@@ -94,15 +108,30 @@ function buildNetworkSut(
     loadSamplesToRam: (indices) => protocol.load(indices),
     unloadSamplesFromRam: (indices) => protocol.unload(indices),
   };
-  const onAbort = (): void => client.cancelAll(`the run was stopped (${abortText(signal?.reason)})`);
+  const onAbort = (): void => {
+    Atomics.store(cancelled, 0, 1);
+    client.cancelAll(`the run was stopped (${abortText(signal?.reason)})`);
+  };
   signal?.addEventListener('abort', onAbort, { once: true });
   if (signal?.aborted === true) onAbort();
   const networkStats = (): NetworkStats => ({
     protocol: protocol.kind,
     balance: config.balance,
-    nodes: addresses.map((a, i) => summarizeNode(stats, addresses.length, i, a.url, nodeNames[i]!)),
+    nodes: addresses.map((a, i) => summarizeNode(statsBuffers, addresses.length, i, a.url, nodeNames[i]!)),
   });
-  return {
+  const plan: DispatchWorkerPlan = {
+    module: NETWORK_WORKER_MODULE,
+    options: (workerCount: number): NetworkWorkerOptions => {
+      if (!isRegisteredProtocol(protocol.kind))
+        throw new InterfaceError(`dispatch 'worker': the network SUT's protocol '${protocol.kind}' cannot be re-created in worker threads (only openai, kserve and http can)`);
+      const shared = createStatsBuffer(addresses.length, workerCount, true);
+      statsBuffers.push(shared);
+      const { signal: _signal, ...protocolOptions } = options as TransportOptions & Record<string, unknown>;
+      void _signal;
+      return { kind: protocol.kind, protocolOptions, addresses: [...addresses], config, stats: shared, cancelled };
+    },
+  };
+  const sut: NetworkSut = {
     name: networkSutName(protocol.kind, nodeNames),
     qsl,
     issueQuery: (samples: QuerySample[]) => client.issue(samples),
@@ -112,6 +141,8 @@ function buildNetworkSut(
       await client.close();
     },
   };
+  Object.defineProperty(sut, DISPATCH_WORKER_PLAN, { value: plan });
+  return sut;
 }
 
 function abortText(reason: unknown): string {

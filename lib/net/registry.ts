@@ -1,0 +1,28 @@
+/**
+ * The protocols a dispatch worker can re-create from plain options (each
+ * worker has its own protocol and pools): the kind a protocol reports ->
+ * how to build it.
+ */
+import { createHttpProtocol } from './http-map.js';
+import { createKServeProtocol } from './kserve.js';
+import { createOpenAiProtocol } from './openai.js';
+import type { NetworkProtocol } from './protocol.js';
+import type { HttpSutOptions, KServeSutOptions, OpenAiSutOptions } from './types.js';
+
+const PROTOCOLS: Record<string, (options: never) => Promise<NetworkProtocol>> = {
+  openai: (options: OpenAiSutOptions) => createOpenAiProtocol(options),
+  kserve: (options: KServeSutOptions) => createKServeProtocol(options),
+  http: (options: HttpSutOptions) => createHttpProtocol(options),
+};
+
+/** True when workers can re-create protocols of this kind. */
+export function isRegisteredProtocol(kind: string): boolean {
+  return Object.hasOwn(PROTOCOLS, kind);
+}
+
+/** Builds the protocol `kind` from the options its SUT was created with. */
+export function createRegisteredProtocol(kind: string, options: unknown): Promise<NetworkProtocol> {
+  const create = PROTOCOLS[kind];
+  if (create === undefined) throw new Error(`no protocol '${kind}' is registered for dispatch workers (known: ${Object.keys(PROTOCOLS).join(', ')})`);
+  return create(options as never);
+}

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createHttpSut, InterfaceError, startTest } from '../lib/index.js';
+import { nodeHandler, startTestServer, type TestServer } from './net-helpers.js';
+import { repoRoot, tempDir } from './helpers.js';
+
+const mapModule = join(repoRoot, 'test', 'fixtures', 'http-map.mjs');
+let a: TestServer;
+let b: TestServer;
+beforeAll(async () => {
+  a = await startTestServer(nodeHandler('node-a'));
+  b = await startTestServer(nodeHandler('node-b'));
+});
+afterAll(async () => {
+  await Promise.all([a.close(), b.close()]);
+});
+
+function accuracyRecords(outdir: string): { qsl_idx: number; data: string }[] {
+  return JSON.parse(readFileSync(join(outdir, 'mlperf_log_accuracy.json'), 'utf8')) as { qsl_idx: number; data: string }[];
+}
+
+describe('createHttpSut (--sut http --request map.mjs)', () => {
+  it('maps samples to requests and responses to the accuracy log data', async () => {
+    const sut = await createHttpSut({ urls: [a.url, b.url], request: mapModule });
+    try {
+      expect(sut.name).toBe('Network SUT (http): node-a, node-b');
+      expect(sut.qsl.totalSampleCount).toBe(32);
+      const outdir = tempDir();
+      const result = await startTest(sut, sut.qsl, { scenario: 'Offline', mode: 'AccuracyOnly' }, { outdir });
+      expect(result.valid).toBe(true);
+      const records = accuracyRecords(outdir);
+      expect(records).toHaveLength(32);
+      for (const r of records) expect(Buffer.from(r.data, 'hex').toString('utf8')).toBe(JSON.stringify({ x: r.qsl_idx }));
+      const stats = sut.stats();
+      expect(stats.nodes[0]!.completed + stats.nodes[1]!.completed).toBe(32);
+      expect(stats.nodes[0]!.completed).toBeGreaterThan(0);
+      expect(stats.nodes[1]!.completed).toBeGreaterThan(0);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('refuses a module without request() or totalSampleCount, naming what is missing', async () => {
+    const dir = tempDir();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'no-request.mjs'), 'export const totalSampleCount = 3;\n');
+    writeFileSync(join(dir, 'no-total.mjs'), 'export function request(i) { return { path: "/" }; }\n');
+    await expect(createHttpSut({ urls: [a.url], request: join(dir, 'no-request.mjs') })).rejects.toThrow(/export a function request\(index\)/);
+    await expect(createHttpSut({ urls: [a.url], request: join(dir, 'no-total.mjs') })).rejects.toThrow(/totalSampleCount/);
+    await expect(createHttpSut({ urls: [a.url], request: join(dir, 'missing.mjs') })).rejects.toBeInstanceOf(InterfaceError);
+  });
+
+  it("runs from dispatch worker threads with their own pools (dispatch: 'worker')", async () => {
+    const sut = await createHttpSut({ urls: [a.url, b.url], request: mapModule, balance: 'round-robin' });
+    try {
+      const outdir = tempDir();
+      const before = (a.hits.get('/infer') ?? 0) + (b.hits.get('/infer') ?? 0);
+      const result = await startTest(
+        sut,
+        sut.qsl,
+        { scenario: 'Server', serverTargetQps: 400, minDurationMs: 300, minQueryCount: 100, dispatch: 'worker', dispatchWorkers: 2 },
+        { outdir },
+      );
+      expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
+      expect(result.errors.count).toBe(0);
+      const served = (a.hits.get('/infer') ?? 0) + (b.hits.get('/infer') ?? 0) - before;
+      expect(served).toBe(result.counts.issuedSamples);
+      // The workers' statistics reach the main thread's stats().
+      const stats = sut.stats();
+      expect(stats.nodes.reduce((n, s) => n + s.completed, 0)).toBe(result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+});
