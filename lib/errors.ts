@@ -70,6 +70,25 @@ export class ConfigFileError extends SettingsError {
   }
 }
 
+/**
+ * A data set file is refused (e.g. the OpenAI SUT's JSONL): a {@link SettingsError}
+ * of the `dataset` option whose message names the file, the line, the field
+ * and what is allowed. Raised before any query is issued (CLI exit 2).
+ */
+export class DatasetError extends SettingsError {
+  readonly file: string;
+  /** 1-based line; 0 when the problem concerns the whole file. */
+  readonly line: number;
+  /** The field of the line, e.g. 'max_tokens' ('' for the line or file as a whole). */
+  readonly field: string;
+  constructor(file: string, line: number, field: string, message: string) {
+    super('dataset', file, message);
+    this.file = file;
+    this.line = line;
+    this.field = field;
+  }
+}
+
 /** The SUT or QSL object handed to startTest is malformed. */
 export class InterfaceError extends LoadgenError {
   constructor(message: string) {

@@ -1,13 +1,443 @@
-// INTERFACE ONLY (issue 12 integration): helper net-openai replaces this file.
-import type { NetworkProtocol } from './protocol.js';
+/**
+ * The OpenAI-compatible protocol (`--sut openai`): a JSONL data set of prompts
+ * or chat messages, one streamed (SSE) or whole completion per sample, the
+ * first content token's bytes handed to the transport to stamp, the output
+ * token count from the `usage` chunk or else the number of content chunks.
+ */
+import { readFile } from 'node:fs/promises';
+
+import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
+
+import { DatasetError, NetworkSetupError } from '../errors.js';
+import { echo } from '../settings/messages.js';
+import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './protocol.js';
+import { createNetworkSut } from './transport.js';
 import type { NetworkSut, OpenAiSutOptions } from './types.js';
 
-export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<NetworkProtocol> {
-  void options;
-  throw new Error('createOpenAiProtocol: not built yet');
+/** The APIs `--api` names and their paths. */
+export const OPENAI_APIS = ['chat', 'completions'] as const;
+export type OpenAiApi = (typeof OPENAI_APIS)[number];
+const API_PATHS: Record<OpenAiApi, string> = { chat: '/v1/chat/completions', completions: '/v1/completions' };
+
+/** Largest `max_tokens` a data set line or option may ask for. */
+export const OPENAI_MAX_TOKENS_LIMIT = 2 ** 31 - 1;
+// A whole (non-streamed) body larger than this is malformed: a bound on one response's memory.
+const WHOLE_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+// Excerpts of a server's output in failure messages.
+const EXCERPT_CHARS = 80;
+// Model ids listed in the error for a model a node does not serve.
+const MODELS_LISTED = 10;
+
+/** One line of the data set, checked. */
+interface OpenAiSample {
+  prompt?: string;
+  messages?: unknown[];
+  maxTokens?: number;
 }
 
+/** What the responses read so far came to (describe()). */
+interface TokenSourceCounts {
+  responses: number;
+  withUsage: number;
+}
+
+/**
+ * Reads the JSONL data set (every line checked before the run) and returns the
+ * protocol. Blank lines are skipped: sample i is the i-th non-blank line.
+ */
+export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<NetworkProtocol> {
+  const config = checkOptions(options);
+  const samples = await readOpenAiDataset(config.dataset, config.api);
+  const total = samples.length;
+  const performance = options.performanceSampleCount ?? total;
+  if (!Number.isInteger(performance) || performance < 1 || performance > total) {
+    throw new RangeError(`performanceSampleCount must be an integer in 1..${total} (the data set's samples), got ${String(options.performanceSampleCount)}`);
+  }
+  const path = API_PATHS[config.api];
+  // Shared by every request: the transport adds authorization and host to what it sends, not to this object.
+  const headers = { 'content-type': 'application/json', accept: config.stream ? 'text/event-stream' : 'application/json' };
+  const requests: (PreparedRequest | undefined)[] = new Array<PreparedRequest | undefined>(total);
+  const counts: TokenSourceCounts = { responses: 0, withUsage: 0 };
+
+  const checkedIndex = (index: number, what: string): number => {
+    if (!Number.isInteger(index) || index < 0 || index >= total) throw new RangeError(`openai: ${what}: sample index ${String(index)} is not in 0..${total - 1}`);
+    return index;
+  };
+
+  return {
+    kind: 'openai',
+    totalSampleCount: total,
+    performanceSampleCount: performance,
+    streamsTokens: config.stream,
+    probe: (node) => probeNode(node, config.model, options.apiKey !== undefined),
+    load(indices) {
+      for (const index of indices) {
+        const i = checkedIndex(index, 'load');
+        requests[i] ??= { method: 'POST', path, headers, body: Buffer.from(requestBody(samples[i]!, config), 'utf8') };
+      }
+    },
+    unload(indices) {
+      for (const index of indices) requests[checkedIndex(index, 'unload')] = undefined;
+    },
+    request(index) {
+      const request = requests[checkedIndex(index, 'request')];
+      if (request === undefined) throw new RangeError(`openai: request: sample ${index} is not loaded (loadSamplesToRam first)`);
+      return request;
+    },
+    reader(index, wantData) {
+      checkedIndex(index, 'reader');
+      return config.stream ? new StreamReader(config.api, wantData, counts) : new WholeReader(config.api, wantData, counts);
+    },
+    describe: () => describeTokenSource(config.stream, counts),
+  };
+}
+
+/**
+ * `--sut openai`: the protocol over the transport. Streaming runs default to
+ * token latencies (`useTokenLatencies: true`, under the caller's settings);
+ * without streaming no first token can be timed, so nothing is defaulted
+ * (set `inferTokenLatencies` with `tokenLatencyScalingFactor` for token rates).
+ */
 export async function createOpenAiSut(options: OpenAiSutOptions): Promise<NetworkSut> {
-  void options;
-  throw new Error('createOpenAiSut: not built yet');
+  const protocol = await createOpenAiProtocol(options);
+  const sut = await createNetworkSut(protocol, options);
+  if (protocol.streamsTokens) Object.assign(sut, { defaultSettings: { useTokenLatencies: true } });
+  return sut;
+}
+
+interface OpenAiConfig {
+  model: string;
+  dataset: string;
+  api: OpenAiApi;
+  stream: boolean;
+  maxTokens: number | undefined;
+}
+
+function checkOptions(options: OpenAiSutOptions): OpenAiConfig {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createOpenAiSut(options): options must be an object');
+  const { model, dataset, api = 'chat', stream = true, maxTokens } = options;
+  if (typeof model !== 'string' || model.length === 0 || /[\u0000-\u001f\u007f]/.test(model)) {
+    throw new TypeError(`openai: model must be a non-empty printable string (the served model's name), got ${typeof model === 'string' ? `'${echo(model)}'` : typeof model}`);
+  }
+  if (typeof dataset !== 'string' || dataset.length === 0) throw new TypeError(`openai: dataset must be the path of a JSONL file, got ${typeof dataset}`);
+  if (!OPENAI_APIS.includes(api)) throw new RangeError(`openai: api must be one of ${OPENAI_APIS.join(', ')}, got '${echo(String(api))}'`);
+  if (typeof stream !== 'boolean') throw new TypeError(`openai: stream must be a boolean, got ${typeof stream}`);
+  if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= OPENAI_MAX_TOKENS_LIMIT)) {
+    throw new RangeError(`openai: maxTokens must be an integer in 1..${OPENAI_MAX_TOKENS_LIMIT}, got ${String(maxTokens)}`);
+  }
+  return { model, dataset, api, stream, maxTokens };
+}
+
+/**
+ * Reads and checks an OpenAI JSONL data set: every non-blank line a JSON
+ * object with `prompt` (a string) or `messages` (a non-empty array of
+ * `{ role: string, content }`, chat only), optional `max_tokens` (integer
+ * ≥ 1) and `input_tokens` (integer ≥ 0, informational); other fields are
+ * ignored. The first bad line is a DatasetError naming file, line and field.
+ */
+export async function readOpenAiDataset(file: string, api: OpenAiApi): Promise<OpenAiSample[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new DatasetError(file, 0, '', `dataset ${echo(file)}: cannot be read: ${(error as Error).message}`);
+  }
+  const samples: OpenAiSample[] = [];
+  let lineNumber = 0;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    lineNumber++;
+    const line = text.slice(start, end);
+    start = end + 1;
+    if (line.trim().length === 0) continue;
+    samples.push(checkLine(file, lineNumber, line, api));
+  }
+  if (samples.length === 0) throw new DatasetError(file, 0, '', `dataset ${echo(file)}: has no samples (one JSON object a line: {"prompt": "..."} or {"messages": [...]})`);
+  if (samples.length > 0xffffffff) throw new DatasetError(file, 0, '', `dataset ${echo(file)}: has more than 2^32 - 1 samples`);
+  return samples;
+}
+
+function checkLine(file: string, line: number, text: string, api: OpenAiApi): OpenAiSample {
+  const fail = (field: string, problem: string): DatasetError =>
+    new DatasetError(file, line, field, `dataset ${echo(file)}:${line}: ${field === '' ? '' : `${field}: `}${problem}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw fail('', `not valid JSON (${(error as Error).message}); each line must be one JSON object`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw fail('', `must be a JSON object with "prompt" or "messages", got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`);
+  }
+  const line_ = value as Record<string, unknown>;
+  const sample: OpenAiSample = {};
+  const hasPrompt = line_.prompt !== undefined;
+  const hasMessages = line_.messages !== undefined;
+  if (hasPrompt === hasMessages) throw fail('', hasPrompt ? 'has both "prompt" and "messages"; give one' : 'needs "prompt" (a string) or "messages" (a chat array)');
+  if (hasPrompt) {
+    if (typeof line_.prompt !== 'string') throw fail('prompt', `must be a string, got ${jsonType(line_.prompt)}`);
+    sample.prompt = line_.prompt;
+  } else {
+    if (api === 'completions') throw fail('messages', 'is for --api chat; --api completions takes "prompt" (a string)');
+    const messages = line_.messages;
+    if (!Array.isArray(messages) || messages.length === 0) throw fail('messages', `must be a non-empty array of {"role", "content"}, got ${jsonType(messages)}`);
+    messages.forEach((m: unknown, i) => {
+      if (typeof m !== 'object' || m === null || Array.isArray(m)) throw fail(`messages[${i}]`, `must be an object {"role", "content"}, got ${jsonType(m)}`);
+      const { role, content } = m as { role?: unknown; content?: unknown };
+      if (typeof role !== 'string' || role.length === 0) throw fail(`messages[${i}].role`, `must be a non-empty string (e.g. "user"), got ${jsonType(role)}`);
+      if (typeof content !== 'string' && !Array.isArray(content)) throw fail(`messages[${i}].content`, `must be a string or an array of content parts, got ${jsonType(content)}`);
+    });
+    sample.messages = messages;
+  }
+  if (line_.max_tokens !== undefined) {
+    const n = line_.max_tokens;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > OPENAI_MAX_TOKENS_LIMIT) {
+      throw fail('max_tokens', `must be an integer in 1..${OPENAI_MAX_TOKENS_LIMIT}, got ${shortJson(n)}`);
+    }
+    sample.maxTokens = n;
+  }
+  if (line_.input_tokens !== undefined) {
+    const n = line_.input_tokens;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw fail('input_tokens', `must be an integer >= 0, got ${shortJson(n)}`);
+  }
+  return sample;
+}
+
+function jsonType(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : 'an array';
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${shortJson(value)}`;
+}
+
+function shortJson(value: unknown): string {
+  return echo(JSON.stringify(value) ?? String(value), 40);
+}
+
+function requestBody(sample: OpenAiSample, config: OpenAiConfig): string {
+  const body: Record<string, unknown> = { model: config.model };
+  if (config.api === 'chat') body.messages = sample.messages ?? [{ role: 'user', content: sample.prompt }];
+  else body.prompt = sample.prompt;
+  const maxTokens = sample.maxTokens ?? config.maxTokens;
+  if (maxTokens !== undefined) body.max_tokens = maxTokens;
+  body.stream = config.stream;
+  if (config.stream) body.stream_options = { include_usage: true };
+  return JSON.stringify(body);
+}
+
+function describeTokenSource(stream: boolean, counts: TokenSourceCounts): string {
+  const fallback = stream ? 'content chunks otherwise' : 'none otherwise';
+  return `output tokens: usage in ${counts.withUsage} of ${counts.responses} responses (${fallback})`;
+}
+
+function excerpt(text: string): string {
+  return echo(text, EXCERPT_CHARS);
+}
+
+/** The generated text of one chunk or body: chat `delta.content` / `message.content`, completions `text`. */
+function choiceText(value: Record<string, unknown>, api: OpenAiApi, whole: boolean): string | undefined {
+  const choices = value.choices;
+  if (!Array.isArray(choices) || choices.length === 0) return undefined;
+  const choice = choices[0] as Record<string, unknown> | null;
+  if (typeof choice !== 'object' || choice === null) return undefined;
+  if (api === 'completions') return typeof choice.text === 'string' ? choice.text : undefined;
+  const part = (whole ? choice.message : choice.delta) as { content?: unknown } | null | undefined;
+  return typeof part?.content === 'string' ? part.content : undefined;
+}
+
+function completionTokens(value: Record<string, unknown>): number | undefined {
+  const n = (value.usage as { completion_tokens?: unknown } | null | undefined)?.completion_tokens;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+// The message of an `error` object in a response or event, short.
+function errorText(error: unknown): string {
+  const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : error;
+  return excerpt(typeof message === 'string' ? message : (JSON.stringify(message) ?? 'no message'));
+}
+
+/** Reads an SSE stream of chunks (eventsource-parser); the first non-empty content is the first token. */
+class StreamReader implements ResponseReader {
+  private readonly decoder = new TextDecoder();
+  private readonly parser: EventSourceParser;
+  private readonly texts: string[] | undefined;
+  private contentChunks = 0;
+  private usageTokens: number | undefined;
+  private firstToken: Uint8Array | undefined;
+  private done = false;
+  private failure: string | undefined;
+  private sawEvent = false;
+  private head = '';
+
+  constructor(
+    private readonly api: OpenAiApi,
+    wantData: boolean,
+    private readonly counts: TokenSourceCounts,
+  ) {
+    this.texts = wantData ? [] : undefined;
+    this.parser = createParser({ onEvent: (event) => this.onEvent(event), onError: (error) => this.onParseError(error) });
+  }
+
+  onData(chunk: Uint8Array): Uint8Array | undefined {
+    if (this.failure !== undefined) return undefined;
+    const text = this.decoder.decode(chunk, { stream: true });
+    if (!this.sawEvent && this.head.length < EXCERPT_CHARS) this.head += text.slice(0, EXCERPT_CHARS);
+    this.parser.feed(text);
+    const first = this.firstToken;
+    if (first === undefined) return undefined;
+    this.firstToken = undefined;
+    return first;
+  }
+
+  onEnd(): ResponseOutcome {
+    if (this.failure === undefined) {
+      // A last event without its blank line still counts (a blank line dispatches it; with none pending it does nothing).
+      this.parser.feed(`${this.decoder.decode()}\n\n`);
+    }
+    if (this.failure === undefined && !this.done) {
+      this.failure = this.sawEvent
+        ? 'the stream ended without data: [DONE]'
+        : `not an SSE stream (no data: events), it began '${excerpt(this.head)}'`;
+    }
+    this.counts.responses++;
+    if (this.failure !== undefined) return { ok: false, kind: 'malformed_response', message: this.failure };
+    let nTokens = this.contentChunks;
+    if (this.usageTokens !== undefined) {
+      this.counts.withUsage++;
+      nTokens = this.usageTokens;
+    }
+    const data = this.texts === undefined ? undefined : Buffer.from(this.texts.join(''), 'utf8');
+    return { ok: true, data, nTokens };
+  }
+
+  private onEvent(event: EventSourceMessage): void {
+    if (this.failure !== undefined) return;
+    this.sawEvent = true;
+    const data = event.data;
+    if (this.done) return;
+    if (data === '[DONE]') {
+      this.done = true;
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(data);
+    } catch {
+      this.failure = `an event is not JSON: '${excerpt(data)}'`;
+      return;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      this.failure = `an event is not a JSON object: '${excerpt(data)}'`;
+      return;
+    }
+    const chunk = value as Record<string, unknown>;
+    if (event.event === 'error' || chunk.error !== undefined) {
+      this.failure = `error event in the stream: ${errorText(chunk.error ?? chunk)}`;
+      return;
+    }
+    const usage = completionTokens(chunk);
+    if (usage !== undefined) this.usageTokens = usage;
+    const content = choiceText(chunk, this.api, false);
+    if (content === undefined || content.length === 0) return;
+    if (this.contentChunks++ === 0) this.firstToken = Buffer.from(content, 'utf8');
+    this.texts?.push(content);
+  }
+
+  private onParseError(error: ParseError): void {
+    // Unknown SSE fields are ignored, as the SSE specification says.
+    if (error.type === 'unknown-field' || this.failure !== undefined) return;
+    this.failure = `the SSE stream is malformed: ${excerpt(error.message)}`;
+  }
+}
+
+/** Reads a whole (non-streamed) JSON completion: no first token. */
+class WholeReader implements ResponseReader {
+  private readonly parts: Uint8Array[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly api: OpenAiApi,
+    private readonly wantData: boolean,
+    private readonly counts: TokenSourceCounts,
+  ) {}
+
+  onData(chunk: Uint8Array): undefined {
+    this.size += chunk.length;
+    if (this.size <= WHOLE_BODY_LIMIT_BYTES) this.parts.push(chunk);
+    return undefined;
+  }
+
+  onEnd(): ResponseOutcome {
+    this.counts.responses++;
+    if (this.size > WHOLE_BODY_LIMIT_BYTES) return malformed(`the response body exceeds ${WHOLE_BODY_LIMIT_BYTES} bytes`);
+    const text = Buffer.concat(this.parts, this.size).toString('utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return malformed(`the body is not JSON: '${excerpt(text)}'`);
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return malformed(`the body is not a JSON object: '${excerpt(text)}'`);
+    const body = value as Record<string, unknown>;
+    if (body.error !== undefined) return malformed(`error in the response: ${errorText(body.error)}`);
+    const content = choiceText(body, this.api, true);
+    if (content === undefined) {
+      return malformed(`no ${this.api === 'chat' ? 'choices[0].message.content' : 'choices[0].text'} in the body: '${excerpt(text)}'`);
+    }
+    const nTokens = completionTokens(body);
+    if (nTokens !== undefined) this.counts.withUsage++;
+    return { ok: true, data: this.wantData ? Buffer.from(content, 'utf8') : undefined, nTokens };
+  }
+}
+
+function malformed(message: string): ResponseOutcome {
+  return { ok: false, kind: 'malformed_response', message };
+}
+
+/**
+ * GET /v1/models: the node must list `model` (vLLM, TGI, SGLang, llama.cpp's
+ * server and Ollama all list what they serve); its name is the listed id
+ * and owner. A refused key is named as such, never shown.
+ */
+async function probeNode(node: NodeProbe, model: string, hasKey: boolean): Promise<string> {
+  const where = `${node.origin} (GET /v1/models)`;
+  const res = await node.request('GET', '/v1/models');
+  if (res.status === 401 || res.status === 403) {
+    // The body is not echoed: servers quote part of the key they refused.
+    throw new NetworkSetupError(
+      hasKey
+        ? `${where}: the server refused the API key (HTTP ${res.status}); check the key in OPENAI_API_KEY or the variable --api-key-env names`
+        : `${where}: the server needs an API key (HTTP ${res.status}); set OPENAI_API_KEY or name another variable with --api-key-env`,
+    );
+  }
+  const text = Buffer.from(res.body).toString('utf8');
+  if (res.status < 200 || res.status > 299) {
+    throw new NetworkSetupError(`${where}: HTTP ${res.status} '${excerpt(text)}': is this an OpenAI-compatible server?`);
+  }
+  let listed: unknown;
+  try {
+    listed = (JSON.parse(text) as { data?: unknown }).data;
+  } catch {
+    listed = undefined;
+  }
+  if (!Array.isArray(listed)) throw new NetworkSetupError(`${where}: expected a model list {"data": [{"id": ...}]}, got '${excerpt(text)}'`);
+  const models = listed.filter((m): m is { id: string; owned_by?: unknown } => typeof (m as { id?: unknown } | null)?.id === 'string');
+  const entry = models.find((m) => m.id === model);
+  if (entry === undefined) {
+    const ids = models.slice(0, MODELS_LISTED).map((m) => `'${echo(m.id, 60)}'`);
+    const more = models.length > MODELS_LISTED ? `, and ${models.length - MODELS_LISTED} more` : '';
+    throw new NetworkSetupError(
+      `${where}: the node does not serve the model '${echo(model)}'; it lists ${ids.length === 0 ? 'no models' : ids.join(', ') + more} (--model names the served model)`,
+    );
+  }
+  const owner = typeof entry.owned_by === 'string' && entry.owned_by.length > 0 ? entry.owned_by : 'openai-compatible';
+  return printable(`${entry.id} (${owner})`);
+}
+
+// A node's name goes into the SUT name, which must be printable and short.
+function printable(text: string): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
+  return clean.length > 120 ? `${clean.slice(0, 119)}…` : clean;
 }
