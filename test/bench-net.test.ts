@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { buildStampServer, checkClock, peakSearch, startServer, type BenchServer, type NetworkBenchReport, type PeakRun } from '../lib/bench/net.js';
 import { evaluateNetworkTargets } from '../lib/bench/net-format.js';
-import { clientShare, readTrace, StampProtocol, StampRecords, type TracedSample } from '../lib/bench/net-trial.js';
+import * as netMap from '../lib/bench/net-map.js';
+import { clientShare, readTrace, type TracedSample } from '../lib/bench/net-trial.js';
 import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
 import { repoRoot, tempDir } from './helpers.js';
 
@@ -42,29 +43,28 @@ describe('network bench: stamp servers', () => {
 });
 
 describe('network bench: stamp protocol and client share', () => {
-  it('reads the stamps from the body, split or whole, and fails a body without them', () => {
-    const p = new StampProtocol();
-    p.load([3]);
-    expect(p.request(3)).toEqual({ method: 'GET', path: '/s/3', headers: {} });
-    const body = new TextEncoder().encode('0000000000000001000 0000000000000001250\n');
-    const whole = p.reader(3);
-    whole.onData(body);
-    expect(whole.onEnd()).toEqual({ ok: true });
-    const split = p.reader(3);
-    split.onData(body.subarray(0, 7));
-    split.onData(body.subarray(7));
-    expect(split.onEnd()).toEqual({ ok: true });
-    expect(p.records.count).toBe(2);
-    expect([p.records.index[1], p.records.recv[1], p.records.send[1]]).toEqual([3, 1000, 1250]);
-    const bad = p.reader(3);
-    bad.onData(new TextEncoder().encode('hello'));
-    expect(bad.onEnd()).toMatchObject({ ok: false, kind: 'malformed_response' });
-    p.unload([3]);
-    expect(() => p.request(3)).toThrow(/not loaded/);
+  it('the mapping module reads the stamps from the body and refuses a body without them', () => {
+    expect(netMap.request(3)).toEqual({ method: 'GET', path: '/s/3' });
+    const before = netMap.stampRecords.count;
+    netMap.response({ index: 3, body: new TextEncoder().encode('0000000000000001000 0000000000000001250\n') });
+    const at = netMap.stampRecords.count - 1;
+    expect(at).toBe(before);
+    const r = netMap.stampRecords;
+    expect([r.index[at], r.recv[at], r.send[at]]).toEqual([3, 1000, 1250]);
+    expect(() => netMap.response({ index: 3, body: new TextEncoder().encode('hello') })).toThrow(/no server stamps/);
+    expect(() => netMap.response({ index: 3, body: new TextEncoder().encode('000000000000000100x 0000000000000001250\n') })).toThrow(/no server stamps/);
+    expect(netMap.stampRecords.count).toBe(before + 1);
+  });
+
+  it('records grow past their first capacity', () => {
+    const records = new netMap.StampRecords();
+    for (let i = 0; i < 70_000; i++) records.push(i, 2 * i, 3 * i);
+    expect(records.count).toBe(70_000);
+    expect([records.index[69_999], records.recv[69_999], records.send[69_999]]).toEqual([69_999, 139_998, 209_997]);
   });
 
   it('pairs each traced sample with its server record per index, in order, and subtracts the server time', () => {
-    const records = new StampRecords();
+    const records = new netMap.StampRecords();
     // Index 5 twice (server times 100 and 300 ns), index 6 once (200 ns), index 9 answered but its count differs.
     records.push(5, 10_000, 10_100);
     records.push(6, 20_000, 20_200);

@@ -11,113 +11,18 @@ import { join } from 'node:path';
 import { startTest } from '../api/start-test.js';
 import type { TestResult } from '../api/types.js';
 import { createOpenAiSut } from '../net/openai.js';
-import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from '../net/protocol.js';
-import { createNetworkSut } from '../net/transport.js';
+import { createHttpSut } from '../net/http-map.js';
 import type { NetworkStats } from '../net/types.js';
+import { stampRecords, type StampRecords } from './net-map.js';
 import type { NetServerTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
 
-/** Distinct sample indices: a sample is issued ~once per 6 s at 10k/s, so an index is never twice in flight. */
-const STAMP_SAMPLES = 65_536;
+/** The mapping module of these runs, as a file URL: createHttpSut imports this same instance on this thread. */
+const mapModule = new URL('./net-map.js', import.meta.url).href;
 
 function percentilesOf(values: Float64Array): Percentiles {
   const s = Float64Array.from(values).sort();
   const at = (p: number) => s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
   return { p50: at(0.5), p99: at(0.99), p999: at(0.999) };
-}
-
-/**
- * The server's stamps of each answered request, by sample index, in the order
- * they completed. Growable typed arrays: one push per response, no object.
- */
-export class StampRecords {
-  count = 0;
-  index = new Float64Array(1 << 16);
-  recv = new Float64Array(1 << 16);
-  send = new Float64Array(1 << 16);
-
-  push(index: number, recv: number, send: number): void {
-    if (this.count === this.index.length) {
-      const grow = (a: Float64Array) => {
-        const b = new Float64Array(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.index = grow(this.index);
-      this.recv = grow(this.recv);
-      this.send = grow(this.send);
-    }
-    this.index[this.count] = index;
-    this.recv[this.count] = recv;
-    this.send[this.count] = send;
-    this.count++;
-  }
-}
-
-/** Parses a 19-digit decimal at `at` (CLOCK_MONOTONIC ns, < 2^53 for ~104 days of uptime). */
-function digits19(bytes: Uint8Array, at: number): number {
-  let n = 0;
-  for (let i = at; i < at + 19; i++) {
-    const d = bytes[i]! - 48;
-    if (d < 0 || d > 9) return Number.NaN;
-    n = n * 10 + d;
-  }
-  return n;
-}
-
-/** GET /s/<index> on benchmarks/stamp-server.c (or net-serve.js stamp): the body is "RECV SEND\n". */
-export class StampProtocol implements NetworkProtocol {
-  readonly kind = 'bench-stamp';
-  readonly totalSampleCount = STAMP_SAMPLES;
-  readonly performanceSampleCount = STAMP_SAMPLES;
-  readonly streamsTokens = false;
-  readonly records = new StampRecords();
-  private readonly requests: (PreparedRequest | undefined)[] = new Array(STAMP_SAMPLES);
-
-  async probe(node: NodeProbe): Promise<string> {
-    const r = await node.request('GET', '/name');
-    if (r.status !== 200 || r.body.length !== 40) throw new Error(`${node.origin} is not the bench's stamp server (status ${r.status})`);
-    return 'stamp-server';
-  }
-
-  load(indices: readonly number[]): void {
-    for (const i of indices) this.requests[i] = { method: 'GET', path: `/s/${i}`, headers: {} };
-  }
-
-  unload(indices: readonly number[]): void {
-    for (const i of indices) this.requests[i] = undefined;
-  }
-
-  request(index: number): PreparedRequest {
-    const r = this.requests[index];
-    if (r === undefined) throw new Error(`bench-stamp: sample ${index} is not loaded`);
-    return r;
-  }
-
-  reader(index: number): ResponseReader {
-    const records = this.records;
-    let body: Uint8Array | null = null;
-    let length = 0;
-    return {
-      onData(chunk: Uint8Array): undefined {
-        if (body === null && chunk.length >= 40) body = chunk;
-        else {
-          const joined = new Uint8Array(length + chunk.length);
-          if (body) joined.set(body.subarray(0, length));
-          joined.set(chunk, length);
-          body = joined;
-        }
-        length = body.length;
-        return undefined;
-      },
-      onEnd(): ResponseOutcome {
-        const recv = body && length === 40 ? digits19(body, 0) : Number.NaN;
-        const send = body && length === 40 ? digits19(body, 20) : Number.NaN;
-        if (Number.isNaN(recv) || Number.isNaN(send)) return { ok: false, kind: 'malformed_response', message: 'no stamps in the body' };
-        records.push(index, recv, send);
-        return { ok: true };
-      },
-    };
-  }
 }
 
 /** Per sample of the trace: its index, scheduled time (us from the trace origin) and latency (ns). */
@@ -191,8 +96,10 @@ function failedRequests(stats: NetworkStats): number {
 
 export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>): Promise<NetServerTrial> {
   const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
-  const protocol = new StampProtocol();
-  const sut = await createNetworkSut(protocol, { urls: [spec.url], connections: spec.connections, requestTimeoutMs: 30_000 });
+  if (spec.clientShare && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
+  const sut = await createHttpSut({ urls: [spec.url], request: mapModule, connections: spec.connections, requestTimeoutMs: 30_000 });
+  // One worker: the client process has CPU 0 alone (the server has CPU 1).
+  const dispatch = spec.dispatch === 'worker' ? { dispatch: 'worker' as const, dispatchWorkers: 1 } : { dispatch: spec.dispatch };
   try {
     if (spec.warmupMs > 0) {
       // Warm-up (JIT, connections) in a run of its own, not measured: its records are dropped.
@@ -208,11 +115,11 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       } finally {
         rmSync(warmDir, { recursive: true, force: true });
       }
-      protocol.records.count = 0;
+      stampRecords.count = 0;
     }
     const failedBefore = failedRequests(sut.stats());
     const r = await startTest(sut, sut.qsl, {
-      dispatch: spec.dispatch,
+      ...dispatch,
       scenario: 'Server',
       serverTargetQps: spec.targetQps,
       serverTargetLatencyNs: spec.targetLatencyNs,
@@ -224,7 +131,7 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       achievedQps: r.completedSamplesPerSecond ?? 0,
       latencyNs: resultPercentiles(r),
       failed: failedRequests(sut.stats()) - failedBefore,
-      ...(spec.clientShare ? { share: clientShare(readTrace(join(outdir, 'mlperf_log_trace.json')), protocol.records) } : {}),
+      ...(spec.clientShare ? { share: clientShare(readTrace(join(outdir, 'mlperf_log_trace.json')), stampRecords) } : {}),
     };
   } finally {
     await sut.close();
@@ -238,7 +145,7 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
   const lines: string[] = [];
   for (let i = 0; i < 64; i++) lines.push(JSON.stringify({ prompt: `bench prompt ${i}`, max_tokens: spec.outputTokens }));
   writeFileSync(dataset, `${lines.join('\n')}\n`);
-  const sut = await createOpenAiSut({ urls: [spec.url], model: 'stub', dataset, maxTokens: spec.outputTokens });
+  const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens });
   try {
     const r = await startTest(sut, sut.qsl, {
       scenario: 'Server',
