@@ -164,7 +164,7 @@ describe('network bench: targets', () => {
       latencyNs: { p50: 60_000, p99: 90_000, p999: 1 }, serverNs: { p50: 3000, p99: 5000, p999: 1 },
       clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, matched: 1, samples: 1,
     })),
-    tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 } },
+    tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null },
     notes: [],
   };
 
@@ -202,5 +202,16 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     expect(report.closedLoop.find((row) => row.tool === 'wrk')).toEqual({ tool: 'wrk', requestsPerSec: null, note: expect.stringMatching(/not on PATH/) });
     expect(report.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median).toBeGreaterThan(0);
     expect(report.notes.join('\n')).toMatch(/not pinned/);
+    // The loadgen rows ran through the --sut http path: every sample paired with its server stamps.
+    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['wake', true], ['poll', true], ['worker', true]]);
+    expect(report.clientShare.map((row) => row.targetQps)).toEqual([1000, 10_000]);
+    for (const row of report.clientShare) {
+      expect(row.matched).toBe(row.samples);
+      expect(row.serverNs.p50).toBeGreaterThan(0);
+      expect(row.clientNs.p50).toBeGreaterThan(0);
+    }
+    // The token row, with the stub's own lateness read from the stub's process.
+    expect(report.tokens?.stubLatenessNs?.requests).toBeGreaterThan(0);
+    expect(Number.isFinite(report.tokens?.ttftErrorNs.p99)).toBe(true);
   }, 120_000);
 });

@@ -80,7 +80,12 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
   const t = n.tokens;
   if (t) {
     lines.push(`  ${`OpenAI stub, ${t.targetQps} requests/s`.padEnd(34)} TTFT error p50 ${us(t.ttftErrorNs.p50)} us, p99 ${us(t.ttftErrorNs.p99)} us; ` +
-      `TPOT error p50 ${us(t.tpotErrorNs.p50)} us, p99 ${us(t.tpotErrorNs.p99)} us${t.valid ? '' : ' (run INVALID)'}`);
+      `TPOT error p50 ${us(t.tpotErrorNs.p50)} us, p99 ${us(t.tpotErrorNs.p99)} us`);
+    const l = t.stubLatenessNs;
+    if (l) {
+      lines.push(`  ${''.padEnd(34)} of which the stub's own timers: first token p50 ${us(l.ttft.p50)} us, p99 ${us(l.ttft.p99)} us; ` +
+        `token gap p50 ${us(l.tpot.p50)} us, p99 ${us(l.tpot.p99)} us (${fmt(l.requests)} requests)`);
+    }
   }
   for (const note of n.notes) lines.push(`  note: ${note}`);
   return lines.join('\n');

@@ -91,6 +91,8 @@ export interface TokenRow {
   ttftErrorNs: { p50: number; p99: number };
   /** Measured TPOT − tpotMs. */
   tpotErrorNs: { p50: number; p99: number };
+  /** The stub's own lateness against its schedule (its timers), medians over the repetitions: part of the error above. */
+  stubLatenessNs: { requests: number; ttft: { p50: number; p99: number }; tpot: { p50: number; p99: number } } | null;
 }
 
 export interface NetworkBenchReport {
@@ -172,7 +174,29 @@ function startProcess(command: string, args: string[], pattern: RegExp, what: st
 export interface BenchServer {
   kind: 'c' | 'node' | 'openai-stub';
   url: string;
+  /** Writes a line to the server's stdin; the first stdout line after it that starts with `answerPrefix`. */
+  ask(line: string, answerPrefix: string): Promise<string>;
   close(): Promise<void>;
+}
+
+function asker(child: ChildProcess): BenchServer['ask'] {
+  return (line, answerPrefix) => new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      child.stdout!.off('data', onData);
+      reject(new Error(`no answer to '${line}' within 10 s`));
+    }, 10_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const found = out.split('\n').find((l) => l.startsWith(answerPrefix) && out.includes(`${l}\n`));
+      if (found === undefined) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      resolve(found.slice(answerPrefix.length));
+    };
+    child.stdout!.on('data', onData);
+    child.stdin!.write(`${line}\n`);
+  });
 }
 
 function closer(child: ChildProcess): () => Promise<void> {
@@ -207,14 +231,14 @@ export function buildStampServer(dir: string): { path: string } | { note: string
 export async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }): Promise<BenchServer> {
   if (kind === 'c') {
     const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1'], /PORT (\d+)\n/, 'stamp-server');
-    return { kind, url: `http://127.0.0.1:${match[1]}`, close: closer(child) };
+    return { kind, url: `http://127.0.0.1:${match[1]}`, ask: asker(child), close: closer(child) };
   }
   const args = kind === 'node' ? [netServeScript, 'stamp'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs)];
   const taskset = pin ? pinningTaskset() : null;
   const { child, match } = taskset
     ? await startProcess(taskset, ['-c', '1', process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)
     : await startProcess(process.execPath, args, /URL (\S+)\n/, `net-serve ${kind}`);
-  return { kind, url: match[1]!, close: closer(child) };
+  return { kind, url: match[1]!, ask: asker(child), close: closer(child) };
 }
 
 /** Runs a client command (on CPU 0 when `pin`) to its end; its stdout. */
@@ -477,7 +501,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       const stub = await startServer('openai-stub', pin, undefined, { ttftMs, tpotMs });
       started.push(stub);
       const trials: NetTokensTrial[] = [];
+      type StubLateness = { requests: number; ttftNs: { p50: number; p99: number }; tpotNs: { p50: number; p99: number } };
+      const lateness: StubLateness[] = [];
       for (let i = 0; i < repeat; i++) {
+        await stub.ask('lateness', 'LATENESS '); // from here on
         trials.push(await runTrial<NetTokensTrial>({
           kind: 'net-tokens',
           url: stub.url,
@@ -485,8 +512,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           durationMs: tiny ? 1000 : 10_000,
           outputTokens,
         }, { onCpu0: pin }));
+        lateness.push(JSON.parse(await stub.ask('lateness', 'LATENESS ')) as StubLateness);
       }
       await stub.close();
+      const lm = (get: (l: StubLateness) => number) => median(lateness.map(get));
       const m = (get: (t: NetTokensTrial) => number) => median(trials.map(get));
       report.tokens = {
         targetQps: 20,
@@ -496,6 +525,13 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         valid: trials.every((t) => t.valid),
         ttftErrorNs: { p50: m((t) => t.ttftNs.p50) - ttftMs * 1e6, p99: m((t) => t.ttftNs.p99) - ttftMs * 1e6 },
         tpotErrorNs: { p50: m((t) => t.tpotNs.p50) - tpotMs * 1e6, p99: m((t) => t.tpotNs.p99) - tpotMs * 1e6 },
+        stubLatenessNs: lateness.length
+          ? {
+              requests: lm((l) => l.requests),
+              ttft: { p50: lm((l) => l.ttftNs.p50), p99: lm((l) => l.ttftNs.p99) },
+              tpot: { p50: lm((l) => l.tpotNs.p50), p99: lm((l) => l.tpotNs.p99) },
+            }
+          : null,
       };
     } catch (error) {
       report.notes.push(`TTFT/TPOT: ${(error as Error).message.split('\n')[0]}`);
