@@ -165,6 +165,7 @@ describe('network bench: targets', () => {
       clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, matched: 1, samples: 1,
     })),
     tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null },
+    loadAverage: null,
     notes: [],
   };
 

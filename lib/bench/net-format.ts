@@ -87,6 +87,7 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
         `token gap p50 ${us(l.tpot.p50)} us, p99 ${us(l.tpot.p99)} us (${fmt(l.requests)} requests)`);
     }
   }
+  if (n.loadAverage) lines.push(`  machine load average (1 min): ${fmt(n.loadAverage.start, 2)} at the start, ${fmt(n.loadAverage.end, 2)} at the end`);
   for (const note of n.notes) lines.push(`  note: ${note}`);
   return lines.join('\n');
 }

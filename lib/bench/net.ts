@@ -12,7 +12,7 @@
  *   - TTFT and TPOT against the OpenAI stub streamer's schedule at 20 requests/s.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -112,7 +112,17 @@ export interface NetworkBenchReport {
   peaks: PeakRow[];
   clientShare: ClientShareRow[];
   tokens: TokenRow | null;
+  /** /proc/loadavg's 1-minute load at the start and the end (null elsewhere): how busy the machine was. */
+  loadAverage: { start: number; end: number } | null;
   notes: string[];
+}
+
+function loadAverage1m(): number | null {
+  try {
+    return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+  } catch {
+    return null;
+  }
 }
 
 export interface NetworkBenchOptions {
@@ -376,7 +386,10 @@ export async function peakSearch(
 /** Runs every network row; a row that cannot run says why in `notes` or its own note. */
 export async function runNetworkBench(options: NetworkBenchOptions): Promise<NetworkBenchReport> {
   const { tiny, repeat, log } = options;
-  const report: NetworkBenchReport = { connections: NET_CONNECTIONS, server: null, closedLoop: [], peaks: [], clientShare: [], tokens: null, notes: [] };
+  const loadAtStart = loadAverage1m();
+  const report: NetworkBenchReport = {
+    connections: NET_CONNECTIONS, server: null, closedLoop: [], peaks: [], clientShare: [], tokens: null, loadAverage: null, notes: [],
+  };
   const pin = pinningTaskset() !== null;
   if (!pin) report.notes.push('not pinned: the server and the clients share the CPUs (pinning needs Linux, 2 CPUs and taskset)');
   const dir = mkdtempSync(join(tmpdir(), 'loadgen-net-bench-'));
@@ -541,5 +554,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     for (const s of started) await s.close();
     rmSync(dir, { recursive: true, force: true });
   }
+  const loadAtEnd = loadAverage1m();
+  if (loadAtStart !== null && loadAtEnd !== null) report.loadAverage = { start: loadAtStart, end: loadAtEnd };
   return report;
 }
