@@ -162,7 +162,7 @@ describe('network bench: targets', () => {
     clientShare: [1000, 10_000].map((targetQps) => ({
       targetQps, dispatch: 'wake' as const, valid: true, achievedQps: targetQps,
       latencyNs: { p50: 60_000, p99: 90_000, p999: 1 }, serverNs: { p50: 3000, p99: 5000, p999: 1 },
-      clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, matched: 1, samples: 1,
+      clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, deliveryLagNs: null, matched: 1, samples: 1,
     })),
     tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null },
     loadAverage: null,

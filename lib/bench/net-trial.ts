@@ -131,6 +131,9 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       achievedQps: r.completedSamplesPerSecond ?? 0,
       latencyNs: resultPercentiles(r),
       failed: failedRequests(sut.stats()) - failedBefore,
+      deliveryLagNs: r.overhead?.deliveryLagNs
+        ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
+        : null,
       ...(spec.clientShare ? { share: clientShare(readTrace(join(outdir, 'mlperf_log_trace.json')), stampRecords) } : {}),
     };
   } finally {

@@ -76,6 +76,8 @@ export interface ClientShareRow {
   serverNs: Percentiles;
   /** latency − (send − recv), per sample. */
   clientNs: Percentiles;
+  /** Of which: scheduled -> in the SUT's issueQuery (the core's delivery lag); null when not reported. */
+  deliveryLagNs: Percentiles | null;
   /** Samples matched with a server record (of those issued), last repetition. */
   matched: number;
   samples: number;
@@ -495,6 +497,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           latencyNs: medianPercentiles(trials.map((t) => t.share!.latencyNs)),
           serverNs: medianPercentiles(trials.map((t) => t.share!.serverNs)),
           clientNs: medianPercentiles(trials.map((t) => t.share!.clientNs)),
+          deliveryLagNs: trials.every((t) => t.deliveryLagNs) ? medianPercentiles(trials.map((t) => t.deliveryLagNs!)) : null,
           matched: last.share!.matched,
           samples: last.share!.samples,
         });

@@ -94,6 +94,8 @@ export interface NetServerTrial {
   latencyNs: Percentiles;
   /** Requests that failed (every kind). */
   failed: number;
+  /** Scheduled -> received by the SUT's issueQuery (result.overhead; null when not reported). */
+  deliveryLagNs: Percentiles | null;
   /** With clientShare: loadgen's latency, the server's send − recv, and their difference, per matched sample. */
   share?: { samples: number; matched: number; latencyNs: Percentiles; serverNs: Percentiles; clientNs: Percentiles };
 }
