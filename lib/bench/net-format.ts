@@ -72,11 +72,14 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     const peak = p.peakQps > 0 ? `${fmt(p.peakQps)} requests/s VALID, confirmed` : 'no rate was VALID';
     lines.push(`  ${`loadgen open loop, dispatch ${p.dispatch}`.padEnd(34)} ${p.note ? `failed: ${p.note}` : `${peak} (runs: ${runs})`}`);
   }
-  lines.push(`  ${'client share (us)'.padEnd(34)} ${'valid'.padEnd(6)}${'lat p50'.padStart(11)}${'lat p99'.padStart(11)}${'server p50'.padStart(11)}${'client p50'.padStart(11)}${'client p99'.padStart(11)}${'client p99.9'.padStart(13)}${'lag p50'.padStart(9)}${'lag p99'.padStart(9)}  matched`);
+  const cells = (values: string[], widths: number[]) => values.map((v, i) => ` ${v.padStart(widths[i]!)}`).join('');
+  const widths = [10, 10, 10, 10, 10, 12, 9, 9];
+  lines.push(`  ${'client share (us)'.padEnd(34)} ${'valid'.padEnd(5)}` +
+    cells(['lat p50', 'lat p99', 'server p50', 'client p50', 'client p99', 'client p99.9', 'lag p50', 'lag p99'], widths) + '  matched');
   for (const r of n.clientShare) {
-    lines.push(`  ${`${fmt(r.targetQps)} requests/s, ${r.dispatch}`.padEnd(34)} ${(r.valid ? 'yes' : 'NO').padEnd(6)}${us(r.latencyNs.p50).padStart(11)}${us(r.latencyNs.p99).padStart(11)}` +
-      `${us(r.serverNs.p50).padStart(11)}${us(r.clientNs.p50).padStart(11)}${us(r.clientNs.p99).padStart(11)}${us(r.clientNs.p999).padStart(13)}` +
-      `${us(r.deliveryLagNs?.p50).padStart(9)}${us(r.deliveryLagNs?.p99).padStart(9)}  ${fmt(r.matched)}/${fmt(r.samples)}`);
+    lines.push(`  ${`${fmt(r.targetQps)} requests/s, ${r.dispatch}`.padEnd(34)} ${(r.valid ? 'yes' : 'NO').padEnd(5)}` +
+      cells([r.latencyNs.p50, r.latencyNs.p99, r.serverNs.p50, r.clientNs.p50, r.clientNs.p99, r.clientNs.p999, r.deliveryLagNs?.p50, r.deliveryLagNs?.p99].map(us), widths) +
+      `  ${fmt(r.matched)}/${fmt(r.samples)}`);
   }
   const t = n.tokens;
   if (t) {

@@ -353,34 +353,40 @@ export async function peakSearch(
     runs.push(r);
     return r.valid;
   };
+  // lo: the highest rate VALID and not since disproved (0: none); hi: the lowest INVALID one.
   let lo = 0;
   let hi = Number.POSITIVE_INFINITY;
+  let everValid = false;
   let qps = startQps;
   while (runs.length < maxRuns) {
     if (await at(qps)) {
       lo = qps;
-      if (hi === Number.POSITIVE_INFINITY) {
-        qps *= 2;
-        continue;
-      }
+      everValid = true;
     } else {
       hi = qps;
-      if (lo === 0) {
-        qps /= 2;
-        if (qps < 10) break;
-        continue;
-      }
+      if (lo >= hi) lo = 0;
     }
-    if (hi / lo <= 1 + precision) {
-      // Confirm the peak with a second run; a failed confirmation lowers the bound.
-      if (runs.length >= maxRuns) break;
-      if (await at(lo)) return { peakQps: Math.round(lo), runs };
-      hi = lo;
-      lo = lo / (1 + precision);
-      qps = lo;
+    if (lo === 0) {
+      // Nothing VALID below: halve from the start; after a failed confirmation, step down by the precision.
+      qps = everValid ? hi / (1 + precision) : hi / 2;
+      // Below ~100/s a 10-s run has too few queries for early stopping to pass after any late one.
+      if (qps < 100) break;
       continue;
     }
-    qps = (lo + hi) / 2;
+    if (hi === Number.POSITIVE_INFINITY) {
+      qps = lo * 2;
+      continue;
+    }
+    if (hi / lo > 1 + precision) {
+      qps = (lo + hi) / 2;
+      continue;
+    }
+    // The bracket is narrow: the peak must hold a second run.
+    if (runs.length >= maxRuns) break;
+    if (await at(lo)) return { peakQps: Math.round(lo), runs };
+    hi = lo;
+    lo = 0;
+    qps = hi / (1 + precision);
   }
   return { peakQps: 0, runs };
 }
