@@ -292,10 +292,21 @@ bool bytes_of(const Napi::Value& value, const uint8_t** data, size_t* size) {
   return true;
 }
 
+// An optional clockNs() stamp argument: 0 (the core reads the clock) unless
+// it is a number in [1, 2^53); the core clamps it to [series start, now].
+int64_t stamp_argument(const Napi::CallbackInfo& info, size_t i) {
+  if (info.Length() <= i || !info[i].IsNumber()) return 0;
+  const double stamp = info[i].As<Napi::Number>().DoubleValue();
+  return stamp >= 1 && stamp < 9007199254740992.0 ? static_cast<int64_t>(stamp) : 0;
+}
+
 // Token latencies: the first token of one sample (id as a number), with the
-// first-token response bytes (optional; copied only for logged samples).
+// first-token response bytes (optional; copied only for logged samples) and
+// the time the token was read (optional stampNs, a clockNs() reading).
 void FirstTokenComplete(const Napi::CallbackInfo& info) {
-  const int64_t stamp = loadgen::now_ns();  // before anything else
+  const int64_t now = loadgen::now_ns();  // before anything else
+  const int64_t given = stamp_argument(info, 2);
+  const int64_t stamp = given != 0 ? given : now;
   Napi::Env env = info.Env();
   const uint8_t* data = nullptr;
   size_t size = 0;
@@ -345,6 +356,30 @@ Napi::Value CompleteWithTokens(const Napi::CallbackInfo& info) {
     return handed_over(env, session->complete_with_tokens(stamp_ns, ids.As<Napi::Float64Array>().Data(), n, count, own));
   }
   return handed_over(env, session->complete_with_tokens(stamp_ns, ids.As<Napi::Uint32Array>().Data(), n, count, own));
+}
+
+// failSample(id, kind, message, stampNs?): sample `id` failed; `kind` is an
+// index into tables.failureKinds (lib/api/completion.ts maps the name). The
+// id is checked by the core like a completion's; the kind here, the message
+// is bounded by the core.
+Napi::Value FailSample(const Napi::CallbackInfo& info) {
+  const int64_t now = loadgen::now_ns();  // before anything else
+  Napi::Env env = info.Env();
+  if (info.Length() < 3 || !info[1].IsNumber() || !info[2].IsString())
+    throw Napi::TypeError::New(env, "failSample(id, kind, message, stampNs?) expects a kind index and a message");
+  const double kind = info[1].As<Napi::Number>().DoubleValue();
+  if (!(kind >= 0 && kind < static_cast<double>(loadgen::kFailureKindCount)) || kind != static_cast<double>(static_cast<size_t>(kind)))
+    throw Napi::RangeError::New(env, "failSample: kind must be an index into tables.failureKinds");
+  const int64_t given = stamp_argument(info, 3);
+  SessionRef session(env);
+  if (!session) {
+    state(env).completions_outside_run += 1;
+    return env.Undefined();
+  }
+  const double id = info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1.0;
+  const std::string message = info[2].As<Napi::String>().Utf8Value();
+  return handed_over(env, session->fail(given != 0 ? given : now, id, static_cast<loadgen::FailureKind>(kind), message,
+                                        session.own()));
 }
 
 Napi::Value Acknowledge(const Napi::CallbackInfo& info) {
@@ -425,6 +460,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("completeBatch", Napi::Function::New(env, CompleteBatch, "completeBatch"));
   exports.Set("completeWithTokens", Napi::Function::New(env, CompleteWithTokens, "completeWithTokens"));
   exports.Set("firstTokenComplete", Napi::Function::New(env, FirstTokenComplete, "firstTokenComplete"));
+  exports.Set("failSample", Napi::Function::New(env, FailSample, "failSample"));
   exports.Set("acknowledge", Napi::Function::New(env, Acknowledge, "acknowledge"));
   exports.Set("abort", Napi::Function::New(env, Abort, "abort"));
   exports.Set("interrupt", Napi::Function::New(env, Interrupt, "interrupt"));

@@ -288,6 +288,14 @@ Napi::Object outcome_to_js(Napi::Env env, const loadgen::RunOutcome& r) {
   Napi::Object ce = Napi::Object::New(env);
   set_members(env, ce, r.completion_errors, kCompletionErrorFields);
   o.Set("completionErrors", ce);
+  Napi::Object failed = Napi::Object::New(env);
+  failed.Set("total", static_cast<double>(r.failed_samples.total));
+  Napi::Object by_kind = Napi::Object::New(env);
+  for (size_t i = 0; i < loadgen::kFailureKindCount; ++i) {
+    by_kind.Set(loadgen::kFailureKindNames[i], static_cast<double>(r.failed_samples.by_kind[i]));
+  }
+  failed.Set("byKind", by_kind);
+  o.Set("failedSamples", failed);
 
   Napi::Array trials = Napi::Array::New(env, r.peak_trials.size());
   for (size_t i = 0; i < r.peak_trials.size(); ++i) {

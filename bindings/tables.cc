@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "native/config_keys.h"
+#include "native/failure_kinds.h"
 #include "native/settings_fields.h"
 
 namespace loadgen_addon {
@@ -80,6 +81,9 @@ void register_tables(Napi::Env env, Napi::Object exports) {
   t.Set("testSettingsFields", test_settings_fields(env));
   t.Set("configKeys", config_keys(env));
   t.Set("runSettingLimits", run_setting_limits(env));
+  Napi::Array kinds = Napi::Array::New(env, loadgen::kFailureKindCount);
+  for (size_t i = 0; i < loadgen::kFailureKindCount; ++i) kinds.Set(static_cast<uint32_t>(i), loadgen::kFailureKindNames[i]);
+  t.Set("failureKinds", kinds);
   exports.Set("tables", t);
 }
 

@@ -7,7 +7,8 @@
 
 namespace loadgen_addon {
 
-// Sets exports.tables = { testSettingsFields, configKeys, runSettingLimits }.
+// Sets exports.tables = { testSettingsFields, configKeys, runSettingLimits,
+// failureKinds } (failureKinds: the names by FailureKind value).
 void register_tables(Napi::Env env, Napi::Object exports);
 
 }  // namespace loadgen_addon

@@ -17,6 +17,7 @@ import { evaluateNetworkTargets, formatNetworkBench } from './bench/net-format.j
 import { targetsTable } from './bench/targets.js';
 import { formatSoakReport, runSoak } from './bench/soak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
+import { addNetworkOptions } from './cli/network.js';
 import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
 import { capErrorOutput, choiceOption, collect, positiveInteger } from './cli/options.js';
 import { registerReportCommand } from './cli/report.js';
@@ -45,7 +46,7 @@ function buildProgram(): Command {
   program
     .command('run')
     .description('run a benchmark against a SUT and write the MLPerf logs')
-    .option('--sut <sut>', "'null', 'null-native', or a path to a module exporting createSut() and createQsl() (default: the built-in demo)")
+    .option('--sut <sut>', "'null', 'null-native', a network SUT ('openai', 'kserve', 'http' with --url), or a path to a module exporting createSut() and createQsl() (default: the built-in demo)")
     .addOption(choiceOption('--scenario <name>', 'test scenario', SCENARIOS))
     .addOption(choiceOption('--mode <name>', 'test mode', TEST_MODES))
     .option('--set <key=value>', 'any TestSettings field by its reference name, e.g. server_target_qps=1000 (repeatable)', collect, [])
@@ -73,6 +74,7 @@ function buildProgram(): Command {
     });
 
   addConfigOptions(program.commands.find((c) => c.name() === 'run')!);
+  addNetworkOptions(program.commands.find((c) => c.name() === 'run')!);
   addDemoOptions(program.commands.find((c) => c.name() === 'run')!);
   registerSettingsCommand(program);
 

@@ -20,8 +20,10 @@ export { registerIssueQueryThread, type IssueQueryThreadRegistration } from './a
 export { runDispatchWorker, type DispatchWorkerContext } from './dispatch/dispatch.js';
 export { NULL_SUT_MODULE } from './suts/null-sut-module.js';
 export {
+  clockNs,
   firstTokenComplete,
   querySampleComplete,
+  querySampleFailed,
   querySamplesComplete,
   querySamplesCompleteIds,
 } from './api/completion.js';
@@ -54,6 +56,7 @@ export {
 export {
   BusyError,
   ConfigFileError,
+  DatasetError,
   InterfaceError,
   LoadgenError,
   LogOutputError,
@@ -72,6 +75,7 @@ export type {
   QuerySampleLibrary,
   QuerySampleResponse,
   RunMessage,
+  SutReport,
   SystemUnderTest,
   TestResult,
   TokenLatencyStatsNs,
@@ -79,10 +83,22 @@ export type {
 } from './api/types.js';
 export { startProgress, type ProgressHandle, type ProgressOptions, type ProgressStream } from './report/progress.js';
 export { currentProgress } from './api/progress.js';
+export { FAILURE_KINDS, type FailureKind } from './net/protocol.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native/index.js';
 export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
 export { createHttpProtocol, createHttpSut } from './net/http-map.js';
+export { createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
+export {
+  openAiStubTokens,
+  startOpenAiStub,
+  OPENAI_STUB_MODEL,
+  type OpenAiStub,
+  type OpenAiStubFault,
+  type OpenAiStubOptions,
+  type OpenAiStubRecord,
+} from './serve/openai-stub.js';
+export type { RunningServer, ServeAddress } from './serve/server.js';
 export {
   BALANCE_POLICIES,
   type BalancePolicy,
@@ -90,6 +106,7 @@ export {
   type NetworkNodeStats,
   type NetworkStats,
   type NetworkSut,
+  type OpenAiSutOptions,
   type TransportOptions,
 } from './net/types.js';
-export type { FailureKind, NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
+export type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';

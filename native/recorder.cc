@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "issuer.h"
+#include "user_text.h"
 
 namespace loadgen {
 
@@ -69,8 +70,22 @@ void Recorder::count_rejected(IdStatus status, double id) {
   invalid_ids_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Recorder::record_failure(Series& series, uint64_t k, const Failure& failure) {
+  {
+    std::lock_guard<std::mutex> lock(series.failed_mutex);
+    series.failed_samples.push_back(k);
+  }
+  const size_t kind = static_cast<size_t>(failure.kind);
+  if (failed_by_kind_[kind].fetch_add(1, std::memory_order_relaxed) >= kMaxFailureLinesPerKind) return;
+  // The SUT's text goes into the detail log: one line, bounded.
+  FailureMessage kept{failure.kind, echo_input(*failure.message, kMaxFailureMessageBytes)};
+  std::lock_guard<std::mutex> lock(failure_messages_mutex_);
+  failure_messages_.push_back(std::move(kept));
+}
+
 template <typename Tokens, typename Id>
-uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over) {
+uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over,
+                            const Failure* failure) {
   Series* s = current_.load(std::memory_order_acquire);
   const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
   if (published == 0) {
@@ -108,6 +123,9 @@ uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens
       // Only the winner of the CAS writes, before the query counts as done.
       if (series.n_tokens) series.n_tokens[k].store(token_count_of(n_tokens[i]), std::memory_order_relaxed);
     }
+    // Before the query counts as done: whoever reads the series after its
+    // last completion sees the failure.
+    if (failure != nullptr) record_failure(series, k, *failure);
     ++newly_completed;
     live_.record_completion(series, k / spq, t);
     if (spq == 1) {
@@ -128,10 +146,13 @@ uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens
   return handed;
 }
 
-template uint64_t Recorder::complete<void, double>(int64_t, const double*, const void*, size_t, bool);
-template uint64_t Recorder::complete<void, uint32_t>(int64_t, const uint32_t*, const void*, size_t, bool);
-template uint64_t Recorder::complete<double, double>(int64_t, const double*, const double*, size_t, bool);
-template uint64_t Recorder::complete<double, uint32_t>(int64_t, const uint32_t*, const double*, size_t, bool);
+template uint64_t Recorder::complete<void, double>(int64_t, const double*, const void*, size_t, bool, const Failure*);
+template uint64_t Recorder::complete<void, uint32_t>(int64_t, const uint32_t*, const void*, size_t, bool,
+                                                     const Failure*);
+template uint64_t Recorder::complete<double, double>(int64_t, const double*, const double*, size_t, bool,
+                                                     const Failure*);
+template uint64_t Recorder::complete<double, uint32_t>(int64_t, const uint32_t*, const double*, size_t, bool,
+                                                       const Failure*);
 
 uint64_t Recorder::hand_over_next(Series& series) {
   // Due when query n-1 is done. Whether issuing ended is known: the claimant
@@ -246,6 +267,17 @@ void Recorder::copy_error_counts(CompletionErrorCounts* out) const {
   out->first_duplicate_id = first_duplicate_id_.load();
   out->first_token_after_completion = first_token_after_completion_.load();
   out->duplicate_first_tokens = duplicate_first_tokens_.load();
+}
+
+void Recorder::take_failures(FailedSampleCounts* counts, std::vector<FailureMessage>* messages) {
+  *counts = FailedSampleCounts{};
+  for (size_t i = 0; i < kFailureKindCount; ++i) {
+    counts->by_kind[i] = failed_by_kind_[i].load();
+    counts->total += counts->by_kind[i];
+  }
+  std::lock_guard<std::mutex> lock(failure_messages_mutex_);
+  *messages = std::move(failure_messages_);
+  failure_messages_.clear();
 }
 
 }  // namespace loadgen

@@ -12,7 +12,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <mutex>
+#include <string>
+#include <vector>
+
 #include "accuracy_log.h"
+#include "failure_kinds.h"
 #include "live_stats.h"
 #include "run_outcome.h"
 #include "series.h"
@@ -34,8 +39,14 @@ class Recorder {
   // validated; bad ones are only counted. Tokens = void: no token bookkeeping;
   // else n_tokens[i] for ids[i]. hand_over: see Session::complete. Returns the
   // new published count when this call issued the next query, else 0.
+  // `failure`: the samples completed by this call failed (Session::fail).
+  struct Failure {
+    FailureKind kind;
+    const std::string* message;
+  };
   template <typename Tokens, typename Id>
-  uint64_t complete(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over);
+  uint64_t complete(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over,
+                    const Failure* failure = nullptr);
   // A caller's stamp outside [series start, now] is replaced by now.
   int64_t clamp_stamp(int64_t stamp_ns) const;
   // The first token of sample `id` at `stamp_ns` (see Session::first_token).
@@ -47,6 +58,8 @@ class Recorder {
   void complete_on_issue_thread(Series& series, uint64_t q, int64_t t);
   // The rejected-id counts so far (into the fields they own).
   void copy_error_counts(CompletionErrorCounts* out) const;
+  // The failed-sample counts so far and the messages kept (moved out).
+  void take_failures(FailedSampleCounts* counts, std::vector<FailureMessage>* messages);
 
  private:
   enum class IdStatus { Valid, Invalid, Stale, Unissued };
@@ -58,6 +71,9 @@ class Recorder {
   template <typename Id>
   static IdStatus resolve_id(const Series* series, uint64_t published, Id id, uint64_t* k);
   void count_rejected(IdStatus status, double id);
+  // Sample `k` of `series` completed as failed: counted, its message kept
+  // (the first kMaxFailureLinesPerKind of its kind).
+  void record_failure(Series& series, uint64_t k, const Failure& failure);
   // A completing call issues the next query if it is due and unclaimed;
   // returns the new published count, or 0.
   uint64_t hand_over_next(Series& series);
@@ -75,6 +91,9 @@ class Recorder {
   std::atomic<double> first_duplicate_id_{0};
   std::atomic<uint64_t> first_token_after_completion_{0};
   std::atomic<uint64_t> duplicate_first_tokens_{0};
+  std::atomic<uint64_t> failed_by_kind_[kFailureKindCount] = {};
+  std::mutex failure_messages_mutex_;
+  std::vector<FailureMessage> failure_messages_;
 };
 
 }  // namespace loadgen

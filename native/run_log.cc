@@ -257,8 +257,36 @@ void RunLog::write_completion_errors() {
   }
 }
 
+void RunLog::write_failures(const std::vector<FailureMessage>& messages) {
+  for (const FailureMessage& m : messages) {
+    detail_.add("error_runtime", DetailLog::quote(std::string("Sample failed (") + to_string(m.kind) + "): " + m.text),
+                true, false, kFile, __LINE__);
+  }
+  failure_lines_ += messages.size();
+  const FailedSampleCounts& counts = outcome_.failed_samples;
+  for (size_t i = 0; i < kFailureKindCount; ++i) {
+    if (counts.by_kind[i] <= kMaxFailureLinesPerKind) continue;
+    detail_.add("error_runtime",
+                DetailLog::quote(std::to_string(counts.by_kind[i] - kMaxFailureLinesPerKind) + " more samples failed (" +
+                                 kFailureKindNames[i] + "); their messages were not kept"),
+                true, false, kFile, __LINE__);
+    failure_lines_ += 1;
+  }
+}
+
+std::string failed_samples_reason(const FailedSampleCounts& counts) {
+  std::string text = std::to_string(counts.total) + (counts.total == 1 ? " sample failed (" : " samples failed (");
+  bool first = true;
+  for (size_t i = 0; i < kFailureKindCount; ++i) {
+    if (counts.by_kind[i] == 0) continue;
+    text += std::string(first ? "" : ", ") + kFailureKindNames[i] + " " + std::to_string(counts.by_kind[i]);
+    first = false;
+  }
+  return text + ")";
+}
+
 uint64_t RunLog::errors_so_far() {
-  uint64_t errors = completion_error_lines_;
+  uint64_t errors = completion_error_lines_ + failure_lines_;
   std::lock_guard<std::mutex> lock(messages_mutex_);
   for (const auto& m : outcome_.messages) errors += m.is_error ? 1 : 0;
   return errors;
@@ -288,7 +316,7 @@ void RunLog::count_messages() {
       if (m.is_warning) ++outcome_.warning_count;
     }
   }
-  outcome_.error_count += completion_error_lines_;
+  outcome_.error_count += completion_error_lines_ + failure_lines_;
 }
 
 void RunLog::write_summary(Mode mode, const LogOutputSettings& log_settings) {

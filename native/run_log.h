@@ -54,6 +54,9 @@ class RunLog {
   // ---- After the run, in this order ----
   // One line per rejected id (outcome.completion_errors), capped per kind.
   void write_completion_errors();
+  // One line per failed sample whose message was kept, then one per kind
+  // for those whose messages were not (outcome.failed_samples).
+  void write_failures(const std::vector<FailureMessage>& messages);
   // The result entries (outcome.summary), with our INVALID reasons.
   void write_detail_results();
   // outcome.error_count and warning_count from the messages and completion-error lines.
@@ -69,7 +72,11 @@ class RunLog {
   DetailLog detail_;
   ChromeTrace chrome_trace_;
   uint64_t completion_error_lines_ = 0;  // detail-log lines written for rejected ids
+  uint64_t failure_lines_ = 0;           // detail-log lines written for failed samples
 };
+
+// Why a run with failed samples is INVALID: "3 samples failed (http_status 2, timeout 1)".
+std::string failed_samples_reason(const FailedSampleCounts& counts);
 
 // "<outdir>/<prefix>[<datetime>_]": every log file's path up to its kind.
 std::string log_base_path(const LogOutputSettings& log, const std::string& test_datetime);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "failure_kinds.h"
 #include "results.h"
 #include "settings.h"
 
@@ -86,6 +87,7 @@ struct RunOutcome {
   uint64_t completed_sample_count = 0;
   uint64_t incomplete_sample_count = 0;
   CompletionErrorCounts completion_errors;
+  FailedSampleCounts failed_samples;  // Session::fail
   int64_t issue_duration_ns = 0;  // performance series: start of issuing to the last completion
   RunOverhead overhead;
   // FindPeakPerformance: every trial in order, and the peak found (0 if none).

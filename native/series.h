@@ -125,6 +125,13 @@ struct Series {
   std::mutex token_data_mutex;
   std::unordered_map<uint64_t, std::vector<uint8_t>> token_data;
 
+  // ---- Failed samples (Session::fail) ----
+  // Indices of the samples completed as failed, in arrival order. Failures
+  // are off the normal path, so a lock is fine; read after the series
+  // (failed_sample_mask) to leave them out of the statistics.
+  mutable std::mutex failed_mutex;
+  std::vector<uint64_t> failed_samples;
+
   static constexpr int64_t kNotCompleted = INT64_MIN;
   bool query_done(uint64_t q) const { return query_done_time(q) != kNotCompleted; }
   int64_t query_done_time(uint64_t q) const {

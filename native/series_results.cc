@@ -9,8 +9,10 @@ namespace {
 
 constexpr int64_t kNotCompleted = Series::kNotCompleted;
 
+bool is_failed(const std::vector<bool>& failed, uint64_t k) { return !failed.empty() && failed[k]; }
+
 // TTFT/TPOT/token-count arrays in sample-id order (no error counting).
-void fill_token_results(const Series& series, SeriesResult* raw) {
+void fill_token_results(const Series& series, const std::vector<bool>& failed, SeriesResult* raw) {
   // spec/30 §9, in sample-id order over the completed samples (the ones in
   // sample_latencies_ns). Offline reports only the token count.
   const bool needs_first_token = series.needs_first_token;
@@ -23,7 +25,7 @@ void fill_token_results(const Series& series, SeriesResult* raw) {
   }
   for (uint64_t k = 0; k < issued_samples; ++k) {
     const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
-    if (done == kNotCompleted) continue;
+    if (done == kNotCompleted || is_failed(failed, k)) continue;
     int64_t n = series.n_tokens[k].load(std::memory_order_relaxed);
     if (n < 0 || n == 1) n = 0;  // the reference's coercions; 0 stays 0
     raw->tokens_per_sample.push_back(n);
@@ -46,6 +48,15 @@ void fill_token_results(const Series& series, SeriesResult* raw) {
 
 }  // namespace
 
+std::vector<bool> failed_sample_mask(const Series& series) {
+  std::vector<bool> mask;
+  std::lock_guard<std::mutex> lock(series.failed_mutex);
+  if (series.failed_samples.empty()) return mask;
+  mask.assign(series.sample_count, false);
+  for (uint64_t k : series.failed_samples) mask[k] = true;
+  return mask;
+}
+
 PerformanceSummary summarize_series(const Series& series, const EffectiveSettings& effective,
                                     const std::string& sut_name, int64_t* issue_duration_ns) {
   const uint64_t issued = series.issued_queries;
@@ -54,22 +65,27 @@ PerformanceSummary summarize_series(const Series& series, const EffectiveSetting
   SeriesResult raw;
   raw.queries_issued = issued;
   const uint64_t issued_samples = issued * spq;
+  const std::vector<bool> failed = failed_sample_mask(series);
   raw.sample_latencies_ns.reserve(issued_samples);
   int64_t max_latency = 0;
   int64_t last_completion = 0;
   for (uint64_t k = 0; k < issued_samples; ++k) {
     const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
     if (done == kNotCompleted) continue;  // counted as incomplete; INVALID
+    last_completion = std::max(last_completion, done);
+    if (is_failed(failed, k)) continue;  // counted as failed; INVALID
     const int64_t latency = done - scheduled_ns(series, k / spq);
     raw.sample_latencies_ns.push_back(latency);
     max_latency = std::max(max_latency, latency);
-    last_completion = std::max(last_completion, done);
   }
   if (effective.scenario == Scenario::MultiStream) {
     raw.query_latencies_ns.reserve(issued);
     for (uint64_t q = 0; q < issued; ++q) {
       const int64_t done = series.query_done_time(q);
-      if (done != kNotCompleted) raw.query_latencies_ns.push_back(done - scheduled_ns(series, q));
+      if (done == kNotCompleted) continue;
+      bool any_failed = false;
+      for (uint64_t k = q * spq; k < (q + 1) * spq && !any_failed; ++k) any_failed = is_failed(failed, k);
+      if (!any_failed) raw.query_latencies_ns.push_back(done - scheduled_ns(series, q));
     }
   }
   const uint64_t last = issued - 1;
@@ -80,7 +96,7 @@ PerformanceSummary summarize_series(const Series& series, const EffectiveSetting
   raw.final_query_all_samples_done_time_s =
       static_cast<double>(last_done == kNotCompleted ? last_completion : last_done) / 1e9;
   *issue_duration_ns = last_completion;
-  if (series.n_tokens) fill_token_results(series, &raw);
+  if (series.n_tokens) fill_token_results(series, failed, &raw);
   PerformanceSummary summary = summarize(effective, sut_name, std::move(raw));
   // Everything reported is computed; the sorted copies (8 bytes a sample
   // each) would otherwise live as long as the outcome.
@@ -96,8 +112,9 @@ void check_tokens(const Series& series, CompletionErrorCounts* errors) {
   const bool needs_first_token = series.needs_first_token;
   const uint64_t issued_samples = series.issued_queries * series.samples_per_query;
   CompletionErrorCounts& e = *errors;
+  const std::vector<bool> failed = failed_sample_mask(series);
   for (uint64_t k = 0; k < issued_samples; ++k) {
-    if (series.completed_ns[k].load(std::memory_order_acquire) == kNotCompleted) continue;
+    if (series.completed_ns[k].load(std::memory_order_acquire) == kNotCompleted || is_failed(failed, k)) continue;
     if (needs_first_token && series.first_token_ns[k].load(std::memory_order_acquire) == kNotCompleted) {
       ++e.missing_first_tokens;
     }

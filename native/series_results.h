@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "results.h"
 #include "run_outcome.h"
@@ -15,11 +16,19 @@
 namespace loadgen {
 
 // The PerformanceSummary of a performance series; `issue_duration_ns` gets
-// the start of issuing to the last completion.
+// the start of issuing to the last completion. Failed samples (and, in
+// MultiStream, the queries they belong to) are left out of the latencies,
+// token latencies, token counts and rates: they describe the responses
+// that succeeded; the failures are counted apart and make the run INVALID.
 PerformanceSummary summarize_series(const Series& series, const EffectiveSettings& effective,
                                     const std::string& sut_name, int64_t* issue_duration_ns);
 
-// Token errors of a finished series (spec/30 §9), added to `errors`.
+// Per sample of `series`, whether it completed as failed (Session::fail);
+// empty when none did (the common case costs nothing).
+std::vector<bool> failed_sample_mask(const Series& series);
+
+// Token errors of a finished series (spec/30 §9), added to `errors`. Failed
+// samples have no tokens to check.
 void check_tokens(const Series& series, CompletionErrorCounts* errors);
 
 // Per issued query of `series`, `times[q]` (issued_ns or dispatched_ns)

@@ -76,6 +76,12 @@ uint64_t Session::complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, co
   return recorder_.complete<double>(stamp, ids, n_tokens, count, hand_over);
 }
 
+uint64_t Session::fail(int64_t stamp_ns, double id, FailureKind kind, const std::string& message, bool hand_over) {
+  const int64_t stamp = stamp_ns == 0 ? now_ns() : recorder_.clamp_stamp(stamp_ns);
+  const Recorder::Failure failure{kind, &message};
+  return recorder_.complete<void>(stamp, &id, nullptr, 1, hand_over, &failure);
+}
+
 void Session::run() {
   dispatch_.begin_run(config_.settings.server_num_issue_query_threads);
   log_.open(config_, accuracy_log_);
@@ -125,6 +131,9 @@ void Session::finish_run() {
   outcome_.aborted = aborted();
   recorder_.copy_error_counts(&outcome_.completion_errors);
   log_.write_completion_errors();
+  std::vector<FailureMessage> failure_messages;
+  recorder_.take_failures(&outcome_.failed_samples, &failure_messages);
+  log_.write_failures(failure_messages);
   std::string abort_reason;
   {
     std::lock_guard<std::mutex> lock(abort_mutex_);
@@ -134,6 +143,7 @@ void Session::finish_run() {
     log_.log("error_runtime", "Run aborted: " + abort_reason, true, false);
     outcome_.extra_invalid_reasons.push_back("The run was aborted: " + abort_reason);
   }
+  if (outcome_.failed_samples.total != 0) outcome_.extra_invalid_reasons.push_back(failed_samples_reason(outcome_.failed_samples));
   if (interrupted()) {
     outcome_.interrupted = true;
     outcome_.interrupt_reason = interrupt_reason_;

@@ -109,6 +109,13 @@ class Session {
                                 bool hand_over = false);
   uint64_t complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, const double* n_tokens, size_t count,
                                 bool hand_over = false);
+  // Sample `id` failed (a network SUT's HTTP error, reset, timeout, ...) at
+  // `stamp_ns` (0 or outside [series start, now]: now): it completes exactly
+  // as complete_at() completes it (the same id checks and hand-over), and
+  // is counted by `kind`, its `message` (escaped, capped) becomes an error
+  // line of the detail log, and the run is INVALID. Failed samples are left
+  // out of the latency, token and throughput statistics. Any thread.
+  uint64_t fail(int64_t stamp_ns, double id, FailureKind kind, const std::string& message, bool hand_over = false);
   // The first token of sample `id` arrived at `stamp_ns` (now_ns() clock; 0 or
   // outside [series start, now] means now). `data` (the first-token response)
   // is copied only for accuracy-logged samples. No effect without

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 import { CONFIG_FILE_KEYS } from '../lib/config/keys.js';
 import { nativeTables } from '../lib/native/tables.js';
+import { FAILURE_KINDS } from '../lib/net/protocol.js';
 import { SETTINGS_FIELDS } from '../lib/settings/fields.js';
 
 describe('native tables', () => {
@@ -33,5 +34,9 @@ describe('native tables', () => {
       expect({ min: f.constraints.min ?? 0, max: f.constraints.max }).toEqual(limits[f.snake]);
     }
     expect(limits.issue_thread_cpu).toEqual({ min: -1, max: 1023 });
+  });
+
+  it('the failure kinds of lib/net/protocol.ts are the core\'s, in its order', () => {
+    expect([...FAILURE_KINDS]).toEqual(nativeTables().failureKinds);
   });
 });

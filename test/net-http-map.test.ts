@@ -36,6 +36,11 @@ describe('createHttpSut (--sut http --request map.mjs)', () => {
       for (const r of records) expect(Buffer.from(r.data, 'hex').toString('utf8')).toBe(JSON.stringify({ x: r.qsl_idx }));
       const stats = sut.stats();
       expect(stats.nodes[0]!.completed + stats.nodes[1]!.completed).toBe(32);
+      // The per-node block after the summary, and result.sutReport with the table and stats().
+      expect(result.sutReport?.title).toBe('Network SUT (http, least-outstanding)');
+      expect(result.sutReport?.table?.rows.map((r) => r[0])).toEqual(['node-a', 'node-b']);
+      expect(result.sutReport?.data).toEqual(stats);
+      expect(result.summaryText).toMatch(/Node node-a \(http:\/\/127\.0\.0\.1:\d+\)\n  Requests : \d+, completed : \d+, failed : 0\n  Latency \(ms, request sent to last byte read\) : p50 /);
       expect(stats.nodes[0]!.completed).toBeGreaterThan(0);
       expect(stats.nodes[1]!.completed).toBeGreaterThan(0);
     } finally {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DatasetError, NetworkSetupError } from '../lib/errors.js';
+import { DatasetError, NetworkSetupError, SettingsError } from '../lib/errors.js';
 import { createOpenAiProtocol, readOpenAiDataset } from '../lib/net/openai.js';
 import type { NetworkProtocol, NodeProbe, ResponseReader } from '../lib/net/protocol.js';
 import { startOpenAiStub, type OpenAiStub } from '../lib/serve/openai-stub.js';
@@ -78,6 +78,10 @@ describe('OpenAI JSONL data set', () => {
     await expect(protocol({ model: '' })).rejects.toThrow(/model must be a non-empty printable string/);
     await expect(protocol({ maxTokens: 0 })).rejects.toThrow(/maxTokens must be an integer/);
     await expect(protocol({ performanceSampleCount: 4 })).rejects.toThrow(/performanceSampleCount must be an integer in 1\.\.3/);
+    // Option errors are SettingsErrors naming the option: the CLI's exit 2.
+    const error = (await protocol({ api: 'x' as 'chat' }).catch((e: unknown) => e)) as SettingsError;
+    expect(error).toBeInstanceOf(SettingsError);
+    expect(error.key).toBe('api');
   });
 });
 

@@ -62,6 +62,8 @@ export function checkSut(sut: SystemUnderTest, needsIssueQuery = true): void {
     throw new InterfaceError(`sut.issueQuery must be a function, got ${describe(sut.issueQuery)}`);
   if (sut.flushQueries !== undefined && typeof sut.flushQueries !== 'function')
     throw new InterfaceError(`sut.flushQueries must be a function when present, got ${describe(sut.flushQueries)}`);
+  if (sut.report !== undefined && typeof sut.report !== 'function')
+    throw new InterfaceError(`sut.report must be a function when present, got ${describe(sut.report)}`);
 }
 
 export function checkQsl(qsl: QuerySampleLibrary): void {

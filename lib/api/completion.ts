@@ -108,38 +108,59 @@ function badResponse(response: unknown, i: number): TypeError {
 
 /**
  * Reports one completed sample, with its response bytes if any, and its
- * output token count when the run uses token latencies.
+ * output token count when the run uses token latencies. `stampNs` is when
+ * the response was read, a {@link clockNs} reading taken before parsing it
+ * (absent: now); one before the series started or in the future counts as now.
  */
-export function querySampleComplete(id: number, data?: ArrayBufferView | ArrayBuffer, nTokens?: number): void {
-  if (typeof id !== 'number' || (data !== undefined && !isBytes(data)) || (nTokens !== undefined && typeof nTokens !== 'number'))
-    throw badSingleCompletion(id, data, nTokens);
+export function querySampleComplete(id: number, data?: ArrayBufferView | ArrayBuffer, nTokens?: number, stampNs?: number): void {
+  if (typeof id !== 'number' || (data !== undefined && !isBytes(data)) || (nTokens !== undefined && typeof nTokens !== 'number') ||
+    (stampNs !== undefined && typeof stampNs !== 'number'))
+    throw badSingleCompletion(id, data, nTokens, stampNs);
   const lib = addon();
   if (activeSeries.tokens) {
     scratch[0] = id;
     tokenScratch[0] = nTokens ?? 0;
-    noteHandOver(lib.completeWithTokens(scratch, tokenScratch, 1));
-  } else {
+    noteHandOver(lib.completeWithTokens(scratch, tokenScratch, 1, stampNs));
+  } else if (stampNs === undefined) {
     noteHandOver(lib.completeOne(id));
+  } else {
+    scratch[0] = id;
+    noteHandOver(lib.completeBatch(scratch, 1, stampNs));
   }
   if (wantsResponse(id)) lib.logResponse(id, data ?? EMPTY);
 }
 
-function badSingleCompletion(id: unknown, data: unknown, nTokens: unknown): TypeError {
-  const at = 'querySampleComplete(id, data?, nTokens?)';
+function badSingleCompletion(id: unknown, data: unknown, nTokens: unknown, stampNs: unknown): TypeError {
+  const at = 'querySampleComplete(id, data?, nTokens?, stampNs?)';
   if (typeof id !== 'number') return new TypeError(`${at}: id must be a number, got ${shown(id)}`);
   if (typeof nTokens !== 'number' && nTokens !== undefined) return new TypeError(`${at}: nTokens must be a number, got ${shown(nTokens)}`);
+  if (typeof stampNs !== 'number' && stampNs !== undefined) return new TypeError(`${at}: stampNs must be a number (a clockNs() reading), got ${shown(stampNs)}`);
   return new TypeError(`${at}: data must be undefined, an ArrayBuffer or an ArrayBufferView (typed array, Buffer, DataView), got ${shown(data)}`);
 }
 
 /**
  * Token latencies (useTokenLatencies): the first token of sample `id` is
- * ready, timed on entry. `data` is the first-token response, written to the
- * accuracy log as token_data for logged samples. Call it before the sample's
- * completion, once per sample; no effect when the run does not use token
- * latencies.
+ * ready. `data` is the first-token response, written to the accuracy log as
+ * token_data for logged samples. `stampNs` is when the token was read, a
+ * {@link clockNs} reading taken before parsing it (absent: now, read on
+ * entry); one before the series started or in the future counts as now.
+ * Call it before the sample's completion, once per sample; no effect when
+ * the run does not use token latencies.
  */
-export function firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer): void {
-  addon().firstTokenComplete(id, data);
+export function firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer, stampNs?: number): void {
+  if (stampNs !== undefined && typeof stampNs !== 'number')
+    throw new TypeError(`firstTokenComplete(id, data?, stampNs?): stampNs must be a number (a clockNs() reading), got ${shown(stampNs)}`);
+  addon().firstTokenComplete(id, data, stampNs);
+}
+
+/**
+ * The core's clock in ns (steady, monotonic; an arbitrary origin): the one
+ * time source of the stamps the completion calls take. Read it when a
+ * response's bytes were read, complete with it after parsing them, and the
+ * parsing is not part of the latency.
+ */
+export function clockNs(): number {
+  return addon().clockNs();
 }
 
 /**
@@ -157,17 +178,41 @@ export function querySamplesCompleteIds(ids: Float64Array | Uint32Array, count?:
   for (let i = 0; i < n; i++) if (wantsResponse(ids[i]!)) lib.logResponse(ids[i]!, EMPTY);
 }
 
-// INTERFACE ONLY (issue 12 integration): helper core-failures replaces this.
+/** The longest message passed on to the core (which keeps at most 1024 bytes of it). */
+const MAX_FAILURE_MESSAGE_CHARS = 4096;
+let failureKindIndex: ReadonlyMap<string, number> | undefined;
+
 /**
- * Reports sample `id` as failed (a network SUT's HTTP error, reset, timeout,
- * malformed response): it completes (at `stampNs`, a clockNs() reading, or
- * now), is counted by `kind`, gets an error line in the detail log with
- * `message`, and makes the run INVALID.
+ * Reports sample `id` as failed (a network SUT's HTTP error status, reset
+ * connection, malformed response, timeout or cancellation). It completes
+ * exactly as querySampleComplete would complete it (at `stampNs`, a
+ * {@link clockNs} reading, or now; the same id checks: a bad, stale or
+ * duplicate id is counted as for a completion and no failure is counted),
+ * and additionally:
+ * - it is counted by `kind` in `result.errors.failedSamples`;
+ * - `message` (control characters escaped, cut to 1024 bytes) becomes an
+ *   error line of the detail log, `Sample failed (<kind>): <message>`, counted
+ *   in the summary's error count (the first 1000 of each kind; beyond that one
+ *   line per kind gives how many more failed);
+ * - the run is INVALID with the reason `<n> samples failed (<kind> <n>, ...)`;
+ * - it is left out of the latency, TTFT/TPOT, token-count and throughput
+ *   statistics (they describe the responses that succeeded) and is never a
+ *   token error (missing first token, zero tokens).
+ * A failed sample writes no accuracy-log record. Any thread may call it
+ * (dispatch workers too). `id` not a number, `kind` not a FailureKind,
+ * `message` not a string or `stampNs` not a number: a TypeError, nothing completed.
  */
 export function querySampleFailed(id: number, kind: FailureKind, message: string, stampNs?: number): void {
-  void id;
-  void kind;
-  void message;
-  void stampNs;
-  throw new Error('querySampleFailed: not built yet');
+  const at = 'querySampleFailed(id, kind, message, stampNs?)';
+  if (typeof id !== 'number') throw new TypeError(`${at}: id must be a number, got ${shown(id)}`);
+  const lib = addon();
+  failureKindIndex ??= new Map(lib.tables.failureKinds.map((name, i) => [name, i]));
+  const index = typeof kind === 'string' ? failureKindIndex.get(kind) : undefined;
+  if (index === undefined)
+    throw new TypeError(`${at}: kind must be one of ${[...failureKindIndex.keys()].map((k) => `'${k}'`).join(', ')}, got ${shown(kind)}`);
+  if (typeof message !== 'string') throw new TypeError(`${at}: message must be a string, got ${shown(message)}`);
+  if (stampNs !== undefined && typeof stampNs !== 'number')
+    throw new TypeError(`${at}: stampNs must be a number (a clockNs() reading), got ${shown(stampNs)}`);
+  const text = message.length > MAX_FAILURE_MESSAGE_CHARS ? message.slice(0, MAX_FAILURE_MESSAGE_CHARS) : message;
+  noteHandOver(lib.failSample(id, index, text, stampNs));
 }

@@ -2,6 +2,7 @@
  * The native outcome of a run turned into the public, plain-data TestResult.
  */
 import type { NativeOutcome, NativeTokenSummary } from '../native/index.js';
+import { FAILURE_KINDS, type FailureKind } from '../net/protocol.js';
 import type { ResolvedTestSettings, TestMode } from '../settings/types.js';
 import type { LatencyPercentilesNs, TestResult, TokenResult } from './types.js';
 
@@ -65,6 +66,12 @@ function tokenResult(
   if (t.inferTokenLatencies && scenario === 'Offline') result.inferredTokensPerSecond = t.inferredTokensPerSecond;
   if (t.inferTokenLatencies && scenario === 'Server') result.inferredCompletedTokensPerSecond = t.inferredCompletedTokensPerSecond;
   return result;
+}
+
+function failedSamples(failed: NativeOutcome['failedSamples']): TestResult['errors']['failedSamples'] {
+  const byKind = {} as Record<FailureKind, number>;
+  for (const kind of FAILURE_KINDS) byKind[kind] = failed.byKind[kind] ?? 0;
+  return { total: failed.total, byKind };
 }
 
 /** Turns the native outcome into the public, plain-data result. */
@@ -154,6 +161,7 @@ export function toTestResult(
       unissuedIds: outcome.completionErrors.unissuedIds,
       staleIds: outcome.completionErrors.staleIds,
       duplicateIds: outcome.completionErrors.duplicateIds,
+      failedSamples: failedSamples(outcome.failedSamples),
       messages: outcome.messages.filter((m) => m.isError || m.isWarning),
     },
     effectiveSettings: { ...outcome.effective },

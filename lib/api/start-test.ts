@@ -18,6 +18,7 @@ import { isNullNativeSut } from '../suts/suts.js';
 import { ActiveRun } from './active-run.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';
 import { removeStaleRunFiles } from './stale-files.js';
+import { addSutReport, withSutDefaults } from './sut-report.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
 
 /** Options of {@link startTest} beyond the reference's settings. */
@@ -88,16 +89,16 @@ export function startTest(
   logSettings?: LogSettingsInput,
   options?: StartTestOptions,
 ): Promise<TestResult>;
-/** `dispatch: 'worker'`: the SUTs live in the workers; `sut` only names them (flushQueries, if any, is called here too). */
+/** `dispatch: 'worker'`: the SUTs live in the workers; `sut` only names them (flushQueries, defaultSettings and report, if any, are used here too). */
 export function startTest(
-  sut: Pick<SystemUnderTest, 'name' | 'flushQueries'>,
+  sut: Pick<SystemUnderTest, 'name' | 'flushQueries' | 'defaultSettings' | 'report'>,
   qsl: QuerySampleLibrary,
   settings: TestSettingsInput & { dispatch: 'worker' },
   logSettings?: LogSettingsInput,
   options?: StartTestOptions,
 ): Promise<TestResult>;
 export async function startTest(
-  sut: SystemUnderTest | Pick<SystemUnderTest, 'name' | 'flushQueries'>,
+  sut: SystemUnderTest | Pick<SystemUnderTest, 'name' | 'flushQueries' | 'defaultSettings' | 'report'>,
   qsl: QuerySampleLibrary,
   settings: TestSettingsInput = {},
   logSettings: LogSettingsInput = {},
@@ -105,6 +106,7 @@ export async function startTest(
 ): Promise<TestResult> {
   const signal = checkSignal(options.signal);
   signal?.throwIfAborted();
+  if (typeof sut === 'object' && sut !== null) settings = withSutDefaults(sut, settings);
   const workerDispatch = (settings as { dispatch?: unknown } | undefined)?.dispatch === 'worker';
   checkSut(sut as SystemUnderTest, !workerDispatch);
   checkQsl(qsl);
@@ -148,8 +150,12 @@ export async function startTest(
     }
     try {
       signal?.throwIfAborted();  // aborted while preparing: nothing ran yet
-      return await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool, signal).run();
+      const result = await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool, signal).run();
+      addSutReport(sut, result, log);
+      return result;
     } catch (error) {
+      // A failed run whose logs were written still gets the SUT's block.
+      if (error instanceof SutError && typeof error.result === 'object' && error.result !== null) addSutReport(sut, error.result as TestResult, log);
       await pool?.terminate();
       throw error;
     }

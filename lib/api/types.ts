@@ -1,7 +1,8 @@
 /**
  * The interfaces a user implements (SUT, QSL) and the plain-data result of a run.
  */
-import type { Scenario, TestMode } from '../settings/types.js';
+import type { FailureKind } from '../net/protocol.js';
+import type { Scenario, TestMode, TestSettingsInput } from '../settings/types.js';
 
 /** One sample of a query, as handed to the SUT. */
 export interface QuerySample {
@@ -38,6 +39,35 @@ export interface SystemUnderTest {
   issueQuery(samples: QuerySample[]): void | Promise<void>;
   /** Called once after the last query of a series was issued. */
   flushQueries?(): void;
+  /**
+   * Settings this SUT runs with unless told otherwise (e.g. an LLM endpoint's
+   * `useTokenLatencies: true`). startTest applies them per key under the
+   * caller's settings: a key the caller gives wins (`{ ...sut.defaultSettings,
+   * ...settings }`), and so does a key that loadSettings() took from a config
+   * file or an override layer (`loadgen run`: mlperf.conf, user.conf, `--set`).
+   */
+  readonly defaultSettings?: TestSettingsInput;
+  /**
+   * The SUT's own account of the run (e.g. a network SUT's per-node counts
+   * and latencies), called by startTest once the run is over, also after a
+   * failed or interrupted run whose logs were written. It goes into
+   * `result.sutReport`, a block appended to the summary after the loadgen
+   * overhead block, and report.html (its table). A throw loses nothing: the
+   * result carries a warning instead (`result.sutReportError`).
+   */
+  report?(): SutReport | undefined;
+}
+
+/** What {@link SystemUnderTest.report} returns. */
+export interface SutReport {
+  /** The block's title, e.g. 'Network SUT (openai, least-outstanding)'; one line. */
+  title: string;
+  /** Lines of the summary block (after the title), e.g. 'Nodes : 2'. */
+  lines: string[];
+  /** A table for report.html (and `--json`): column names and rows of cells. */
+  table?: { columns: string[]; rows: (string | number)[][] };
+  /** Anything else for `result.sutReport` / `--json` (not written to the logs). */
+  data?: unknown;
 }
 
 /** The query sample library: the data set the SUT draws samples from. */
@@ -210,6 +240,13 @@ export interface TestResult {
     staleIds: number;
     /** Completion calls for samples already completed. */
     duplicateIds: number;
+    /**
+     * Samples completed as failed (querySampleFailed: a network SUT's HTTP
+     * error, reset, malformed response, timeout, cancellation), by kind.
+     * Any makes the run INVALID; they are left out of the latency and token
+     * statistics and are counted in `counts.completedSamples`.
+     */
+    failedSamples: { total: number; byKind: Record<FailureKind, number> };
     messages: RunMessage[];
   };
   /** The settings the run used after derivation (reference "effective" values). */
@@ -233,6 +270,10 @@ export interface TestResult {
     /** Received by the JS SUT − due; null for the null-native SUT (nothing is delivered). */
     deliveryLagNs: OverheadStatsNs | null;
   };
+  /** What the SUT's report() returned (see {@link SystemUnderTest.report}). */
+  sutReport?: SutReport;
+  /** Why the SUT's report() gave nothing: it threw or returned something that is not a SutReport. */
+  sutReportError?: string;
   /**
    * FindPeakPerformance: every trial in order (each a full Server run at
    * `targetQps`) and the highest QPS that met the latency constraint. The

@@ -118,7 +118,7 @@ export function addConfigOptions(command: Command): Command {
   return command
     .option('--mlperf-conf <file>', 'mlperf.conf replacing the built-in copy (LoadGen 6.0.17)')
     .option('--user-conf <file>', 'user.conf applied after mlperf.conf')
-    .option('--model <name>', "model name for config lookups (<model>.<scenario>.<key>); default '*'")
+    .option('--model <name>', "model name for config lookups (<model>.<scenario>.<key>); default '*'. loadgen run --sut openai|kserve: the served model (config lookups: --config-model)")
     .option('--lenient', "apply config files exactly as the reference does; problems become warnings");
 }
 

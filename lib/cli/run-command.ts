@@ -19,6 +19,7 @@ import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
 import { minDurationHint, withNullSutDefaults } from '../suts/null-defaults.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
 import { loadCliSettings, usesConfigFiles } from './config.js';
+import { checkNetworkOptions, configModelView, createCliNetworkSut, isNetworkSut, type NetworkCliOptions } from './network.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
 import { runWithSignals } from './interrupt.js';
 import { runProgress, writeRunReport } from './report.js';
@@ -30,7 +31,7 @@ export const DEMO_OUTDIR = 'out/demo';
 /** camelCase setting -> the reference's snake_case name, for messages. */
 const SNAKE_NAME = new Map<string, string>(SETTINGS_FIELDS.map((f) => [f.name, f.snake]));
 
-export interface RunOptions {
+export interface RunOptions extends Partial<Omit<NetworkCliOptions, 'sut' | 'model' | 'mlperfConf' | 'userConf'>> {
   sut?: string;
   scenario?: string;
   mode?: string;
@@ -96,12 +97,15 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 }
 
 export async function runCommand(input: RunOptions): Promise<number> {
+  checkNetworkOptions({ url: [], stream: true, ...input } as NetworkCliOptions);
   // No --sut: the built-in onnxruntime demo (lib/demo/), its logs under out/demo
   // (git-ignored in a clone) unless --outdir says otherwise.
   if (input.sut === undefined) {
     return runDemoCommand({ ...input, outdir: input.outdir ?? DEMO_OUTDIR } as RunOptions & DemoCliOptions);
   }
-  const options = { ...input, sut: input.sut, outdir: input.outdir ?? '.' };
+  // A network SUT's --model is the served model: config lookups use --config-model.
+  const options = configModelView({ url: [], stream: true, ...input, sut: input.sut, outdir: input.outdir ?? '.' });
+  const network = isNetworkSut(options.sut);
   const demoOnly = demoOnlyOptionsUsed(options as Partial<DemoCliOptions>);
   if (demoOnly.length > 0) throw new InterfaceError(`${demoOnly.join(', ')} ${demoOnly.length === 1 ? 'applies' : 'apply'} to the built-in demo only (loadgen run without --sut)`);
   let settings: TestSettingsInput;
@@ -116,8 +120,8 @@ export async function runCommand(input: RunOptions): Promise<number> {
     if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
   }
 
-  let sut: SystemUnderTest;
-  let qsl: QuerySampleLibrary;
+  let sut!: SystemUnderTest;
+  let qsl!: QuerySampleLibrary;
   // dispatch 'worker': the SUT is created in each worker from a module.
   const inWorkers = settings.dispatch === 'worker';
   let sutModule: string | undefined;
@@ -133,13 +137,28 @@ export async function runCommand(input: RunOptions): Promise<number> {
     sut = options.sut === 'null' ? createNullSut() : createNullNativeSut();
     if (inWorkers && options.sut === 'null') sutModule = NULL_SUT_MODULE;
     qsl = createSyntheticQsl(options.qslTotal, options.qslPerformance ?? options.qslTotal);
-  } else {
+  } else if (!network) {
     ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers));
     if (inWorkers) sutModule = pathToFileURL(resolve(process.cwd(), options.sut)).href;
   }
 
   // SIGINT/SIGTERM from here until the output is written stop the run (lib/cli/interrupt.ts).
   return runWithSignals(async (signal) => {
+    // A network SUT probes its nodes under the signal too; with dispatch
+    // 'worker' it brings its own worker module (startTest takes it from the SUT).
+    const networkSut = network ? await createCliNetworkSut({ ...(input as NetworkCliOptions), url: options.url, stream: options.stream }, signal) : undefined;
+    if (networkSut !== undefined) {
+      sut = networkSut;
+      qsl = networkSut.qsl;
+    }
+    try {
+      return await runAndReport(signal);
+    } finally {
+      await networkSut?.close();
+    }
+  });
+
+  async function runAndReport(signal: AbortSignal): Promise<number> {
     const progress = runProgress(options);
     const result: TestResult = await startTest(sut, qsl, settings, {
       outdir: options.outdir,
@@ -163,5 +182,5 @@ export async function runCommand(input: RunOptions): Promise<number> {
     const hint = result.valid || result.interrupted !== undefined ? undefined : minDurationHint(result);
     if (hint !== undefined && !options.quiet) process.stderr.write(`loadgen: hint: ${hint}\n`);
     return result.valid ? EXIT_VALID : EXIT_INVALID;
-  });
+  }
 }

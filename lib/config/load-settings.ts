@@ -144,7 +144,22 @@ export function loadSettings(options: LoadSettingsOptions): LoadedSettings {
     if (!lenient) throw new SettingsError(error.key, error.value, `${error.message}${where}`);
     problems.warnings.push(`startTest will reject these settings: ${error.message}${where}`);
   }
+  const defaulted = new Set<string>();
+  for (const [field, source] of provenance) if (source.origin === 'default') defaulted.add(field);
+  defaultedFields.set(settings, defaulted);
   return { settings, provenance, warnings: problems.warnings, referenceSettings, returnCodes, messages };
+}
+
+// The fields of loadSettings() results that nothing set (their origin is
+// 'default'): a SUT's defaultSettings may fill them in (startTest).
+const defaultedFields = new WeakMap<object, ReadonlySet<string>>();
+
+/**
+ * The fields of `settings` that only hold the defaults, when `settings` is
+ * the very object a loadSettings() call returned; undefined for any other.
+ */
+export function defaultedSettingFields(settings: object): ReadonlySet<string> | undefined {
+  return defaultedFields.get(settings);
 }
 
 /** Effective settings (spec/10 §3) of loaded settings, as StartTest derives them (test05 applied). */

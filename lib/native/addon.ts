@@ -173,6 +173,8 @@ export interface NativeOutcome {
   extraInvalidReasons: string[];
   /** The same counts the result reports (TestResult['counts']). */
   counts: TestResult['counts'];
+  /** Samples completed as failed (failSample), by tables.failureKinds name. */
+  failedSamples: { total: number; byKind: Record<string, number> };
   completionErrors: {
     invalidIds: number;
     unissuedIds: number;
@@ -335,8 +337,14 @@ export interface NativeAddon {
   completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number): number | undefined;
   /** Token latencies: completions with each sample's token count (nTokens[i] for ids[i]). */
   completeWithTokens(ids: Float64Array | Uint32Array, nTokens: Float64Array, count?: number, stampNs?: number): number | undefined;
-  /** Token latencies: the first token of sample `id` (stamped on entry). */
-  firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer): void;
+  /** Token latencies: the first token of sample `id` at `stampNs` (a clockNs() reading; absent: on entry). */
+  firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer, stampNs?: number): void;
+  /**
+   * Sample `id` failed: `kind` indexes tables.failureKinds. Completes it (at
+   * `stampNs`, else on entry) like a completion, counted by kind. Returns as
+   * the completion calls do (hand-over).
+   */
+  failSample(id: number, kind: number, message: string, stampNs?: number): number | undefined;
   acknowledge(token: number, error?: string): boolean;
   abort(reason: string): void;
   /**

@@ -38,6 +38,8 @@ export interface NativeTables {
   readonly testSettingsFields: readonly { readonly name: string; readonly kind: string }[];
   readonly configKeys: readonly NativeConfigKeyRow[];
   readonly runSettingLimits: Readonly<Record<string, NativeRunSettingLimit>>;
+  /** How a sample can fail (native/failure_kinds.h), by the core's enum value. */
+  readonly failureKinds: readonly string[];
 }
 
 let tables: NativeTables | undefined;

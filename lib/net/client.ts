@@ -16,26 +16,10 @@ import { loadNative } from '../native/index.js';
 import type { NodeAddress } from './nodes.js';
 import { NodeStatsRecorder } from './node-stats.js';
 import type { FailureKind, NetworkProtocol, NodeProbe, ResponseReader } from './protocol.js';
-import type { BalancePolicy } from './types.js';
+import type { ClientConfig } from './client-config.js';
 
-/** The stamped completion calls (core: the sample completes at `stampNs`, a clockNs() reading). */
-const completeAt = querySampleComplete as (id: number, data?: Uint8Array, nTokens?: number, stampNs?: number) => void;
-const firstTokenAt = firstTokenComplete as (id: number, data?: Uint8Array, stampNs?: number) => void;
+export type { ClientConfig };
 
-/** The transport's settings after checking (lib/net/transport.ts). */
-export interface ClientConfig {
-  balance: BalancePolicy;
-  /** Per node; undici opens them as needed up to this many. */
-  connections: number;
-  /** 0: none. */
-  requestTimeoutMs: number;
-  connectTimeoutMs: number;
-  probeTimeoutMs: number;
-  apiKey: string | undefined;
-  http2: boolean;
-  /** A node whose connection failed is left out of the rotation this long (unless every node is). */
-  backoffMs: number;
-}
 
 /** Longest excerpt of an error response's body in a failure message. */
 const BODY_EXCERPT_BYTES = 200;
@@ -115,7 +99,7 @@ class InFlight implements Dispatcher.DispatchHandler {
       return;
     }
     const first = this.reader!.onData(chunk);
-    if (first !== undefined && this.client.streamsTokens) firstTokenAt(this.id, first, stamp);
+    if (first !== undefined && this.client.streamsTokens) firstTokenComplete(this.id, first, stamp);
   }
 
   onResponseEnd(): void {
@@ -372,7 +356,7 @@ export class NetworkClient {
   succeed(request: InFlight, data: Uint8Array | undefined, nTokens: number | undefined, stampNs: number): void {
     this.settle(request);
     request.node.stats.completed(stampNs - request.sentNs);
-    completeAt(request.id, request.wantData ? data : undefined, nTokens, stampNs);
+    querySampleComplete(request.id, request.wantData ? data : undefined, nTokens, stampNs);
   }
 
   fail(request: InFlight, kind: FailureKind, message: string, stampNs: number): void {
@@ -380,7 +364,8 @@ export class NetworkClient {
     const node = request.node;
     node.stats.failed(kind);
     if (kind === 'connection') node.backoffUntilNs = this.clock() + this.backoffNs;
-    querySampleFailed(request.id, kind, this.redact(`node ${node.label}: ${kind}: ${message}`), stampNs);
+    // The detail line reads 'Sample failed (<kind>): node <url>: <message>'.
+    querySampleFailed(request.id, kind, this.redact(`node ${node.label}: ${message}`), stampNs);
   }
 
   private settle(request: InFlight): void {

@@ -5,11 +5,10 @@
  * worker writes only its own slices and the main thread sums them, so no
  * atomics are needed on the request path.
  */
-import type { FailureKind } from './protocol.js';
+import { FAILURE_KINDS, type FailureKind } from './protocol.js';
 import type { NetworkNodeStats } from './types.js';
 
-/** The kinds in the order of their counters. */
-export const FAILURE_KINDS: readonly FailureKind[] = ['http_status', 'connection', 'malformed_response', 'timeout', 'cancelled'];
+export { FAILURE_KINDS };
 
 const REQUESTS = 0;
 const COMPLETED = 1;
@@ -24,13 +23,8 @@ const INV_LOG_STEP = 1 / Math.log(1.01);
 /** Float64 values per node slice. */
 export const NODE_SLICE_LENGTH = BUCKETS + BUCKET_COUNT;
 
-const FAILURE_INDEX: Record<FailureKind, number> = {
-  http_status: 0,
-  connection: 1,
-  malformed_response: 2,
-  timeout: 3,
-  cancelled: 4,
-};
+/** A kind's counter, in the order of the core's table. */
+const FAILURE_INDEX = Object.fromEntries(FAILURE_KINDS.map((k, i) => [k, i])) as Record<FailureKind, number>;
 
 /** One thread's view of one node's slice. */
 export class NodeStatsRecorder {

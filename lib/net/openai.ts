@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
 
-import { DatasetError, NetworkSetupError } from '../errors.js';
+import { DatasetError, NetworkSetupError, SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
 import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './protocol.js';
 import { createNetworkSut } from './transport.js';
@@ -35,10 +35,18 @@ interface OpenAiSample {
   maxTokens?: number;
 }
 
-/** What the responses read so far came to (describe()). */
-interface TokenSourceCounts {
-  responses: number;
-  withUsage: number;
+/**
+ * What the responses read so far came to (describe()): [responses, with
+ * usage]. createOpenAiSut puts it in shared memory in its options, so the
+ * protocols the dispatch workers re-create from those options count into it.
+ */
+type TokenSourceCounts = Int32Array;
+const RESPONSES = 0;
+const WITH_USAGE = 1;
+
+/** createOpenAiSut's options as the protocol reads them (the counters are internal). */
+interface OpenAiProtocolOptions extends OpenAiSutOptions {
+  tokenSourceCounts?: Int32Array;
 }
 
 /**
@@ -51,13 +59,14 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
   const total = samples.length;
   const performance = options.performanceSampleCount ?? total;
   if (!Number.isInteger(performance) || performance < 1 || performance > total) {
-    throw new RangeError(`performanceSampleCount must be an integer in 1..${total} (the data set's samples), got ${String(options.performanceSampleCount)}`);
+    throw new SettingsError('performanceSampleCount', options.performanceSampleCount, `performanceSampleCount must be an integer in 1..${total} (the data set's samples), got ${String(options.performanceSampleCount)}`);
   }
   const path = API_PATHS[config.api];
   // Shared by every request: the transport adds authorization and host to what it sends, not to this object.
   const headers = { 'content-type': 'application/json', accept: config.stream ? 'text/event-stream' : 'application/json' };
   const requests: (PreparedRequest | undefined)[] = new Array<PreparedRequest | undefined>(total);
-  const counts: TokenSourceCounts = { responses: 0, withUsage: 0 };
+  const shared = (options as OpenAiProtocolOptions).tokenSourceCounts;
+  const counts: TokenSourceCounts = shared instanceof Int32Array && shared.length >= 2 ? shared : new Int32Array(2);
 
   const checkedIndex = (index: number, what: string): number => {
     if (!Number.isInteger(index) || index < 0 || index >= total) throw new RangeError(`openai: ${what}: sample index ${String(index)} is not in 0..${total - 1}`);
@@ -99,10 +108,10 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
  * (set `inferTokenLatencies` with `tokenLatencyScalingFactor` for token rates).
  */
 export async function createOpenAiSut(options: OpenAiSutOptions): Promise<NetworkSut> {
-  const protocol = await createOpenAiProtocol(options);
-  const sut = await createNetworkSut(protocol, options);
-  if (protocol.streamsTokens) Object.assign(sut, { defaultSettings: { useTokenLatencies: true } });
-  return sut;
+  const withCounts: OpenAiProtocolOptions = { ...options, tokenSourceCounts: new Int32Array(new SharedArrayBuffer(8)) };
+  const protocol = await createOpenAiProtocol(withCounts);
+  // The transport gives a SUT whose protocol streams tokens `defaultSettings: { useTokenLatencies: true }`.
+  return createNetworkSut(protocol, withCounts);
 }
 
 interface OpenAiConfig {
@@ -114,16 +123,16 @@ interface OpenAiConfig {
 }
 
 function checkOptions(options: OpenAiSutOptions): OpenAiConfig {
-  if (typeof options !== 'object' || options === null) throw new TypeError('createOpenAiSut(options): options must be an object');
+  if (typeof options !== 'object' || options === null) throw new SettingsError('options', options, `openai: options must be an object, got ${options === null ? 'null' : typeof options}`);
   const { model, dataset, api = 'chat', stream = true, maxTokens } = options;
   if (typeof model !== 'string' || model.length === 0 || /[\u0000-\u001f\u007f]/.test(model)) {
-    throw new TypeError(`openai: model must be a non-empty printable string (the served model's name), got ${typeof model === 'string' ? `'${echo(model)}'` : typeof model}`);
+    throw new SettingsError('model', model, `openai: model must be a non-empty printable string (the served model's name), got ${typeof model === 'string' ? `'${echo(model)}'` : typeof model}`);
   }
-  if (typeof dataset !== 'string' || dataset.length === 0) throw new TypeError(`openai: dataset must be the path of a JSONL file, got ${typeof dataset}`);
-  if (!OPENAI_APIS.includes(api)) throw new RangeError(`openai: api must be one of ${OPENAI_APIS.join(', ')}, got '${echo(String(api))}'`);
-  if (typeof stream !== 'boolean') throw new TypeError(`openai: stream must be a boolean, got ${typeof stream}`);
+  if (typeof dataset !== 'string' || dataset.length === 0) throw new SettingsError('dataset', dataset, `openai: dataset must be the path of a JSONL file, got ${typeof dataset === 'string' ? 'an empty string' : typeof dataset}`);
+  if (!OPENAI_APIS.includes(api)) throw new SettingsError('api', api, `openai: api must be one of ${OPENAI_APIS.join(', ')}, got '${echo(String(api))}'`);
+  if (typeof stream !== 'boolean') throw new SettingsError('stream', stream, `openai: stream must be true or false, got ${typeof stream}`);
   if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= OPENAI_MAX_TOKENS_LIMIT)) {
-    throw new RangeError(`openai: maxTokens must be an integer in 1..${OPENAI_MAX_TOKENS_LIMIT}, got ${String(maxTokens)}`);
+    throw new SettingsError('maxTokens', maxTokens, `openai: maxTokens must be an integer in 1..${OPENAI_MAX_TOKENS_LIMIT}, got ${String(maxTokens)}`);
   }
   return { model, dataset, api, stream, maxTokens };
 }
@@ -229,7 +238,7 @@ function requestBody(sample: OpenAiSample, config: OpenAiConfig): string {
 
 function describeTokenSource(stream: boolean, counts: TokenSourceCounts): string {
   const fallback = stream ? 'content chunks otherwise' : 'none otherwise';
-  return `output tokens: usage in ${counts.withUsage} of ${counts.responses} responses (${fallback})`;
+  return `output tokens: usage in ${Atomics.load(counts, WITH_USAGE)} of ${Atomics.load(counts, RESPONSES)} responses (${fallback})`;
 }
 
 function excerpt(text: string): string {
@@ -301,11 +310,11 @@ class StreamReader implements ResponseReader {
         ? 'the stream ended without data: [DONE]'
         : `not an SSE stream (no data: events), it began '${excerpt(this.head)}'`;
     }
-    this.counts.responses++;
+    Atomics.add(this.counts, RESPONSES, 1);
     if (this.failure !== undefined) return { ok: false, kind: 'malformed_response', message: this.failure };
     let nTokens = this.contentChunks;
     if (this.usageTokens !== undefined) {
-      this.counts.withUsage++;
+      Atomics.add(this.counts, WITH_USAGE, 1);
       nTokens = this.usageTokens;
     }
     const data = this.texts === undefined ? undefined : Buffer.from(this.texts.join(''), 'utf8');
@@ -370,7 +379,7 @@ class WholeReader implements ResponseReader {
   }
 
   onEnd(): ResponseOutcome {
-    this.counts.responses++;
+    Atomics.add(this.counts, RESPONSES, 1);
     if (this.size > WHOLE_BODY_LIMIT_BYTES) return malformed(`the response body exceeds ${WHOLE_BODY_LIMIT_BYTES} bytes`);
     const text = Buffer.concat(this.parts, this.size).toString('utf8');
     let value: unknown;
@@ -387,7 +396,7 @@ class WholeReader implements ResponseReader {
       return malformed(`no ${this.api === 'chat' ? 'choices[0].message.content' : 'choices[0].text'} in the body: '${excerpt(text)}'`);
     }
     const nTokens = completionTokens(body);
-    if (nTokens !== undefined) this.counts.withUsage++;
+    if (nTokens !== undefined) Atomics.add(this.counts, WITH_USAGE, 1);
     return { ok: true, data: this.wantData ? Buffer.from(content, 'utf8') : undefined, nTokens };
   }
 }
@@ -403,10 +412,11 @@ function malformed(message: string): ResponseOutcome {
  */
 async function probeNode(node: NodeProbe, model: string, hasKey: boolean): Promise<string> {
   const where = `${node.origin} (GET /v1/models)`;
+  const setupError = (message: string): NetworkSetupError => new NetworkSetupError(message, { url: node.origin });
   const res = await node.request('GET', '/v1/models');
   if (res.status === 401 || res.status === 403) {
     // The body is not echoed: servers quote part of the key they refused.
-    throw new NetworkSetupError(
+    throw setupError(
       hasKey
         ? `${where}: the server refused the API key (HTTP ${res.status}); check the key in OPENAI_API_KEY or the variable --api-key-env names`
         : `${where}: the server needs an API key (HTTP ${res.status}); set OPENAI_API_KEY or name another variable with --api-key-env`,
@@ -414,7 +424,7 @@ async function probeNode(node: NodeProbe, model: string, hasKey: boolean): Promi
   }
   const text = Buffer.from(res.body).toString('utf8');
   if (res.status < 200 || res.status > 299) {
-    throw new NetworkSetupError(`${where}: HTTP ${res.status} '${excerpt(text)}': is this an OpenAI-compatible server?`);
+    throw setupError(`${where}: HTTP ${res.status} '${excerpt(text)}': is this an OpenAI-compatible server?`);
   }
   let listed: unknown;
   try {
@@ -422,13 +432,13 @@ async function probeNode(node: NodeProbe, model: string, hasKey: boolean): Promi
   } catch {
     listed = undefined;
   }
-  if (!Array.isArray(listed)) throw new NetworkSetupError(`${where}: expected a model list {"data": [{"id": ...}]}, got '${excerpt(text)}'`);
+  if (!Array.isArray(listed)) throw setupError(`${where}: expected a model list {"data": [{"id": ...}]}, got '${excerpt(text)}'`);
   const models = listed.filter((m): m is { id: string; owned_by?: unknown } => typeof (m as { id?: unknown } | null)?.id === 'string');
   const entry = models.find((m) => m.id === model);
   if (entry === undefined) {
     const ids = models.slice(0, MODELS_LISTED).map((m) => `'${echo(m.id, 60)}'`);
     const more = models.length > MODELS_LISTED ? `, and ${models.length - MODELS_LISTED} more` : '';
-    throw new NetworkSetupError(
+    throw setupError(
       `${where}: the node does not serve the model '${echo(model)}'; it lists ${ids.length === 0 ? 'no models' : ids.join(', ') + more} (--model names the served model)`,
     );
   }

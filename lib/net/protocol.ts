@@ -14,6 +14,15 @@
 /** How a request failed: counted by kind in result.errors and the summary. */
 export type FailureKind = 'http_status' | 'connection' | 'malformed_response' | 'timeout' | 'cancelled';
 
+/**
+ * Every FailureKind, in the core's order (native/failure_kinds.h declares
+ * them; test/native-tables.test.ts fails if the two drift).
+ */
+export const FAILURE_KINDS = ['http_status', 'connection', 'malformed_response', 'timeout', 'cancelled'] as const satisfies readonly FailureKind[];
+// Compiles only while the list names every kind of the union (`satisfies`: and no other).
+const everyKindListed: [Exclude<FailureKind, (typeof FAILURE_KINDS)[number]>] extends [never] ? true : never = true;
+void everyKindListed;
+
 /** One request, built before the run (loadSamplesToRam) so issuing builds nothing. */
 export interface PreparedRequest {
   method: 'GET' | 'POST';

@@ -11,11 +11,13 @@ import type { QuerySample, QuerySampleLibrary } from '../api/types.js';
 import { DISPATCH_WORKER_PLAN, type DispatchWorkerPlan } from '../dispatch/dispatch.js';
 import { InterfaceError, SettingsError } from '../errors.js';
 import { packageRoot } from '../native/index.js';
-import { NetworkClient, type ClientConfig } from './client.js';
+import type { ClientConfig } from './client-config.js';
+import { NetworkClient } from './client.js';
 import { cleanNodeName, networkSutName, parseNodeUrls, uniqueNodeNames, type NodeAddress } from './nodes.js';
-import { createStatsBuffer, FAILURE_KINDS, nodeSlice, summarizeNode } from './node-stats.js';
+import { createStatsBuffer, nodeSlice, summarizeNode } from './node-stats.js';
 import type { NetworkProtocol } from './protocol.js';
 import { isRegisteredProtocol } from './registry.js';
+import { networkReport } from './report.js';
 import type { NetworkWorkerOptions } from './worker-sut.js';
 import { BALANCE_POLICIES, type NetworkStats, type NetworkSut, type TransportOptions } from './types.js';
 
@@ -79,7 +81,8 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
     throw error;
   }
   const nodeNames = uniqueNodeNames(
-    names.map((n, i) => cleanNodeName(n, addresses[i]!.url)),
+    // A node that echoes the key back must not put it into the logs' SUT name.
+    names.map((n, i) => cleanNodeName(typeof n === 'string' ? client.redact(n) : n, addresses[i]!.url)),
     addresses,
   );
   return buildNetworkSut(protocol, client, addresses, nodeNames, config, stats, options);
@@ -131,11 +134,15 @@ function buildNetworkSut(
       return { kind: protocol.kind, protocolOptions, addresses: [...addresses], config, stats: shared, cancelled };
     },
   };
-  const sut: NetworkSut = {
+  const sut: NetworkSut & { report(): ReturnType<typeof networkReport> } = {
     name: networkSutName(protocol.kind, nodeNames),
+    // A protocol that streams tokens is measured with token latencies (TTFT, TPOT) unless told otherwise.
+    ...(protocol.streamsTokens ? { defaultSettings: { useTokenLatencies: true } } : {}),
     qsl,
     issueQuery: (samples: QuerySample[]) => client.issue(samples),
     stats: networkStats,
+    // The block after the summary, report.html's table and result.sutReport.
+    report: () => networkReport(networkStats(), protocol.describe?.()),
     close: async () => {
       signal?.removeEventListener('abort', onAbort);
       await client.close();
@@ -149,4 +156,3 @@ function abortText(reason: unknown): string {
   return reason instanceof Error ? reason.message : reason === undefined ? 'aborted' : String(reason);
 }
 
-export { FAILURE_KINDS };

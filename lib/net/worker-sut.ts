@@ -5,7 +5,8 @@
  * over its own pools. The main thread probed the nodes already.
  */
 import type { DispatchWorkerContext } from '../dispatch/dispatch.js';
-import { NetworkClient, type ClientConfig } from './client.js';
+import type { ClientConfig } from './client-config.js';
+import { NetworkClient } from './client.js';
 import type { NodeAddress } from './nodes.js';
 import { nodeSlice } from './node-stats.js';
 import { createRegisteredProtocol } from './registry.js';

@@ -59,6 +59,8 @@ export interface ReportData {
   target_latency_percentile: number;
   files: { summary: string; detail: string; accuracy: string; trace: string };
   series: ReportSeries | null;
+  /** The SUT's own block (SystemUnderTest.report(), added by startTest after the run). */
+  sut_report?: { title: string; lines: string[]; table?: { columns: string[]; rows: (string | number)[][] } };
 }
 
 /** One line of mlperf_log_detail.txt. */
@@ -247,6 +249,15 @@ function table(rows: Array<[string, string]>, cls = ''): string {
     .join('')}</tbody></table>`;
 }
 
+/** The SUT report's table (a network SUT's per-node figures), with its title. */
+function sutReportSection(report: ReportData['sut_report']): string {
+  const t = report?.table;
+  if (report === undefined || t === undefined) return '';
+  const head = t.columns.map((c) => `<th>${escapeHtml(String(c))}</th>`).join('');
+  const body = t.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(String(c))}</td>`).join('')}</tr>`).join('');
+  return `<h2>${escapeHtml(String(report.title))}</h2>\n<table class="sut-report"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>\n`;
+}
+
 function uplotAssets(): { js: string; css: string } {
   const require = createRequire(import.meta.url);
   const js = readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8');
@@ -358,7 +369,7 @@ ${table(s.checks)}
 </section>
 <h2>Key metrics</h2>
 <div class="grid">${table(s.metrics)}${s.overhead.length > 0 ? `<div><h3>Loadgen overhead</h3>${table(s.overhead)}</div>` : ''}</div>
-<h2>Charts</h2>
+${sutReportSection(data?.sut_report)}<h2>Charts</h2>
 ${charts}
 <h2>Effective settings</h2>
 ${table(settingsRows)}

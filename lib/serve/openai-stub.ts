@@ -302,9 +302,36 @@ interface Generation {
 
 const CREATED = Math.floor(Date.now() / 1000);
 
-// The delay until `dueNs` on the monotonic clock, in ms for setTimeout.
-function msUntil(dueNs: number): number {
-  return Math.max(0, (dueNs - Number(process.hrtime.bigint())) / 1e6);
+/** A pending timer of runAt (cancel with cancelRun). */
+interface RunTimer {
+  timeout?: NodeJS.Timeout;
+  immediate?: NodeJS.Immediate;
+}
+
+/**
+ * Runs `fn` at `dueNs` (monotonic clock), never before it: setTimeout can
+ * fire up to ~1 ms early (libuv's loop time is in ms and read once per loop
+ * turn), so an early timer is re-armed, and the last part of a ms is waited
+ * in setImmediate turns (other requests are still served between them).
+ */
+function runAt(dueNs: number, fn: () => void, timer: RunTimer = {}): RunTimer {
+  const check = (): void => {
+    const remainingMs = (dueNs - Number(process.hrtime.bigint())) / 1e6;
+    timer.timeout = undefined;
+    timer.immediate = undefined;
+    if (remainingMs <= 0) fn();
+    else if (remainingMs > 1) timer.timeout = setTimeout(check, remainingMs);
+    else timer.immediate = setImmediate(check);
+  };
+  // Never fn() from here: a response already behind its schedule would recurse once per token.
+  timer.immediate = setImmediate(check);
+  return timer;
+}
+
+function cancelRun(timer: RunTimer | undefined): void {
+  if (timer === undefined) return;
+  clearTimeout(timer.timeout);
+  clearImmediate(timer.immediate);
 }
 
 function streamTokens(g: Generation, config: StubConfig): void {
@@ -314,8 +341,10 @@ function streamTokens(g: Generation, config: StubConfig): void {
   const object = g.api === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   const chunk = (choice: Record<string, unknown> | undefined, extra?: Record<string, unknown>): string =>
     `data: ${JSON.stringify({ id, object, created: CREATED, model: parsed.model, choices: choice === undefined ? [] : [{ index: 0, ...choice }], ...extra })}\n\n`;
-  const content = (text: string, finish: string | null): Record<string, unknown> =>
-    g.api === 'chat' ? { delta: { content: text }, logprobs: null, finish_reason: finish } : { text, logprobs: null, finish_reason: finish };
+  // A token's chunk is the same JSON as chunk() would make, from strings built once per response.
+  const head = `data: {"id":${JSON.stringify(id)},"object":"${object}","created":${CREATED},"model":${JSON.stringify(parsed.model)},"choices":[{"index":0,`;
+  const [open, close] = g.api === 'chat' ? ['"delta":{"content":', '},"logprobs":null,"finish_reason":'] : ['"text":', ',"logprobs":null,"finish_reason":'];
+  const tokenChunk = (text: string, last: boolean): string => `${head}${open}${JSON.stringify(text)}${close}${last ? '"length"' : 'null'}}]}\n\n`;
 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   // As vLLM does: a role chunk with empty content at once, which is not a token.
@@ -324,26 +353,32 @@ function streamTokens(g: Generation, config: StubConfig): void {
   const ttftNs = config.ttftMs * 1e6;
   const tpotNs = config.tpotMs * 1e6;
   let k = 0;
-  let timer: NodeJS.Timeout | undefined;
-  res.on('close', () => clearTimeout(timer));
+  let timer: RunTimer | undefined;
+  res.on('close', () => cancelRun(timer));
   const sendNext = (): void => {
     if (res.destroyed) return;
     const last = k === tokens.length - 1;
-    res.write(chunk(content(tokens[k]!, last ? 'length' : null)));
-    g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
+    let text = tokenChunk(tokens[k]!, last);
+    // The last token, the usage chunk and [DONE] in one write: the response's last byte comes with its last token.
+    if (last && g.fault === undefined) {
+      if (g.parsed.includeUsage && config.usage) text += chunk(undefined, { usage: usage(parsed.promptText, tokens.length) });
+      text += 'data: [DONE]\n\n';
+    }
+    res.write(text);
+    if (config.recordTimes) g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
     g.record.tokens = ++k;
     if (k === 1 && g.fault !== undefined && injectStreamFault(g, chunk)) return;
     if (k < tokens.length) {
-      timer = setTimeout(sendNext, msUntil(g.receivedNs + ttftNs + k * tpotNs));
+      timer = runAt(g.receivedNs + ttftNs + k * tpotNs, sendNext, timer);
       return;
     }
-    if (g.parsed.includeUsage && config.usage) {
-      res.write(chunk(undefined, { usage: usage(parsed.promptText, tokens.length) }));
+    if (g.fault !== undefined) {
+      if (g.parsed.includeUsage && config.usage) res.write(chunk(undefined, { usage: usage(parsed.promptText, tokens.length) }));
+      if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
     }
-    if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
     res.end();
   };
-  timer = setTimeout(sendNext, msUntil(g.receivedNs + ttftNs));
+  timer = runAt(g.receivedNs + ttftNs, sendNext);
 }
 
 // After the first token: true when the fault ended the response.
@@ -368,7 +403,7 @@ function answerWhole(g: Generation, config: StubConfig): void {
   const { res, parsed } = g;
   const tokens = openAiStubTokens(parsed.promptText, parsed.maxTokens);
   const doneNs = g.receivedNs + config.ttftMs * 1e6 + (tokens.length - 1) * config.tpotMs * 1e6;
-  const timer = setTimeout(() => {
+  const timer = runAt(doneNs, () => {
     if (res.destroyed) return;
     if (g.fault === 'reset') return void res.destroy();
     if (g.fault === 'error-event') return sendJson(res, 200, { error: { message: 'stub: injected error', type: 'server_error', code: 500 } });
@@ -388,9 +423,9 @@ function answerWhole(g: Generation, config: StubConfig): void {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
     g.record.tokens = tokens.length;
-    g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
-  }, msUntil(doneNs));
-  res.on('close', () => clearTimeout(timer));
+    if (config.recordTimes) g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
+  });
+  res.on('close', () => cancelRun(timer));
 }
 
 function usage(promptText: string, completionTokens: number): Record<string, number> {

@@ -1,0 +1,117 @@
+/**
+ * The generic SUT hooks startTest serves (a network SUT uses both):
+ * `defaultSettings`, applied under the caller's settings, and `report()`,
+ * the SUT's own block after the run — in the result, appended to the
+ * summary (after the loadgen overhead block, so every line the reference's
+ * tools read stays where it was), and in the report data report.html draws.
+ */
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { defaultedSettingFields } from '../config/load-settings.js';
+import { InterfaceError } from '../errors.js';
+import { reportDataFileName } from '../report/report.js';
+import { echo } from '../settings/messages.js';
+import type { ResolvedLogSettings, TestSettingsInput } from '../settings/types.js';
+import { describe, messageOf } from './checks.js';
+import type { SutReport, SystemUnderTest, TestResult } from './types.js';
+
+/** Longest title or line of the summary block, and most lines, in characters / lines. */
+const MAX_LINE_CHARS = 500;
+const MAX_LINES = 1000;
+const FRAME = '='.repeat(48);
+
+/**
+ * `settings` with the SUT's defaultSettings under it, per key: a key the
+ * caller gave wins; so does one a loadSettings() result took from a file or
+ * a layer (only its 'default' fields take the SUT's). Checked as an object;
+ * each value is checked with the rest of the settings.
+ */
+export function withSutDefaults(sut: Pick<SystemUnderTest, 'defaultSettings'>, settings: TestSettingsInput): TestSettingsInput {
+  const defaults: unknown = sut.defaultSettings;
+  if (defaults === undefined) return settings;
+  if (typeof defaults !== 'object' || defaults === null || Array.isArray(defaults))
+    throw new InterfaceError(`sut.defaultSettings must be an object of test settings when present, got ${describe(defaults)}`);
+  const defaulted = defaultedSettingFields(settings);
+  const merged: Record<string, unknown> = { ...settings };
+  for (const [key, value] of Object.entries(defaults)) {
+    if (value === undefined) continue;
+    if (merged[key] === undefined || defaulted?.has(key) === true) merged[key] = value;
+  }
+  return merged as TestSettingsInput;
+}
+
+/** The summary block of a report: a blank line, the framed title, the lines. */
+export function formatSutReportBlock(report: SutReport): string {
+  return `\n${FRAME}\n${report.title}\n${FRAME}\n${report.lines.map((l) => `${l}\n`).join('')}`;
+}
+
+/**
+ * Calls the SUT's report() (if any) once the run is over and adds what it
+ * returns to `result` (sutReport, summaryText), the summary file and the
+ * report data file. A throw, or something that is not a SutReport, becomes
+ * `result.sutReportError`; the run's verdict never changes.
+ */
+export function addSutReport(sut: Pick<SystemUnderTest, 'report'>, result: TestResult, log: ResolvedLogSettings): void {
+  if (typeof sut.report !== 'function') return;
+  let report: SutReport | undefined;
+  try {
+    report = checkedReport(sut.report());
+  } catch (error) {
+    result.sutReportError = `sut.report() ${error instanceof InterfaceError ? '' : 'threw: '}${messageOf(error)}`;
+    return;
+  }
+  if (report === undefined) return;
+  result.sutReport = report;
+  const block = formatSutReportBlock(report);
+  result.summaryText += block;
+  try {
+    if (result.files.summary !== undefined) appendFileSync(result.files.summary, block);
+    if (log.copySummaryToStdout) process.stdout.write(block);
+    addToReportData(join(log.outdir, reportDataFileName(result.testDatetime, log.suffix, log.prefixWithDatetime)), report);
+  } catch (error) {
+    result.sutReportError = `sut.report(): the block was not written to the logs: ${messageOf(error)}`;
+  }
+}
+
+/**
+ * report.html is drawn from the log folder alone: the block goes into the
+ * report data as `sut_report` (the rest of the file is kept byte for byte).
+ */
+function addToReportData(path: string, report: SutReport): void {
+  if (!existsSync(path)) return;
+  const text = readFileSync(path, 'utf8');
+  const end = text.lastIndexOf('}');
+  if (end < 0) return;
+  const entry = { title: report.title, lines: report.lines, ...(report.table !== undefined ? { table: report.table } : {}) };
+  writeFileSync(path, `${text.slice(0, end)},"sut_report":${JSON.stringify(entry)}${text.slice(end)}`);
+}
+
+/**
+ * What report() returned as a SutReport with printable text: control
+ * characters escaped (a line must not forge a line of the summary above it),
+ * titles and lines capped; undefined stays undefined. Anything else: an
+ * InterfaceError naming the field.
+ */
+function checkedReport(value: unknown): SutReport | undefined {
+  if (value === undefined) return undefined;
+  const bad = (what: string, got: unknown): InterfaceError => new InterfaceError(`returned ${what}, got ${describe(got)}`);
+  if (typeof value !== 'object' || value === null) throw bad('something that is not a SutReport ({ title, lines, table?, data? })', value);
+  const { title, lines, table, data } = value as Record<string, unknown>;
+  if (typeof title !== 'string') throw bad('a report whose title is not a string', title);
+  if (!Array.isArray(lines) || !lines.every((l) => typeof l === 'string')) throw bad('a report whose lines are not an array of strings', lines);
+  const report: SutReport = {
+    title: echo(title, MAX_LINE_CHARS),
+    lines: (lines as string[]).slice(0, MAX_LINES).map((l) => echo(l, MAX_LINE_CHARS)),
+  };
+  if (lines.length > MAX_LINES) report.lines.push(`(${lines.length - MAX_LINES} more lines left out)`);
+  if (table !== undefined) {
+    const { columns, rows } = (typeof table === 'object' && table !== null ? table : {}) as Record<string, unknown>;
+    if (!Array.isArray(columns) || !columns.every((c) => typeof c === 'string')) throw bad('a report whose table.columns is not an array of strings', columns);
+    if (!Array.isArray(rows) || !rows.every((r) => Array.isArray(r) && r.every((c) => typeof c === 'string' || typeof c === 'number')))
+      throw bad('a report whose table.rows is not an array of rows of strings and numbers', rows);
+    report.table = { columns: [...(columns as string[])], rows: (rows as (string | number)[][]).map((r) => [...r]) };
+  }
+  if (data !== undefined) report.data = data;
+  return report;
+}

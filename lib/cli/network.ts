@@ -1,0 +1,180 @@
+/**
+ * `loadgen run --sut openai|kserve|http`: the network SUTs' options, their
+ * checks (all before anything connects: exit 2), and the SUT they build.
+ * The API key is read from the environment variable the command line names,
+ * never from the command line itself, and is never printed.
+ */
+import { InvalidArgumentError, Option, type Command } from 'commander';
+
+import { SettingsError } from '../errors.js';
+import { createHttpSut } from '../net/http-map.js';
+import { createKServeSut } from '../net/kserve.js';
+import { createOpenAiSut } from '../net/openai.js';
+import { BALANCE_POLICIES, type BalancePolicy, type NetworkSut, type TransportOptions } from '../net/types.js';
+import { echo } from '../settings/messages.js';
+import { choiceOption, collect, positiveInteger } from './options.js';
+
+export const NETWORK_SUTS = ['openai', 'kserve', 'http'] as const;
+export type NetworkSutKind = (typeof NETWORK_SUTS)[number];
+const OPENAI_APIS = ['chat', 'completions'] as const;
+/** Where `--sut openai` finds the key when no --api-key-env is given. */
+export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
+
+/** The network options of `loadgen run` (commander's names). */
+export interface NetworkCliOptions {
+  sut?: string;
+  url: string[];
+  /** The served model (network SUTs); config lookups otherwise. */
+  model?: string;
+  configModel?: string;
+  dataset?: string;
+  api?: string;
+  /** false with --no-stream. */
+  stream: boolean;
+  apiKeyEnv?: string;
+  balance?: string;
+  connections?: number;
+  requestTimeoutMs?: number;
+  request?: string;
+  binaryTensors?: boolean;
+  http2?: boolean;
+  mlperfConf?: string;
+  userConf?: string;
+}
+
+export function isNetworkSut(sut: string | undefined): sut is NetworkSutKind {
+  return (NETWORK_SUTS as readonly string[]).includes(sut ?? '');
+}
+
+function nonNegativeInteger(name: string): (value: string) => number {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new InvalidArgumentError(`${name} must be an integer >= 0, got '${echo(value)}'.`);
+    return Number(value);
+  };
+}
+
+/** Adds the network options to `loadgen run`. */
+export function addNetworkOptions(command: Command): Command {
+  return command
+    .option('--url <url>', 'network SUT: a node, http://HOST:PORT[/base-path] (repeat for several nodes)', collect, [])
+    .option('--config-model <name>', "model name for config-file lookups (<model>.<scenario>.<key>); default: --model")
+    .option('--dataset <file>', 'network SUT: openai: JSONL of prompts; kserve: input tensors (.npy or JSONL of v2 inputs)')
+    .addOption(choiceOption('--api <name>', 'openai: /v1/chat/completions or /v1/completions (default chat)', OPENAI_APIS))
+    .option('--no-stream', 'openai: one JSON response per request instead of a token stream')
+    .option('--api-key-env <NAME>', `network SUT: the environment variable holding the API key, sent as Authorization: Bearer (openai default: ${DEFAULT_API_KEY_ENV} if set)`)
+    .addOption(choiceOption('--balance <policy>', 'network SUT: how queries are spread over the nodes (default least-outstanding)', BALANCE_POLICIES))
+    .option('--connections <n>', 'network SUT: most keep-alive connections per node, opened as needed (default 256)', positiveInteger('--connections'))
+    .addOption(new Option('--request-timeout-ms <ms>', 'network SUT: a request not finished within this fails as timeout (default 60000; 0: none)').argParser(nonNegativeInteger('--request-timeout-ms')))
+    .option('--request <module>', 'http: the module mapping samples to requests and responses (README: Any other HTTP API)')
+    .option('--binary-tensors', 'kserve: the binary tensor data extension instead of JSON tensors')
+    .option('--http2', 'network SUT: HTTP/2 where the server offers it (https: nodes, negotiated by ALPN)');
+}
+
+/**
+ * Refuses network options that do not fit the --sut (before anything runs).
+ * `sut` undefined is the built-in demo.
+ */
+export function checkNetworkOptions(o: NetworkCliOptions): void {
+  const sut = o.sut;
+  const network = isNetworkSut(sut);
+  const what = sut === undefined ? 'the built-in demo (no --sut)' : `--sut ${echo(sut, 60)}`;
+  if (!network) {
+    const used = [
+      o.url.length > 0 ? '--url' : '',
+      o.dataset !== undefined ? '--dataset' : '',
+      o.api !== undefined ? '--api' : '',
+      o.stream === false ? '--no-stream' : '',
+      o.apiKeyEnv !== undefined ? '--api-key-env' : '',
+      o.balance !== undefined ? '--balance' : '',
+      o.connections !== undefined ? '--connections' : '',
+      o.requestTimeoutMs !== undefined ? '--request-timeout-ms' : '',
+      o.request !== undefined ? '--request' : '',
+      o.binaryTensors === true ? '--binary-tensors' : '',
+      o.http2 === true ? '--http2' : '',
+    ].filter((s) => s !== '');
+    if (used.length > 0)
+      throw new SettingsError(used[0]!, undefined, `${used.join(', ')} ${used.length === 1 ? 'applies' : 'apply'} only to a network SUT (--sut ${NETWORK_SUTS.join('|')}), not to ${what}`);
+    return;
+  }
+  if (o.url.length === 0) throw new SettingsError('--url', undefined, `--sut ${sut} needs --url http://HOST:PORT (repeat it for several nodes)`);
+  const only = (flag: string, given: boolean, kinds: readonly NetworkSutKind[]): void => {
+    if (given && !kinds.includes(sut)) throw new SettingsError(flag, undefined, `${flag} applies only to --sut ${kinds.join('|')}, not to --sut ${sut}`);
+  };
+  only('--api', o.api !== undefined, ['openai']);
+  only('--no-stream', o.stream === false, ['openai']);
+  only('--binary-tensors', o.binaryTensors === true, ['kserve']);
+  only('--request', o.request !== undefined, ['http']);
+  only('--dataset', o.dataset !== undefined, ['openai', 'kserve']);
+  only('--model', o.model !== undefined, ['openai', 'kserve']);
+  if (sut === 'openai' && o.dataset === undefined) throw new SettingsError('--dataset', undefined, '--sut openai needs --dataset prompts.jsonl (one JSON object a line with prompt or messages)');
+  if ((sut === 'openai' || sut === 'kserve') && o.model === undefined) throw new SettingsError('--model', undefined, `--sut ${sut} needs --model NAME (the model's name on the server)`);
+  if (sut === 'http' && o.request === undefined) throw new SettingsError('--request', undefined, '--sut http needs --request ./map.mjs (a module exporting request(index) and totalSampleCount)');
+  if (o.apiKeyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(o.apiKeyEnv))
+    throw new SettingsError('--api-key-env', o.apiKeyEnv, `--api-key-env takes the NAME of an environment variable (letters, digits, _), got '${echo(o.apiKeyEnv, 60)}'`);
+  apiKeyOf(o);  // a named variable that is not set: an error now, not after the probes
+}
+
+/**
+ * For a network SUT `--model` is the served model: config files are read
+ * only with --mlperf-conf/--user-conf/--config-model, looked up under
+ * --config-model (default --model). Other SUTs: --config-model is --model.
+ */
+export function configModelView<T extends NetworkCliOptions>(o: T): T {
+  if (!isNetworkSut(o.sut)) return o.configModel !== undefined ? { ...o, model: o.configModel } : o;
+  const files = o.mlperfConf !== undefined || o.userConf !== undefined || o.configModel !== undefined;
+  const model = files ? (o.configModel ?? o.model) : undefined;
+  const view = { ...o };
+  if (model === undefined) delete view.model;
+  else view.model = model;
+  return view;
+}
+
+/** The API key from the environment (never from the command line). */
+function apiKeyOf(o: NetworkCliOptions): string | undefined {
+  if (o.apiKeyEnv !== undefined) {
+    const key = process.env[o.apiKeyEnv];
+    if (key === undefined || key === '')
+      throw new SettingsError('--api-key-env', o.apiKeyEnv, `--api-key-env ${o.apiKeyEnv}: the environment variable ${o.apiKeyEnv} is not set (or empty)`);
+    return key;
+  }
+  if (o.sut === 'openai') {
+    const key = process.env[DEFAULT_API_KEY_ENV];
+    return key === undefined || key === '' ? undefined : key;
+  }
+  return undefined;
+}
+
+/** Builds the network SUT the options describe (probing every node); `signal` stops its requests. */
+export async function createCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Promise<NetworkSut> {
+  const apiKey = apiKeyOf(o);
+  const transport: TransportOptions = {
+    urls: o.url,
+    ...(o.balance !== undefined ? { balance: o.balance as BalancePolicy } : {}),
+    ...(o.connections !== undefined ? { connections: o.connections } : {}),
+    ...(o.requestTimeoutMs !== undefined ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(o.http2 === true ? { http2: true } : {}),
+    signal,
+  };
+  switch (o.sut) {
+    case 'openai':
+      return createOpenAiSut({
+        ...transport,
+        model: o.model!,
+        dataset: o.dataset!,
+        ...(o.api !== undefined ? { api: o.api as 'chat' | 'completions' } : {}),
+        stream: o.stream,
+      });
+    case 'kserve':
+      return createKServeSut({
+        ...transport,
+        model: o.model!,
+        ...(o.dataset !== undefined ? { dataset: o.dataset } : {}),
+        ...(o.binaryTensors === true ? { binaryTensors: true } : {}),
+      });
+    case 'http':
+      return createHttpSut({ ...transport, request: o.request! });
+    default:
+      throw new SettingsError('--sut', o.sut, `--sut ${echo(String(o.sut), 60)} is not a network SUT`);
+  }
+}

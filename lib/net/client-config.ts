@@ -1,0 +1,18 @@
+/** The transport's settings (kept apart from client.ts so the public declarations need no undici or Node types). */
+import type { BalancePolicy } from './types.js';
+
+/** After checking (lib/net/transport.ts). */
+export interface ClientConfig {
+  balance: BalancePolicy;
+  /** Per node; undici opens them as needed up to this many. */
+  connections: number;
+  /** 0: none. */
+  requestTimeoutMs: number;
+  connectTimeoutMs: number;
+  probeTimeoutMs: number;
+  apiKey: string | undefined;
+  http2: boolean;
+  /** A node whose connection failed is left out of the rotation this long (unless every node is). */
+  backoffMs: number;
+}
+
