@@ -162,7 +162,7 @@ describe('network bench: targets', () => {
     clientShare: [1000, 10_000].map((targetQps) => ({
       targetQps, dispatch: 'wake' as const, valid: true, achievedQps: targetQps,
       latencyNs: { p50: 60_000, p99: 90_000, p999: 1 }, serverNs: { p50: 3000, p99: 5000, p999: 1 },
-      clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, deliveryLagNs: null, matched: 1, samples: 1,
+      clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, deliveryLagNs: null, cpuPerRequestNs: 30_000, matched: 1, samples: 1,
     })),
     tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null },
     loadAverage: null,
@@ -210,6 +210,7 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
       expect(row.matched).toBe(row.samples);
       expect(row.serverNs.p50).toBeGreaterThan(0);
       expect(row.clientNs.p50).toBeGreaterThan(0);
+      expect(row.cpuPerRequestNs).toBeGreaterThan(0);
     }
     // The token row, with the stub's own lateness read from the stub's process.
     expect(report.tokens?.stubLatenessNs?.requests).toBeGreaterThan(0);

@@ -97,6 +97,25 @@ describe('loadgen run: network options', () => {
     expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
     expect((a.hits.get('/infer') ?? 0) + (b.hits.get('/infer') ?? 0)).toBe(result.counts.issuedSamples);
   });
+
+  it("--set dispatch=worker sends from worker threads; --config-model names the config files' model", async () => {
+    const node = await server(nodeHandler('worker-node'));
+    const dir = tempDir();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'user.conf'), 'netmodel.Server.target_qps = 80\n');
+    const before = node.hits.get('/infer') ?? 0;
+    const run = await runCli([
+      'run', '--sut', 'http', '--url', node.url, '--request', mapModule, '--user-conf', join(dir, 'user.conf'), '--config-model', 'netmodel',
+      '--scenario', 'Server', '--set', 'min_duration_ms=300', '--set', 'min_query_count=20', '--set', 'dispatch=worker', '--set', 'dispatch_workers=2',
+      '--no-progress', '--outdir', dir, '--json',
+    ]);
+    expect(run.stderr).toBe('');
+    const result = JSON.parse(run.stdout) as { effectiveSettings: Record<string, unknown>; counts: { issuedSamples: number; completedSamples: number }; sutReport?: { data: { nodes: { completed: number }[] } } };
+    expect(Number(result.effectiveSettings.targetQps)).toBe(80);
+    expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
+    expect((node.hits.get('/infer') ?? 0) - before).toBe(result.counts.issuedSamples);
+    expect(result.sutReport?.data.nodes[0]!.completed).toBe(result.counts.issuedSamples);
+  });
 });
 
 describe('loadgen run: the API key and Ctrl-C', () => {
@@ -157,5 +176,42 @@ describe('loadgen run: the API key and Ctrl-C', () => {
     const summary = readFileSync(join(outdir, 'mlperf_log_summary.txt'), 'utf8');
     expect(summary).toContain('INVALID');
     expect(readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8')).toMatch(/cancelled/);
+  });
+});
+
+describe('loadgen run: https nodes and --http2', () => {
+  it('speaks HTTP/2 to an https node with --http2, HTTP/1.1 without', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { createSecureServer } = await import('node:http2');
+    const dir = tempDir();
+    const key = join(dir, 'key.pem');
+    const cert = join(dir, 'cert.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    const versions = new Map<string, number>();
+    const h2 = createSecureServer({ key: readFileSync(key), cert: readFileSync(cert), allowHTTP1: true }, (req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        if (req.url === '/name') return void res.end('tls-node');
+        versions.set(req.httpVersion, (versions.get(req.httpVersion) ?? 0) + 1);
+        res.end(`echo:${body}`);
+      });
+    });
+    await new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(h2.address() as { port: number }).port}`;
+    try {
+      for (const http2 of [true, false]) {
+        versions.clear();
+        const run = await runCli(['run', '--sut', 'http', '--url', url, '--request', mapModule, ...short, '--outdir', tempDir(), '--json', ...(http2 ? ['--http2'] : [])], {
+          NODE_EXTRA_CA_CERTS: cert,
+        });
+        expect(run.stderr).toBe('');
+        const result = JSON.parse(run.stdout) as { counts: { issuedSamples: number; completedSamples: number } };
+        expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
+        expect(Object.fromEntries(versions)).toEqual({ [http2 ? '2.0' : '1.1']: result.counts.issuedSamples });
+      }
+    } finally {
+      await new Promise<void>((resolve) => h2.close(() => resolve()));
+    }
   });
 });

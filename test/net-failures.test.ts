@@ -8,10 +8,10 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { startTest } from '../lib/index.js';
+import { createHttpSut, startTest } from '../lib/index.js';
 import { createNetworkSut } from '../lib/net/transport.js';
 import { nodeHandler, startTestServer, testProtocol, type TestServer } from './net-helpers.js';
-import { tempDir } from './helpers.js';
+import { repoRoot, tempDir } from './helpers.js';
 
 const servers: TestServer[] = [];
 afterAll(async () => {
@@ -113,8 +113,13 @@ describe('network SUT failures', () => {
     const controller = new AbortController();
     const sut = await createNetworkSut(testProtocol(), { urls: [slow.url], signal: controller.signal });
     try {
-      setTimeout(() => controller.abort(new Error('stop')), 500);
-      const started = Date.now();
+      let started = 0;
+      const poll = setInterval(() => {
+        if ((slow.hits.get('/infer') ?? 0) < 5) return;
+        clearInterval(poll);
+        started = Date.now();
+        controller.abort(new Error('stop'));
+      }, 20);
       const result = await startTest(
         sut,
         sut.qsl,
@@ -122,9 +127,41 @@ describe('network SUT failures', () => {
         { outdir: tempDir() },
         { signal: controller.signal },
       );
+      clearInterval(poll);
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(result.interrupted).toMatch(/stop/);
       expect(failedOf(result).byKind.cancelled).toBeGreaterThan(0);
+      expect(sut.stats().nodes[0]!.failed.cancelled).toBe(failedOf(result).byKind.cancelled);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it("dispatch 'worker': the stop reaches the workers' requests too", async () => {
+    const slow = await server(nodeHandler('slow', () => undefined));
+    const controller = new AbortController();
+    const sut = await createHttpSut({ urls: [slow.url], request: join(repoRoot, 'test', 'fixtures', 'http-map.mjs'), signal: controller.signal });
+    try {
+      // Stopped once the workers' requests are at the node (starting workers takes a while here).
+      let started = 0;
+      const poll = setInterval(() => {
+        if ((slow.hits.get('/infer') ?? 0) < 5) return;
+        clearInterval(poll);
+        started = Date.now();
+        controller.abort(new Error('stop'));
+      }, 20);
+      const result = await startTest(
+        sut,
+        sut.qsl,
+        { scenario: 'Server', serverTargetQps: 50, minDurationMs: 20_000, minQueryCount: 100, dispatch: 'worker', dispatchWorkers: 2 } as never,
+        { outdir: tempDir() },
+        { signal: controller.signal },
+      );
+      clearInterval(poll);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(result.interrupted).toMatch(/stop/);
+      expect(failedOf(result).byKind.cancelled).toBeGreaterThan(0);
+      expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
       expect(sut.stats().nodes[0]!.failed.cancelled).toBe(failedOf(result).byKind.cancelled);
     } finally {
       await sut.close();

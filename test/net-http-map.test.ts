@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createHttpSut, InterfaceError, startTest } from '../lib/index.js';
+import { createHttpSut, InterfaceError, startTest, SutError } from '../lib/index.js';
 import { nodeHandler, startTestServer, type TestServer } from './net-helpers.js';
 import { repoRoot, tempDir } from './helpers.js';
 
@@ -58,6 +58,51 @@ describe('createHttpSut (--sut http --request map.mjs)', () => {
     await expect(createHttpSut({ urls: [a.url], request: join(dir, 'missing.mjs') })).rejects.toBeInstanceOf(InterfaceError);
   });
 
+  it('a response() that throws or gives bad data fails the sample as malformed_response', async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'bad.mjs'),
+      [
+        'export const totalSampleCount = 10;',
+        "export function request(i) { return { path: '/infer', body: String(i) }; }",
+        "export function response({ index }) { if (index % 2) throw new Error('no good'); return { data: 42 }; }",
+        "export async function name(node) { return Buffer.from((await node.request('GET', '/name')).body).toString(); }",
+      ].join('\n'),
+    );
+    const sut = await createHttpSut({ urls: [a.url], request: join(dir, 'bad.mjs') });
+    try {
+      const outdir = tempDir();
+      const result = await startTest(sut, sut.qsl, { scenario: 'Offline', mode: 'AccuracyOnly' }, { outdir });
+      expect(result.valid).toBe(false);
+      expect(result.errors.failedSamples?.byKind.malformed_response).toBe(10);
+      const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
+      expect(detail).toContain('response() threw: no good');
+      expect(detail).toContain('response() must return data as a string or a Uint8Array, got number');
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('a request() that throws fails the run (SutError naming the sample), no hang', async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'throws.mjs'),
+      [
+        'export const totalSampleCount = 8;',
+        "export function request(i) { if (i === 5) throw new Error('no sample 5'); return { path: '/infer', body: String(i) }; }",
+        "export async function name(node) { return Buffer.from((await node.request('GET', '/name')).body).toString(); }",
+      ].join('\n'),
+    );
+    const sut = await createHttpSut({ urls: [a.url], request: join(dir, 'throws.mjs') });
+    try {
+      const error = await startTest(sut, sut.qsl, { scenario: 'Offline', mode: 'AccuracyOnly' }, { outdir: tempDir() }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SutError);
+      expect(String((error as SutError).cause)).toContain('request(5) threw: no sample 5');
+    } finally {
+      await sut.close();
+    }
+  });
+
   it("runs from dispatch worker threads with their own pools (dispatch: 'worker')", async () => {
     const sut = await createHttpSut({ urls: [a.url, b.url], request: mapModule, balance: 'round-robin' });
     try {
@@ -78,6 +123,33 @@ describe('createHttpSut (--sut http --request map.mjs)', () => {
       expect(stats.nodes.reduce((n, s) => n + s.completed, 0)).toBe(result.counts.issuedSamples);
     } finally {
       await sut.close();
+    }
+  });
+});
+
+describe("the README's map.mjs example", () => {
+  it('runs as shown against a /predict API', async () => {
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const code = /```js\n(\/\/ map\.mjs[\s\S]*?)```/.exec(readme)?.[1];
+    expect(code).toBeDefined();
+    const dir = tempDir();
+    writeFileSync(join(dir, 'map.mjs'), code!);
+    const api = await startTestServer((req, res, body) => {
+      if (req.url === '/health') res.end('ok');
+      else res.end(JSON.stringify({ output: (JSON.parse(body) as { input: number[] }).input.join('+') }));
+    });
+    const sut = await createHttpSut({ urls: [api.url], request: join(dir, 'map.mjs') });
+    try {
+      expect(sut.name).toBe('Network SUT (http): predictor (200)');
+      const outdir = tempDir();
+      const result = await startTest(sut, sut.qsl, { scenario: 'Offline', mode: 'AccuracyOnly' }, { outdir });
+      expect(result.valid).toBe(true);
+      const records = accuracyRecords(outdir);
+      expect(records).toHaveLength(100);
+      for (const r of records) expect(Buffer.from(r.data, 'hex').toString('utf8')).toBe(`${r.qsl_idx}+${r.qsl_idx + 1}`);
+    } finally {
+      await sut.close();
+      await api.close();
     }
   });
 });

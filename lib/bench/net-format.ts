@@ -73,12 +73,12 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     lines.push(`  ${`loadgen open loop, dispatch ${p.dispatch}`.padEnd(34)} ${p.note ? `failed: ${p.note}` : `${peak} (runs: ${runs})`}`);
   }
   const cells = (values: string[], widths: number[]) => values.map((v, i) => ` ${v.padStart(widths[i]!)}`).join('');
-  const widths = [10, 10, 10, 10, 10, 12, 9, 9];
+  const widths = [10, 10, 10, 10, 10, 12, 9, 9, 9];
   lines.push(`  ${'client share (us)'.padEnd(34)} ${'valid'.padEnd(5)}` +
-    cells(['lat p50', 'lat p99', 'server p50', 'client p50', 'client p99', 'client p99.9', 'lag p50', 'lag p99'], widths) + '  matched');
+    cells(['lat p50', 'lat p99', 'server p50', 'client p50', 'client p99', 'client p99.9', 'lag p50', 'lag p99', 'CPU/req'], widths) + '  matched');
   for (const r of n.clientShare) {
     lines.push(`  ${`${fmt(r.targetQps)} requests/s, ${r.dispatch}`.padEnd(34)} ${(r.valid ? 'yes' : 'NO').padEnd(5)}` +
-      cells([r.latencyNs.p50, r.latencyNs.p99, r.serverNs.p50, r.clientNs.p50, r.clientNs.p99, r.clientNs.p999, r.deliveryLagNs?.p50, r.deliveryLagNs?.p99].map(us), widths) +
+      cells([r.latencyNs.p50, r.latencyNs.p99, r.serverNs.p50, r.clientNs.p50, r.clientNs.p99, r.clientNs.p999, r.deliveryLagNs?.p50, r.deliveryLagNs?.p99, r.cpuPerRequestNs].map(us), widths) +
       `  ${fmt(r.matched)}/${fmt(r.samples)}`);
   }
   const t = n.tokens;

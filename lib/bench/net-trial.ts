@@ -90,6 +90,11 @@ function resultPercentiles(r: TestResult): Percentiles {
 }
 
 
+/** process.cpuUsage() counts every thread of the process (workers and the core's too), in µs. */
+function cpuNs(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) * 1000;
+}
+
 function failedRequests(stats: NetworkStats): number {
   return stats.nodes.reduce((sum, node) => sum + Object.values(node.failed).reduce((a, b) => a + b, 0), 0);
 }
@@ -118,6 +123,7 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       stampRecords.count = 0;
     }
     const failedBefore = failedRequests(sut.stats());
+    const cpuBefore = process.cpuUsage();
     const r = await startTest(sut, sut.qsl, {
       ...dispatch,
       scenario: 'Server',
@@ -131,6 +137,7 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       achievedQps: r.completedSamplesPerSecond ?? 0,
       latencyNs: resultPercentiles(r),
       failed: failedRequests(sut.stats()) - failedBefore,
+      cpuPerRequestNs: cpuNs(process.cpuUsage(cpuBefore)) / Math.max(1, r.counts.completedSamples),
       deliveryLagNs: r.overhead?.deliveryLagNs
         ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
         : null,

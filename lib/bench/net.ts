@@ -54,6 +54,8 @@ export interface PeakRun {
   latencyP99Ns: number;
   achievedQps: number;
   failed: number;
+  /** The client process's CPU time per request. */
+  cpuPerRequestNs?: number;
 }
 
 export interface PeakRow {
@@ -78,6 +80,8 @@ export interface ClientShareRow {
   clientNs: Percentiles;
   /** Of which: scheduled -> in the SUT's issueQuery (the core's delivery lag); null when not reported. */
   deliveryLagNs: Percentiles | null;
+  /** The client process's CPU time per request (all threads): what one CPU can serve is ~1e9 / this. */
+  cpuPerRequestNs: number;
   /** Samples matched with a server record (of those issued), last repetition. */
   matched: number;
   samples: number;
@@ -476,8 +480,11 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       try {
         const peak = await peakSearch(async (qps) => {
           const t = await serverRun(dispatch, false)(qps);
-          const r: PeakRun = { targetQps: qps, valid: t.valid, latencyP99Ns: t.latencyNs.p99, achievedQps: t.achievedQps, failed: t.failed };
-          log(`    ${qps} QPS: ${t.valid ? 'VALID' : 'INVALID'}, p99 ${(t.latencyNs.p99 / 1e6).toFixed(2)} ms, achieved ${Math.round(t.achievedQps)}`);
+          const r: PeakRun = {
+            targetQps: qps, valid: t.valid, latencyP99Ns: t.latencyNs.p99, achievedQps: t.achievedQps, failed: t.failed, cpuPerRequestNs: t.cpuPerRequestNs,
+          };
+          log(`    ${qps} QPS: ${t.valid ? 'VALID' : 'INVALID'}, p99 ${(t.latencyNs.p99 / 1e6).toFixed(2)} ms, achieved ${Math.round(t.achievedQps)}, ` +
+            `client CPU ${(t.cpuPerRequestNs / 1000).toFixed(1)} us/request${t.failed ? `, ${t.failed} failed` : ''}`);
           return r;
         }, startQps, tiny ? 1 : 0.05, tiny ? 2 : 14);
         report.peaks.push({ dispatch, ...peak });
@@ -503,6 +510,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           latencyNs: medianPercentiles(trials.map((t) => t.share!.latencyNs)),
           serverNs: medianPercentiles(trials.map((t) => t.share!.serverNs)),
           clientNs: medianPercentiles(trials.map((t) => t.share!.clientNs)),
+          cpuPerRequestNs: median(trials.map((t) => t.cpuPerRequestNs)),
           deliveryLagNs: trials.every((t) => t.deliveryLagNs) ? medianPercentiles(trials.map((t) => t.deliveryLagNs!)) : null,
           matched: last.share!.matched,
           samples: last.share!.samples,

@@ -96,6 +96,8 @@ export interface NetServerTrial {
   failed: number;
   /** Scheduled -> received by the SUT's issueQuery (result.overhead; null when not reported). */
   deliveryLagNs: Percentiles | null;
+  /** CPU time (user + system) of the whole client process during the measured run, per completed request. */
+  cpuPerRequestNs: number;
   /** With clientShare: loadgen's latency, the server's send − recv, and their difference, per matched sample. */
   share?: { samples: number; matched: number; latencyNs: Percentiles; serverNs: Percentiles; clientNs: Percentiles };
 }

@@ -15,7 +15,7 @@ import { NetworkSetupError } from '../errors.js';
 import { loadNative } from '../native/index.js';
 import type { NodeAddress } from './nodes.js';
 import { NodeStatsRecorder } from './node-stats.js';
-import type { FailureKind, NetworkProtocol, NodeProbe, ResponseReader } from './protocol.js';
+import type { FailureKind, NetworkProtocol, NodeProbe, ResponseOutcome, ResponseReader } from './protocol.js';
 import type { ClientConfig } from './client-config.js';
 
 export type { ClientConfig };
@@ -98,7 +98,14 @@ class InFlight implements Dispatcher.DispatchHandler {
       this.keepExcerpt(chunk);
       return;
     }
-    const first = this.reader!.onData(chunk);
+    let first: Uint8Array | undefined;
+    try {
+      first = this.reader!.onData(chunk);
+    } catch (error) {
+      // The contract says a reader never throws; one that does fails its sample, not the socket.
+      this.client.fail(this, 'malformed_response', `the ${this.client.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}`, stamp);
+      return;
+    }
     if (first !== undefined && this.client.streamsTokens) firstTokenComplete(this.id, first, stamp);
   }
 
@@ -108,7 +115,12 @@ class InFlight implements Dispatcher.DispatchHandler {
       if (this.status < 200 || this.status > 299) {
         this.client.fail(this, 'http_status', `HTTP ${this.status}${this.excerptText()}`, stamp);
       } else {
-        const outcome = this.reader!.onEnd();
+        let outcome: ResponseOutcome;
+        try {
+          outcome = this.reader!.onEnd();
+        } catch (error) {
+          outcome = { ok: false, kind: 'malformed_response', message: `the ${this.client.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}` };
+        }
         if (outcome.ok) this.client.succeed(this, outcome.data, outcome.nTokens, stamp);
         else this.client.fail(this, outcome.kind, outcome.message, stamp);
       }
@@ -312,7 +324,7 @@ export class NetworkClient {
       request.reader = this.protocol.reader(sample.index, request.wantData);
     } catch (error) {
       // A protocol that cannot build its request is a bug in it or its data: the run must hear of it.
-      request.settled = true;
+      this.settle(request);
       this.release(request);
       throw error;
     }

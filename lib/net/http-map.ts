@@ -181,8 +181,16 @@ class HttpMapReader implements ResponseReader {
         return { ok: false, kind: 'malformed_response', message: `response() threw: ${(error as Error)?.message ?? String(error)}` };
       }
       if (mapped !== undefined && mapped !== null) {
-        if (mapped.data !== undefined) data = typeof mapped.data === 'string' ? encoder.encode(mapped.data) : mapped.data;
-        if (mapped.nTokens !== undefined) nTokens = mapped.nTokens;
+        const d: unknown = mapped.data;
+        if (d !== undefined) {
+          if (typeof d === 'string') data = encoder.encode(d);
+          else if (d instanceof Uint8Array) data = d;
+          else return { ok: false, kind: 'malformed_response', message: `response() must return data as a string or a Uint8Array, got ${typeof d}` };
+        }
+        if (mapped.nTokens !== undefined) {
+          if (typeof mapped.nTokens !== 'number') return { ok: false, kind: 'malformed_response', message: `response() must return nTokens as a number, got ${typeof mapped.nTokens}` };
+          nTokens = mapped.nTokens;
+        }
       }
     }
     return { ok: true, ...(this.wantData && data !== undefined ? { data } : {}), ...(nTokens !== undefined ? { nTokens } : {}) };
