@@ -81,6 +81,9 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
       cells([r.latencyNs.p50, r.latencyNs.p99, r.serverNs.p50, r.clientNs.p50, r.clientNs.p99, r.clientNs.p999, r.deliveryLagNs?.p50, r.deliveryLagNs?.p99, r.cpuPerRequestNs].map(us), widths) +
       `  ${fmt(r.matched)}/${fmt(r.samples)}`);
   }
+  if (n.clientShare.length) {
+    lines.push(`  ${''.padEnd(34)} CPU/req: the client process's CPU time per request, every thread (the core's issue thread's spin before each due query included)`);
+  }
   const t = n.tokens;
   if (t) {
     lines.push(`  ${`OpenAI stub, ${t.targetQps} requests/s`.padEnd(34)} TTFT error p50 ${us(t.ttftErrorNs.p50)} us, p99 ${us(t.ttftErrorNs.p99)} us; ` +

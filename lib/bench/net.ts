@@ -495,7 +495,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     }
 
     // The client's share at 1k and 10k requests/s, with the faster single-thread mode.
-    const single = report.peaks.filter((p) => p.dispatch !== 'worker').sort((a, b) => b.peakQps - a.peakQps)[0]?.dispatch ?? 'wake';
+    // Ranked by the confirmed peak, then by the highest rate VALID once (a busy machine may confirm none).
+    const rank = (p: PeakRow) => [p.peakQps, Math.max(0, ...p.runs.filter((r) => r.valid).map((r) => r.targetQps))] as const;
+    const single = report.peaks.filter((p) => p.dispatch !== 'worker')
+      .sort((a, b) => rank(b)[0] - rank(a)[0] || rank(b)[1] - rank(a)[1])[0]?.dispatch ?? 'wake';
     for (const targetQps of [1000, 10_000]) {
       log(`  client share at ${targetQps} requests/s, dispatch ${single} (x${repeat})`);
       try {
