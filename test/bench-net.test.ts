@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { buildStampServer, checkClock, peakSearch, startServer, type BenchServer, type NetworkBenchReport, type PeakRun } from '../lib/bench/net.js';
+import { buildStampServer, checkClock, parseWrkLatency, peakSearch, startServer, type BenchServer, type NetworkBenchReport, type PeakRun } from '../lib/bench/net.js';
 import { evaluateNetworkTargets } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
 import { clientShare, readTrace, type TracedSample } from '../lib/bench/net-trial.js';
@@ -104,6 +104,15 @@ describe('network bench: stamp protocol and client share', () => {
   });
 });
 
+describe('network bench: wrk --latency', () => {
+  it('reads the 50% and 99% lines in their units, and refuses output without them', () => {
+    const out = '  Latency Distribution\n     50%   29.00us\n     75%   35.00us\n     90%    1.20ms\n     99%    2.00s \n  1000 requests';
+    expect(parseWrkLatency(out)).toEqual({ p50: 29_000, p99: 2e9 });
+    expect(parseWrkLatency('     50%  128.00us\n     99%    1.20ms\n').p99).toBeCloseTo(1.2e6);
+    expect(() => parseWrkLatency('Requests/sec: 100')).toThrow(/no latency distribution/);
+  });
+});
+
 describe('network bench: peak search', () => {
   const fake = (capacity: number, flaky = new Set<number>()) => {
     const runs: number[] = [];
@@ -159,6 +168,7 @@ describe('network bench: targets', () => {
       { dispatch: 'wake', peakQps: 18_000, runs: [{ targetQps: 18_000, valid: true, latencyP99Ns: 1, achievedQps: 1, failed: 0 }] },
       { dispatch: 'worker', peakQps: 25_000, runs: [{ targetQps: 25_000, valid: true, latencyP99Ns: 1, achievedQps: 1, failed: 0 }] },
     ],
+    floorNs: null,
     clientShare: [1000, 10_000].map((targetQps) => ({
       targetQps, dispatch: 'wake' as const, valid: true, achievedQps: targetQps,
       latencyNs: { p50: 60_000, p99: 90_000, p999: 1 }, serverNs: { p50: 3000, p99: 5000, p999: 1 },
@@ -200,6 +210,7 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     expect(report.server?.pinned).toBe(false);
     expect(report.server?.probes.find((p) => p.kind === 'c')?.note).toMatch(/no C compiler/);
     expect(report.server?.clockShared).toBe(true);
+    expect(report.floorNs).toBeNull();
     expect(report.closedLoop.find((row) => row.tool === 'wrk')).toEqual({ tool: 'wrk', requestsPerSec: null, note: expect.stringMatching(/not on PATH/) });
     expect(report.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median).toBeGreaterThan(0);
     expect(report.notes.join('\n')).toMatch(/not pinned/);

@@ -81,6 +81,7 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
       cells([r.latencyNs.p50, r.latencyNs.p99, r.serverNs.p50, r.clientNs.p50, r.clientNs.p99, r.clientNs.p999, r.deliveryLagNs?.p50, r.deliveryLagNs?.p99, r.cpuPerRequestNs].map(us), widths) +
       `  ${fmt(r.matched)}/${fmt(r.samples)}`);
   }
+  lines.push(`  ${'floor: wrk, 1 connection'.padEnd(34)} ${n.floorNs ? `round trip p50 ${us(n.floorNs.p50)} us, p99 ${us(n.floorNs.p99)} us (closed loop, no Node client)` : 'skipped: wrk is not on PATH'}`);
   if (n.clientShare.length) {
     lines.push(`  ${''.padEnd(34)} CPU/req: the client process's CPU time per request, every thread (the core's issue thread's spin before each due query included)`);
   }

@@ -117,6 +117,12 @@ export interface NetworkBenchReport {
   closedLoop: ClosedLoopRow[];
   peaks: PeakRow[];
   clientShare: ClientShareRow[];
+  /**
+   * The round trip without a Node client: `wrk -t1 -c1 --latency` (closed loop, one
+   * connection) on the same server and CPUs: the kernel's loopback and both sides' wake-ups.
+   * Medians over the repetitions; null without wrk.
+   */
+  floorNs: { p50: number; p99: number } | null;
   tokens: TokenRow | null;
   /** /proc/loadavg's 1-minute load at the start and the end (null elsewhere): how busy the machine was. */
   loadAverage: { start: number; end: number } | null;
@@ -289,6 +295,21 @@ async function wrkRate(wrk: string, url: string, seconds: number, pin: boolean):
   return Number(rate);
 }
 
+/** A wrk latency ('28.00us', '1.20ms', '2.00s') in ns. */
+function wrkDurationNs(text: string): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(text);
+  if (!m) return Number.NaN;
+  return Number(m[1]) * (m[2] === 'us' ? 1e3 : m[2] === 'ms' ? 1e6 : 1e9);
+}
+
+/** The 50% and 99% lines of `wrk --latency`'s distribution, in ns. */
+export function parseWrkLatency(out: string): { p50: number; p99: number } {
+  const at = (p: string) => wrkDurationNs(new RegExp(`^\\s*${p}%\\s+(\\S+)\\s*$`, 'm').exec(out)?.[1] ?? '');
+  const r = { p50: at('50'), p99: at('99') };
+  if (Number.isNaN(r.p50) || Number.isNaN(r.p99)) throw new Error(`wrk printed no latency distribution: ${out}`);
+  return r;
+}
+
 /** autocannon's CLI script, or null when it is not installed (it is a devDependency). */
 function autocannonScript(): string | null {
   try {
@@ -400,7 +421,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
   const { tiny, repeat, log } = options;
   const loadAtStart = loadAverage1m();
   const report: NetworkBenchReport = {
-    connections: NET_CONNECTIONS, server: null, closedLoop: [], peaks: [], clientShare: [], tokens: null, loadAverage: null, notes: [],
+    connections: NET_CONNECTIONS, server: null, closedLoop: [], peaks: [], clientShare: [], floorNs: null, tokens: null, loadAverage: null, notes: [],
   };
   const pin = pinningTaskset() !== null;
   if (!pin) report.notes.push('not pinned: the server and the clients share the CPUs (pinning needs Linux, 2 CPUs and taskset)');
@@ -455,6 +476,14 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     report.closedLoop.push(wrk
       ? { tool: 'wrk', requestsPerSec: spreadOf(rates.wrk) }
       : { tool: 'wrk', requestsPerSec: null, note: 'wrk is not on PATH (Debian: apt-get install wrk)' });
+    if (wrk) {
+      const floors: { p50: number; p99: number }[] = [];
+      for (let i = 0; i < repeat; i++) {
+        const seconds = tiny ? 1 : 5;
+        floors.push(parseWrkLatency(await runClient(wrk, ['-t1', '-c1', `-d${seconds}s`, '--latency', `${server.url}/`], pin, seconds * 1000 + 30_000)));
+      }
+      report.floorNs = { p50: median(floors.map((f) => f.p50)), p99: median(floors.map((f) => f.p99)) };
+    }
     for (const row of report.closedLoop) {
       log(`  ${row.tool} closed loop, ${NET_CONNECTIONS} connections: ${row.requestsPerSec ? `${Math.round(row.requestsPerSec.median)} requests/s` : row.note}`);
     }
