@@ -12,6 +12,9 @@ import { Command, CommanderError, Option } from 'commander';
 import type { TestResult } from './api/types.js';
 import { runBenchmark } from './bench/bench.js';
 import { formatBenchReport } from './bench/format.js';
+import { runNetworkBench } from './bench/net.js';
+import { evaluateNetworkTargets, formatNetworkBench } from './bench/net-format.js';
+import { targetsTable } from './bench/targets.js';
 import { formatSoakReport, runSoak } from './bench/soak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { addNetworkOptions } from './cli/network.js';
@@ -108,8 +111,9 @@ function buildProgram(): Command {
     .addOption(new Option('--soak <seconds>', 'instead: Server at 100k QPS with the JS null SUT for <seconds> (consecutive runs in this process), RSS every 10 s, lost completions')
       .argParser(positiveInteger('--soak')).conflicts(['tiny', 'repeat']))
     .addOption(new Option('--soak-run <seconds>', 'length of each run of a soak (default 60)').argParser(positiveInteger('--soak-run')))
+    .addOption(new Option('--network', 'only the network rows: stamp server, autocannon, wrk, open-loop peaks, client share, TTFT/TPOT').conflicts(['soak']))
     .addHelpText('after', '\n--soak exit status: 0 no lost completions and RSS flat (or too short to judge), 1 otherwise.')
-    .action(async (options: { json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number }) => {
+    .action(async (options: { json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number; network?: boolean }) => {
       if (options.soak !== undefined) {
         const soak = await runSoak({ seconds: options.soak, ...(options.soakRun !== undefined ? { runSeconds: options.soakRun } : {}) });
         process.stdout.write(options.json ? `${JSON.stringify(soak, null, 2)}\n` : `${formatSoakReport(soak)}\n`);
@@ -117,6 +121,18 @@ function buildProgram(): Command {
         return;
       }
       if (options.soakRun !== undefined) throw new SettingsError('--soak-run', options.soakRun, '--soak-run applies only with --soak <seconds>.');
+      if (options.network) {
+        const tiny = options.tiny ?? false;
+        const network = await runNetworkBench({
+          tiny,
+          repeat: options.repeat ?? (tiny ? 1 : 3),
+          log: (line) => process.stderr.write(`${line}\n`),
+        });
+        process.stdout.write(options.json
+          ? `${JSON.stringify(network, null, 2)}\n`
+          : `${formatNetworkBench(network)}\n\n${targetsTable(evaluateNetworkTargets(network))}\n`);
+        return;
+      }
       const report = await runBenchmark({
         ...(options.tiny ? { tiny: true } : {}),
         ...(options.repeat !== undefined ? { repeat: options.repeat } : {}),

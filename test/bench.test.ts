@@ -61,7 +61,17 @@ describe('loadgen bench --tiny --json', () => {
     positive(report.serverMaxValidQps['null-native']);
     positive(report.bytesPerSample);
 
-    expect(report.targets).toHaveLength(8);
+    // The network rows (issue 12) run in tiny form too; a row that cannot run says why.
+    const net = report.network;
+    expect(net.connections).toBe(32);
+    expect(net.server?.clockShared).toBe(true);
+    for (const row of net.closedLoop) expect(row.requestsPerSec !== null || typeof row.note === 'string').toBe(true);
+    expect(net.peaks.map((p) => p.dispatch)).toEqual(['wake', 'poll', 'worker']);
+    // With wrk on PATH, its one-connection round trip is the floor; without it, null.
+    if (net.closedLoop.find((row) => row.tool === 'wrk')?.requestsPerSec) expect(net.floorNs!.p50).toBeGreaterThan(0);
+    else expect(net.floorNs).toBeNull();
+
+    expect(report.targets).toHaveLength(11);
     for (const target of report.targets) {
       expect(typeof target.target).toBe('string');
       expect(typeof target.measured).toBe('string');

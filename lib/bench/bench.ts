@@ -9,6 +9,7 @@ import { cpus } from 'node:os';
 
 import type { CpuNoise } from '../native/index.js';
 import { serverRowLabel } from './figures.js';
+import { runNetworkBench, type NetworkBenchReport } from './net.js';
 import { evaluateTargets } from './targets.js';
 import {
   BENCH_SUTS,
@@ -105,6 +106,8 @@ export interface BenchReport {
   offlineSamplesPerSec: Partial<Record<BenchSut, number>>;
   bytesPerSample: number;
   bytesPerSampleByRun: { samples: number; bytesPerSample: number }[];
+  /** The network rows (issue 12): lib/bench/net.ts. */
+  network: NetworkBenchReport;
   targets: BenchTarget[];
 }
 
@@ -279,6 +282,9 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
     bytesPerSampleByRun.push(await runTrial({ kind: 'memory', targetQps: tiny ? 50_000 : 200_000, durationMs }));
   }
 
+  log(`network rows (x${repeat})`);
+  const network = await runNetworkBench({ tiny, repeat, log });
+
   const report: BenchReport = {
     date: new Date().toISOString(),
     machine: { cpu: cpus()[0]?.model ?? 'unknown', cpus: cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
@@ -299,6 +305,7 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
     offlineSamplesPerSec,
     bytesPerSample: Math.max(...bytesPerSampleByRun.map((r) => r.bytesPerSample)),
     bytesPerSampleByRun,
+    network,
     targets: [],
   };
   report.targets = evaluateTargets(report);

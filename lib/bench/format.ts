@@ -3,6 +3,7 @@
  */
 import type { BenchReport, CpuNoiseFigure } from './bench.js';
 import { fmt, serverRowLabel, us } from './figures.js';
+import { formatNetworkBench } from './net-format.js';
 import { formatTargets } from './targets.js';
 import { BENCH_SUTS, type BenchSut } from './trials.js';
 
@@ -41,6 +42,8 @@ export function formatBenchReport(r: BenchReport): string {
   lines.push(keyed('SingleStream p90 latency', r.singleStreamP90Ns, 'ns'));
   lines.push(keyed('Offline samples/s', r.offlineSamplesPerSec, ''));
   lines.push(`memory per recorded sample      ${r.bytesPerSampleByRun.map((m) => `${fmt(m.bytesPerSample, 1)} B over ${fmt(m.samples)} samples`).join(', ')}`);
+  lines.push('');
+  lines.push(formatNetworkBench(r.network));
   lines.push('');
   lines.push(formatTargets(r));
   return lines.join('\n');

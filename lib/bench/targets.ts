@@ -4,6 +4,7 @@
  */
 import type { BenchReport, BenchTarget, ServerRow } from './bench.js';
 import { fmt, us } from './figures.js';
+import { evaluateNetworkTargets } from './net-format.js';
 import { BENCH_SUTS, offlineSamples, type BenchSut } from './trials.js';
 
 /** The rate the issue-5 targets are stated at. */
@@ -122,16 +123,22 @@ export function evaluateTargets(r: BenchReport): BenchTarget[] {
     measured: r.bytesPerSampleByRun.map((m) => `${fmt(m.bytesPerSample, 1)} B over ${fmt(m.samples)}`).join(', ') || '-',
     holds: allHold(r.bytesPerSampleByRun.length ? r.bytesPerSampleByRun.map((m) => atMost(m.bytesPerSample, 64)) : [undefined]),
   });
+  targets.push(...evaluateNetworkTargets(r.network));
   return targets;
 }
 
-/** The issue-5 targets as a Markdown table (`| Target | Measured | Holds |`). */
-export function formatTargets(r: BenchReport): string {
+/** Targets as a Markdown table (`| Target | Measured | Holds |`). */
+export function targetsTable(targets: readonly BenchTarget[]): string {
   const cell = (text: string) => text.replace(/\|/g, '\\|');
   return [
     '| Target | Measured | Holds |',
     '|---|---|---|',
-    ...evaluateTargets(r).map((t) => `| ${cell(t.target)} | ${cell(t.measured)} | ${t.holds} |`),
+    ...targets.map((t) => `| ${cell(t.target)} | ${cell(t.measured)} | ${t.holds} |`),
   ].join('\n');
+}
+
+/** The issue-5 and issue-12 targets as a Markdown table. */
+export function formatTargets(r: BenchReport): string {
+  return targetsTable(evaluateTargets(r));
 }
 

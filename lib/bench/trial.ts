@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { BenchSut, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './trials.js';
+import { netServer, netTokens } from './net-trial.js';
 import { loadNative, loadNativeInternals } from '../native/index.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
 import { startTest, type StartTestOptions } from '../api/start-test.js';
@@ -318,6 +319,12 @@ async function main(): Promise<void> {
       break;
     case 'memory':
       result = await memory(spec);
+      break;
+    case 'net-server':
+      result = await netServer(spec);
+      break;
+    case 'net-tokens':
+      result = await netTokens(spec);
       break;
     default:
       throw new Error(`unknown trial kind in ${process.argv[2]}`);

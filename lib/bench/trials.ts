@@ -45,7 +45,23 @@ export type TrialSpec =
   | { kind: 'peak'; sut: BenchSut; baseQps: number; durationMs: number; targetLatencyNs: number }
   | { kind: 'single-stream'; sut: BenchSut; durationMs: number }
   | { kind: 'offline'; sut: BenchSut; samples: number }
-  | { kind: 'memory'; targetQps: number; durationMs: number };
+  | { kind: 'memory'; targetQps: number; durationMs: number }
+  /** An open-loop Server run of a network SUT against the bench's stamp server (lib/bench/net-trial.ts). */
+  | {
+      kind: 'net-server';
+      url: string;
+      dispatch: 'wake' | 'poll' | 'worker';
+      targetQps: number;
+      durationMs: number;
+      targetLatencyNs: number;
+      connections: number;
+      /** A Server run before the measured one (JIT, connections), at min(targetQps, 5000); 0: none. */
+      warmupMs: number;
+      /** Trace the run and pair each sample with the server's stamps. */
+      clientShare: boolean;
+    }
+  /** A token-latency Server run of the OpenAI SUT against the stub streamer. */
+  | { kind: 'net-tokens'; url: string; targetQps: number; durationMs: number; outputTokens: number };
 
 export interface PlatformTrial {
   clockReadNs: number;
@@ -72,6 +88,26 @@ export interface PeakTrial {
   trials: number;
 }
 
+export interface NetServerTrial {
+  valid: boolean;
+  achievedQps: number;
+  latencyNs: Percentiles;
+  /** Requests that failed (every kind). */
+  failed: number;
+  /** Scheduled -> received by the SUT's issueQuery (result.overhead; null when not reported). */
+  deliveryLagNs: Percentiles | null;
+  /** CPU time (user + system) of the whole client process during the measured run, per completed request. */
+  cpuPerRequestNs: number;
+  /** With clientShare: loadgen's latency, the server's send − recv, and their difference, per matched sample. */
+  share?: { samples: number; matched: number; latencyNs: Percentiles; serverNs: Percentiles; clientNs: Percentiles };
+}
+
+export interface NetTokensTrial {
+  valid: boolean;
+  ttftNs: Percentiles;
+  tpotNs: Percentiles;
+}
+
 const trialScript = join(dirname(fileURLToPath(import.meta.url)), 'trial.js');
 
 /** CPUs this process may run on (Linux: /proc/self/status Cpus_allowed_list, e.g. "0-3,8"); null elsewhere. */
@@ -90,7 +126,7 @@ function allowedCpus(): Set<number> | null {
   }
 }
 
-function findOnPath(command: string): string | null {
+export function findOnPath(command: string): string | null {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, command);

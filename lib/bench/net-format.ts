@@ -1,0 +1,101 @@
+/**
+ * The network rows as text, and the issue-12 targets evaluated against them.
+ */
+import type { BenchTarget } from './bench.js';
+import { fmt, us } from './figures.js';
+import type { NetworkBenchReport } from './net.js';
+
+/** What a target needs: a missing figure (undefined/NaN) makes it 'n/a'; one failing check 'no'. */
+function holds(checks: (boolean | undefined)[]): BenchTarget['holds'] {
+  if (checks.includes(false)) return 'no';
+  return checks.includes(undefined) || checks.length === 0 ? 'n/a' : 'yes';
+}
+
+function atMost(value: number | undefined, bound: number): boolean | undefined {
+  return value === undefined || Number.isNaN(value) ? undefined : value <= bound;
+}
+
+/** The issue-12 targets (README "Network SUTs", benchmarks/RESULTS.md). */
+export function evaluateNetworkTargets(n: NetworkBenchReport): BenchTarget[] {
+  const targets: BenchTarget[] = [];
+  const autocannon = n.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median;
+  const wrk = n.closedLoop.find((row) => row.tool === 'wrk')?.requestsPerSec?.median;
+  const peaks = n.peaks.filter((p) => p.runs.length > 0);
+  const best = peaks.length ? Math.max(...peaks.map((p) => p.peakQps)) : undefined;
+  const metBy = autocannon === undefined ? [] : peaks.filter((p) => p.peakQps >= autocannon).map((p) => p.dispatch);
+  targets.push({
+    target: "network: loadgen's open-loop VALID Server rate (p99 <= 10 ms) >= autocannon's closed-loop rate, same server and connections",
+    measured: `${n.peaks.map((p) => `${p.dispatch} ${fmt(p.runs.length ? p.peakQps : undefined)}`).join(', ')} vs autocannon ${fmt(autocannon)}` +
+      ` (wrk ${fmt(wrk)}) requests/s, ${n.connections} connections` + (metBy.length ? `; met by ${metBy.join(' and ')}` : ''),
+    holds: best === undefined || autocannon === undefined ? 'n/a' : best >= autocannon ? 'yes' : 'no',
+  });
+
+  const shares = [1000, 10_000].map((qps) => ({ qps, row: n.clientShare.find((r) => r.targetQps === qps) }));
+  targets.push({
+    target: "network: the client's share of each request's latency (loadgen's latency - server send-recv) p50 <= 50 us at 1k and 10k requests/s",
+    measured: shares.map(({ qps, row }) => `${fmt(qps)}/s: p50 ${us(row?.clientNs.p50)} us, p99 ${us(row?.clientNs.p99)} us` +
+      (row ? ` (${row.dispatch})` : '')).join('; '),
+    holds: holds(shares.map(({ row }) => atMost(row?.clientNs.p50, 50_000))),
+  });
+
+  const t = n.tokens;
+  targets.push({
+    target: "network: TTFT and TPOT error against the OpenAI stub's schedule p99 <= 200 us at 20 requests/s",
+    measured: t
+      ? `TTFT error p50 ${us(t.ttftErrorNs.p50)} us, p99 ${us(t.ttftErrorNs.p99)} us; TPOT error p50 ${us(t.tpotErrorNs.p50)} us, p99 ${us(t.tpotErrorNs.p99)} us ` +
+        `(schedule ${t.ttftMs} ms + ${t.tpotMs} ms/token, ${t.outputTokens} tokens)`
+      : '-',
+    holds: holds([atMost(t?.ttftErrorNs.p99, 200_000), atMost(t?.tpotErrorNs.p99, 200_000)]),
+  });
+  return targets;
+}
+
+/** The network rows as plain text (no targets table). */
+export function formatNetworkBench(n: NetworkBenchReport): string {
+  const lines: string[] = [];
+  const s = n.server;
+  if (s) {
+    const probes = s.probes.map((p) => `${p.kind} ${p.requestsPerSec === null ? (p.note ?? '-') : `${fmt(p.requestsPerSec)}/s`}`).join(', ');
+    lines.push(`network (127.0.0.1, ${n.connections} keep-alive connections${s.pinned ? ', server on CPU 1, clients on CPU 0' : ', unpinned'}): ` +
+      `${s.kind === 'c' ? 'C' : 'node:http'} stamp server (closed-loop probe: ${probes}); ` +
+      `its CLOCK_MONOTONIC stamps inside the client's clockNs() window: ${s.clockShared ? 'yes' : 'NO'} (${s.clockChecks} requests)`);
+  } else {
+    lines.push('network: no server could be started');
+  }
+  for (const row of n.closedLoop) {
+    lines.push(`  ${`${row.tool} closed loop`.padEnd(34)} ${row.requestsPerSec
+      ? `${fmt(row.requestsPerSec.median)} requests/s (${fmt(row.requestsPerSec.min)}..${fmt(row.requestsPerSec.max)})`
+      : `skipped: ${row.note}`}`);
+  }
+  for (const p of n.peaks) {
+    const runs = p.runs.map((r) => `${fmt(r.targetQps)}${r.valid ? '' : '✗'}`).join(' ');
+    const peak = p.peakQps > 0 ? `${fmt(p.peakQps)} requests/s VALID, confirmed` : 'no rate was VALID';
+    lines.push(`  ${`loadgen open loop, dispatch ${p.dispatch}`.padEnd(34)} ${p.note ? `failed: ${p.note}` : `${peak} (runs: ${runs})`}`);
+  }
+  const cells = (values: string[], widths: number[]) => values.map((v, i) => ` ${v.padStart(widths[i]!)}`).join('');
+  const widths = [10, 10, 10, 10, 10, 12, 9, 9, 9];
+  lines.push(`  ${'client share (us)'.padEnd(34)} ${'valid'.padEnd(5)}` +
+    cells(['lat p50', 'lat p99', 'server p50', 'client p50', 'client p99', 'client p99.9', 'lag p50', 'lag p99', 'CPU/req'], widths) + '  matched');
+  for (const r of n.clientShare) {
+    lines.push(`  ${`${fmt(r.targetQps)} requests/s, ${r.dispatch}`.padEnd(34)} ${(r.valid ? 'yes' : 'NO').padEnd(5)}` +
+      cells([r.latencyNs.p50, r.latencyNs.p99, r.serverNs.p50, r.clientNs.p50, r.clientNs.p99, r.clientNs.p999, r.deliveryLagNs?.p50, r.deliveryLagNs?.p99, r.cpuPerRequestNs].map(us), widths) +
+      `  ${fmt(r.matched)}/${fmt(r.samples)}`);
+  }
+  lines.push(`  ${'floor: wrk, 1 connection'.padEnd(34)} ${n.floorNs ? `round trip p50 ${us(n.floorNs.p50)} us, p99 ${us(n.floorNs.p99)} us (closed loop, no Node client)` : 'skipped: wrk is not on PATH'}`);
+  if (n.clientShare.length) {
+    lines.push(`  ${''.padEnd(34)} CPU/req: the client process's CPU time per request, every thread (the core's issue thread's spin before each due query included)`);
+  }
+  const t = n.tokens;
+  if (t) {
+    lines.push(`  ${`OpenAI stub, ${t.targetQps} requests/s`.padEnd(34)} TTFT error p50 ${us(t.ttftErrorNs.p50)} us, p99 ${us(t.ttftErrorNs.p99)} us; ` +
+      `TPOT error p50 ${us(t.tpotErrorNs.p50)} us, p99 ${us(t.tpotErrorNs.p99)} us`);
+    const l = t.stubLatenessNs;
+    if (l) {
+      lines.push(`  ${''.padEnd(34)} of which the stub's own timers: first token p50 ${us(l.ttft.p50)} us, p99 ${us(l.ttft.p99)} us; ` +
+        `token gap p50 ${us(l.tpot.p50)} us, p99 ${us(l.tpot.p99)} us (${fmt(l.requests)} requests)`);
+    }
+  }
+  if (n.loadAverage) lines.push(`  machine load average (1 min): ${fmt(n.loadAverage.start, 2)} at the start, ${fmt(n.loadAverage.end, 2)} at the end`);
+  for (const note of n.notes) lines.push(`  note: ${note}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,179 @@
+/**
+ * The network trials of `loadgen bench` (run by lib/bench/trial.ts in a fresh
+ * process): an open-loop Server run against the stamp server, with the
+ * client's share of each request's latency, and a token-latency run against
+ * the OpenAI stub streamer.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { startTest } from '../api/start-test.js';
+import type { TestResult } from '../api/types.js';
+import { createOpenAiSut } from '../net/openai.js';
+import { createHttpSut } from '../net/http-map.js';
+import type { NetworkStats } from '../net/types.js';
+import { stampRecords, type StampRecords } from './net-map.js';
+import type { NetServerTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
+
+/** The mapping module of these runs, as a file URL: createHttpSut imports this same instance on this thread. */
+const mapModule = new URL('./net-map.js', import.meta.url).href;
+
+function percentilesOf(values: Float64Array): Percentiles {
+  const s = Float64Array.from(values).sort();
+  const at = (p: number) => s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
+  return { p50: at(0.5), p99: at(0.99), p999: at(0.999) };
+}
+
+/** Per sample of the trace: its index, scheduled time (us from the trace origin) and latency (ns). */
+export interface TracedSample {
+  idx: number;
+  scheduledUs: number;
+  latencyNs: number;
+}
+
+export function readTrace(path: string): TracedSample[] {
+  const samples: TracedSample[] = [];
+  const begin = /"name":"Sample".*"ph":"b".*"ts":(-?[\d.]+),"args":\{.*"sample_idx":(\d+),.*"complete_ns":(-?\d+)\}/;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const m = begin.exec(line);
+    if (m) samples.push({ idx: Number(m[2]), scheduledUs: Number(m[1]), latencyNs: Number(m[3]) });
+  }
+  return samples;
+}
+
+/**
+ * Pairs each traced sample with its server record: per sample index, the
+ * k-th issue with the k-th request the server answered (indices are ~never
+ * in flight twice; an index whose counts differ is left out).
+ */
+export function clientShare(samples: TracedSample[], records: StampRecords): NonNullable<NetServerTrial['share']> {
+  const byIdx = new Map<number, { recv: number; send: number }[]>();
+  for (let i = 0; i < records.count; i++) {
+    const idx = records.index[i]!;
+    let list = byIdx.get(idx);
+    if (!list) byIdx.set(idx, (list = []));
+    list.push({ recv: records.recv[i]!, send: records.send[i]! });
+  }
+  const traced = new Map<number, TracedSample[]>();
+  for (const s of samples) {
+    let list = traced.get(s.idx);
+    if (!list) traced.set(s.idx, (list = []));
+    list.push(s);
+  }
+  const latency: number[] = [];
+  const server: number[] = [];
+  const client: number[] = [];
+  for (const [idx, list] of traced) {
+    const stamps = byIdx.get(idx);
+    if (!stamps || stamps.length !== list.length) continue;
+    list.sort((a, b) => a.scheduledUs - b.scheduledUs);
+    stamps.sort((a, b) => a.recv - b.recv);
+    for (let k = 0; k < list.length; k++) {
+      const serverNs = stamps[k]!.send - stamps[k]!.recv;
+      latency.push(list[k]!.latencyNs);
+      server.push(serverNs);
+      client.push(list[k]!.latencyNs - serverNs);
+    }
+  }
+  return {
+    samples: samples.length,
+    matched: client.length,
+    latencyNs: percentilesOf(Float64Array.from(latency)),
+    serverNs: percentilesOf(Float64Array.from(server)),
+    clientNs: percentilesOf(Float64Array.from(client)),
+  };
+}
+
+function resultPercentiles(r: TestResult): Percentiles {
+  return { p50: r.percentilesNs[50], p99: r.percentilesNs[99], p999: r.percentilesNs[99.9] };
+}
+
+
+/** process.cpuUsage() counts every thread of the process (workers and the core's too), in µs. */
+function cpuNs(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) * 1000;
+}
+
+function failedRequests(stats: NetworkStats): number {
+  return stats.nodes.reduce((sum, node) => sum + Object.values(node.failed).reduce((a, b) => a + b, 0), 0);
+}
+
+export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>): Promise<NetServerTrial> {
+  const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
+  if (spec.clientShare && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
+  const sut = await createHttpSut({ urls: [spec.url], request: mapModule, connections: spec.connections, requestTimeoutMs: 30_000 });
+  // One worker: the client process has CPU 0 alone (the server has CPU 1).
+  const dispatch = spec.dispatch === 'worker' ? { dispatch: 'worker' as const, dispatchWorkers: 1 } : { dispatch: spec.dispatch };
+  try {
+    if (spec.warmupMs > 0) {
+      // Warm-up (JIT, connections) in a run of its own, not measured: its records are dropped.
+      const warmDir = mkdtempSync(join(tmpdir(), 'loadgen-net-warmup-'));
+      try {
+        await startTest(sut, sut.qsl, {
+          dispatch: spec.dispatch,
+          scenario: 'Server',
+          serverTargetQps: Math.min(spec.targetQps, 5000),
+          minDurationMs: spec.warmupMs,
+          minQueryCount: 1,
+        }, { outdir: warmDir });
+      } finally {
+        rmSync(warmDir, { recursive: true, force: true });
+      }
+      stampRecords.count = 0;
+    }
+    const failedBefore = failedRequests(sut.stats());
+    const cpuBefore = process.cpuUsage();
+    const r = await startTest(sut, sut.qsl, {
+      ...dispatch,
+      scenario: 'Server',
+      serverTargetQps: spec.targetQps,
+      serverTargetLatencyNs: spec.targetLatencyNs,
+      minDurationMs: spec.durationMs,
+      minQueryCount: 1,
+    }, { outdir, enableTrace: spec.clientShare });
+    return {
+      valid: r.valid,
+      achievedQps: r.completedSamplesPerSecond ?? 0,
+      latencyNs: resultPercentiles(r),
+      failed: failedRequests(sut.stats()) - failedBefore,
+      cpuPerRequestNs: cpuNs(process.cpuUsage(cpuBefore)) / Math.max(1, r.counts.completedSamples),
+      deliveryLagNs: r.overhead?.deliveryLagNs
+        ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
+        : null,
+      ...(spec.clientShare ? { share: clientShare(readTrace(join(outdir, 'mlperf_log_trace.json')), stampRecords) } : {}),
+    };
+  } finally {
+    await sut.close();
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>): Promise<NetTokensTrial> {
+  const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
+  const dataset = join(outdir, 'prompts.jsonl');
+  const lines: string[] = [];
+  for (let i = 0; i < 64; i++) lines.push(JSON.stringify({ prompt: `bench prompt ${i}`, max_tokens: spec.outputTokens }));
+  writeFileSync(dataset, `${lines.join('\n')}\n`);
+  const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens });
+  try {
+    const r = await startTest(sut, sut.qsl, {
+      scenario: 'Server',
+      serverTargetQps: spec.targetQps,
+      useTokenLatencies: true,
+      minDurationMs: spec.durationMs,
+      minQueryCount: 1,
+    }, { outdir });
+    const ttft = r.tokens?.ttftNs?.percentiles;
+    const tpot = r.tokens?.tpotNs?.percentiles;
+    if (!ttft || !tpot) throw new Error('the run reported no TTFT/TPOT');
+    return {
+      valid: r.valid,
+      ttftNs: { p50: ttft[50], p99: ttft[99], p999: ttft[99.9] },
+      tpotNs: { p50: tpot[50], p99: tpot[99], p999: tpot[99.9] },
+    };
+  } finally {
+    await sut.close();
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,609 @@
+/**
+ * The network rows of `loadgen bench` (issue 12): on 127.0.0.1, a server that
+ * answers at once with its own time stamps (benchmarks/stamp-server.c built
+ * with the system compiler, or node:http in its own process, whichever
+ * answers faster), pinned to CPU 1, every client on CPU 0:
+ *   - the closed-loop rates of autocannon and wrk (each skipped with a note
+ *     when not installed);
+ *   - loadgen's highest VALID open-loop Server rate, one client thread (wake,
+ *     poll) and worker threads, each peak confirmed by a second run;
+ *   - the client's own share of each request's latency (loadgen's latency
+ *     minus the server's send − recv) at 1k and 10k requests/s;
+ *   - TTFT and TPOT against the OpenAI stub streamer's schedule at 20 requests/s.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest, Agent } from 'node:http';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { loadNative } from '../native/index.js';
+import { findOnPath, pinningTaskset, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const stampServerSource = join(here, '..', '..', 'benchmarks', 'stamp-server.c');
+// Beside this file once built; from lib/bench (the tests run the sources) it is the built one in dist/.
+const netServeScript = existsSync(join(here, 'net-serve.js')) ? join(here, 'net-serve.js') : join(here, '..', '..', 'dist', 'bench', 'net-serve.js');
+
+/** Keep-alive connections of every client (autocannon, wrk, loadgen). */
+export const NET_CONNECTIONS = 32;
+/** The open-loop rows' latency bound (Server target latency, p99). */
+const NET_TARGET_LATENCY_NS = 10_000_000;
+
+export type NetDispatch = 'wake' | 'poll' | 'worker';
+
+export interface NetSpread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** A closed-loop tool's rate, or why it was not measured. */
+export interface ClosedLoopRow {
+  tool: 'autocannon' | 'wrk';
+  requestsPerSec: NetSpread | null;
+  note?: string;
+}
+
+/** One open-loop Server run of a peak search. */
+export interface PeakRun {
+  targetQps: number;
+  valid: boolean;
+  latencyP99Ns: number;
+  achievedQps: number;
+  failed: number;
+  /** The client process's CPU time per request. */
+  cpuPerRequestNs?: number;
+}
+
+export interface PeakRow {
+  dispatch: NetDispatch;
+  /** Highest rate VALID twice (search + confirmation); 0 when none was. */
+  peakQps: number;
+  runs: PeakRun[];
+  note?: string;
+}
+
+/** The client's share of each request's latency at one rate (medians over repetitions). */
+export interface ClientShareRow {
+  targetQps: number;
+  dispatch: NetDispatch;
+  valid: boolean;
+  achievedQps: number;
+  /** loadgen's latency (scheduled -> response read) of each sample. */
+  latencyNs: Percentiles;
+  /** The server's own time (send − recv). */
+  serverNs: Percentiles;
+  /** latency − (send − recv), per sample. */
+  clientNs: Percentiles;
+  /** Of which: scheduled -> in the SUT's issueQuery (the core's delivery lag); null when not reported. */
+  deliveryLagNs: Percentiles | null;
+  /** The client process's CPU time per request (all threads): what one CPU can serve is ~1e9 / this. */
+  cpuPerRequestNs: number;
+  /** Samples matched with a server record (of those issued), last repetition. */
+  matched: number;
+  samples: number;
+}
+
+export interface TokenRow {
+  targetQps: number;
+  ttftMs: number;
+  tpotMs: number;
+  outputTokens: number;
+  valid: boolean;
+  /** Measured TTFT − ttftMs (percentiles shift with the schedule: p − ttftMs). */
+  ttftErrorNs: { p50: number; p99: number };
+  /** Measured TPOT − tpotMs. */
+  tpotErrorNs: { p50: number; p99: number };
+  /** The stub's own lateness against its schedule (its timers), medians over the repetitions: part of the error above. */
+  stubLatenessNs: { requests: number; ttft: { p50: number; p99: number }; tpot: { p50: number; p99: number } } | null;
+}
+
+export interface NetworkBenchReport {
+  connections: number;
+  server: {
+    /** The server the rows ran against. */
+    kind: 'c' | 'node';
+    /** The closed-loop probe of each candidate (requests/s; null: not available, see notes). */
+    probes: { kind: 'c' | 'node'; requestsPerSec: number | null; note?: string }[];
+    /** Server on CPU 1, every client on CPU 0. */
+    pinned: boolean;
+    /** Every server stamp fell between the client's clockNs() before and after the request. */
+    clockShared: boolean;
+    clockChecks: number;
+  } | null;
+  closedLoop: ClosedLoopRow[];
+  peaks: PeakRow[];
+  clientShare: ClientShareRow[];
+  /**
+   * The round trip without a Node client: `wrk -t1 -c1 --latency` (closed loop, one
+   * connection) on the same server and CPUs: the kernel's loopback and both sides' wake-ups.
+   * Medians over the repetitions; null without wrk.
+   */
+  floorNs: { p50: number; p99: number } | null;
+  tokens: TokenRow | null;
+  /** /proc/loadavg's 1-minute load at the start and the end (null elsewhere): how busy the machine was. */
+  loadAverage: { start: number; end: number } | null;
+  notes: string[];
+}
+
+function loadAverage1m(): number | null {
+  try {
+    return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+  } catch {
+    return null;
+  }
+}
+
+export interface NetworkBenchOptions {
+  tiny: boolean;
+  repeat: number;
+  log: (line: string) => void;
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+function spreadOf(values: number[]): NetSpread {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+}
+
+function medianPercentiles(values: Percentiles[]): Percentiles {
+  return {
+    p50: median(values.map((v) => v.p50)),
+    p99: median(values.map((v) => v.p99)),
+    p999: median(values.map((v) => v.p999)),
+  };
+}
+
+/** A process started by the bench: its first stdout line matching `pattern` is the answer. */
+function startProcess(command: string, args: string[], pattern: RegExp, what: string): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  return new Promise((resolve, reject) => {
+    // stdin stays open: the server ends when it closes (also when this process dies).
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${what}: no address within 10 s: ${err.trim()}`));
+    }, 10_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = pattern.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, match });
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited (${code}) before listening: ${err.trim()}`));
+    });
+  });
+}
+
+export interface BenchServer {
+  kind: 'c' | 'node' | 'openai-stub';
+  url: string;
+  /** Writes a line to the server's stdin; the first stdout line after it that starts with `answerPrefix`. */
+  ask(line: string, answerPrefix: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+function asker(child: ChildProcess): BenchServer['ask'] {
+  return (line, answerPrefix) => new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      child.stdout!.off('data', onData);
+      reject(new Error(`no answer to '${line}' within 10 s`));
+    }, 10_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const found = out.split('\n').find((l) => l.startsWith(answerPrefix) && out.includes(`${l}\n`));
+      if (found === undefined) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      resolve(found.slice(answerPrefix.length));
+    };
+    child.stdout!.on('data', onData);
+    child.stdin!.write(`${line}\n`);
+  });
+}
+
+function closer(child: ChildProcess): () => Promise<void> {
+  return () => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.stdin?.end();
+    child.kill('SIGTERM');
+  });
+}
+
+/** Compiles benchmarks/stamp-server.c into `dir`; the reason when it cannot. */
+export function buildStampServer(dir: string): { path: string } | { note: string } {
+  if (process.platform !== 'linux') return { note: 'the C stamp server needs Linux (epoll)' };
+  if (!existsSync(stampServerSource)) return { note: `no ${stampServerSource} (the bench runs from a checkout)` };
+  const compiler = findOnPath('cc') ?? findOnPath('gcc') ?? findOnPath('clang');
+  if (!compiler) return { note: 'no C compiler on PATH (cc, gcc, clang)' };
+  const path = join(dir, 'stamp-server');
+  const r = spawnSync(compiler, ['-O2', '-o', path, stampServerSource], { encoding: 'utf8' });
+  if (r.status !== 0) return { note: `${compiler} failed on stamp-server.c: ${(r.stderr || r.error?.message || '').trim()}` };
+  return { path };
+}
+
+/** Starts a bench server on CPU 1 (when `pin`): the C one (its own sched_setaffinity) or one of net-serve.js (taskset). */
+export async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }): Promise<BenchServer> {
+  if (kind === 'c') {
+    const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1'], /PORT (\d+)\n/, 'stamp-server');
+    return { kind, url: `http://127.0.0.1:${match[1]}`, ask: asker(child), close: closer(child) };
+  }
+  const args = kind === 'node' ? [netServeScript, 'stamp'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs)];
+  const taskset = pin ? pinningTaskset() : null;
+  const { child, match } = taskset
+    ? await startProcess(taskset, ['-c', '1', process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)
+    : await startProcess(process.execPath, args, /URL (\S+)\n/, `net-serve ${kind}`);
+  return { kind, url: match[1]!, ask: asker(child), close: closer(child) };
+}
+
+/** Runs a client command (on CPU 0 when `pin`) to its end; its stdout. */
+function runClient(command: string, args: string[], pin: boolean, timeoutMs: number): Promise<string> {
+  const taskset = pin ? pinningTaskset() : null;
+  return new Promise((resolve, reject) => {
+    const child = taskset ? spawn(taskset, ['-c', '0', command, ...args]) : spawn(command, args);
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else reject(new Error(`${command} ${args.join(' ')} failed (${code}): ${err.trim()}`));
+    });
+  });
+}
+
+/** wrk's closed-loop rate: one thread, NET_CONNECTIONS connections. */
+async function wrkRate(wrk: string, url: string, seconds: number, pin: boolean): Promise<number> {
+  const out = await runClient(wrk, ['-t1', `-c${NET_CONNECTIONS}`, `-d${seconds}s`, `${url}/`], pin, seconds * 1000 + 30_000);
+  const rate = /Requests\/sec:\s*([\d.]+)/.exec(out)?.[1];
+  if (rate === undefined) throw new Error(`wrk printed no rate: ${out}`);
+  const errors = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(out);
+  if (errors) throw new Error(`wrk saw errors: ${errors[0]}`);
+  return Number(rate);
+}
+
+/** A wrk latency ('28.00us', '1.20ms', '2.00s') in ns. */
+function wrkDurationNs(text: string): number {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(text);
+  if (!m) return Number.NaN;
+  return Number(m[1]) * (m[2] === 'us' ? 1e3 : m[2] === 'ms' ? 1e6 : 1e9);
+}
+
+/** The 50% and 99% lines of `wrk --latency`'s distribution, in ns. */
+export function parseWrkLatency(out: string): { p50: number; p99: number } {
+  const at = (p: string) => wrkDurationNs(new RegExp(`^\\s*${p}%\\s+(\\S+)\\s*$`, 'm').exec(out)?.[1] ?? '');
+  const r = { p50: at('50'), p99: at('99') };
+  if (Number.isNaN(r.p50) || Number.isNaN(r.p99)) throw new Error(`wrk printed no latency distribution: ${out}`);
+  return r;
+}
+
+/** autocannon's CLI script, or null when it is not installed (it is a devDependency). */
+function autocannonScript(): string | null {
+  try {
+    return createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+  } catch {
+    return null;
+  }
+}
+
+/** autocannon's closed-loop rate (its CLI in a fresh process): requests / duration. */
+async function autocannonRate(script: string, url: string, seconds: number, pin: boolean): Promise<number> {
+  const out = await runClient(process.execPath, [script, '-c', String(NET_CONNECTIONS), '-d', String(seconds), '-j', `${url}/`], pin, seconds * 1000 + 30_000);
+  const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as {
+    requests?: { total?: number };
+    duration?: number;
+    errors?: number;
+    non2xx?: number;
+  };
+  if (!r.requests?.total || !r.duration) throw new Error(`autocannon printed no rate: ${out}`);
+  if (r.errors || r.non2xx) throw new Error(`autocannon saw ${r.errors ?? 0} errors, ${r.non2xx ?? 0} non-2xx`);
+  return r.requests.total / r.duration;
+}
+
+/**
+ * The server's stamps against the core's clock: each must fall between
+ * clockNs() before the request and after its response (CLOCK_MONOTONIC is
+ * system-wide on Linux, so it holds across processes).
+ */
+export async function checkClock(url: string, requests: number): Promise<boolean> {
+  const clockNs = loadNative().clockNs;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (let i = 0; i < requests; i++) {
+      const before = clockNs();
+      const stamps = await new Promise<{ recv: number; send: number }>((resolve, reject) => {
+        const req = httpRequest(`${url}/clock`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ recv: Number(res.headers['x-recv-ns']), send: Number(res.headers['x-send-ns']) }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      const after = clockNs();
+      if (!(before <= stamps.recv && stamps.recv <= stamps.send && stamps.send <= after)) return false;
+    }
+    return true;
+  } finally {
+    agent.destroy();
+  }
+}
+
+/**
+ * The highest rate VALID in two runs: from `startQps`, doubling while valid
+ * (halving while not), then bisecting to `precision`, then the peak is run
+ * again; a peak that fails its confirmation is replaced by a lower one.
+ */
+export async function peakSearch(
+  run: (qps: number) => Promise<PeakRun>,
+  startQps: number,
+  precision: number,
+  maxRuns: number,
+): Promise<{ peakQps: number; runs: PeakRun[] }> {
+  const runs: PeakRun[] = [];
+  const at = async (qps: number) => {
+    const r = await run(Math.round(qps));
+    runs.push(r);
+    return r.valid;
+  };
+  // lo: the highest rate VALID and not since disproved (0: none); hi: the lowest INVALID one.
+  let lo = 0;
+  let hi = Number.POSITIVE_INFINITY;
+  let everValid = false;
+  let qps = startQps;
+  while (runs.length < maxRuns) {
+    if (await at(qps)) {
+      lo = qps;
+      everValid = true;
+    } else {
+      hi = qps;
+      if (lo >= hi) lo = 0;
+    }
+    if (lo === 0) {
+      // Nothing VALID below: halve from the start; after a failed confirmation, step down by the precision.
+      qps = everValid ? hi / (1 + precision) : hi / 2;
+      // Below ~100/s a 10-s run has too few queries for early stopping to pass after any late one.
+      if (qps < 100) break;
+      continue;
+    }
+    if (hi === Number.POSITIVE_INFINITY) {
+      qps = lo * 2;
+      continue;
+    }
+    if (hi / lo > 1 + precision) {
+      qps = (lo + hi) / 2;
+      continue;
+    }
+    // The bracket is narrow: the peak must hold a second run.
+    if (runs.length >= maxRuns) break;
+    if (await at(lo)) return { peakQps: Math.round(lo), runs };
+    hi = lo;
+    lo = 0;
+    qps = hi / (1 + precision);
+  }
+  return { peakQps: 0, runs };
+}
+
+/** Runs every network row; a row that cannot run says why in `notes` or its own note. */
+export async function runNetworkBench(options: NetworkBenchOptions): Promise<NetworkBenchReport> {
+  const { tiny, repeat, log } = options;
+  const loadAtStart = loadAverage1m();
+  const report: NetworkBenchReport = {
+    connections: NET_CONNECTIONS, server: null, closedLoop: [], peaks: [], clientShare: [], floorNs: null, tokens: null, loadAverage: null, notes: [],
+  };
+  const pin = pinningTaskset() !== null;
+  if (!pin) report.notes.push('not pinned: the server and the clients share the CPUs (pinning needs Linux, 2 CPUs and taskset)');
+  const dir = mkdtempSync(join(tmpdir(), 'loadgen-net-bench-'));
+  const started: BenchServer[] = [];
+  try {
+    const closedSeconds = tiny ? 1 : 10;
+    const wrk = findOnPath('wrk');
+    const autocannon = autocannonScript();
+    // The candidates answer a short closed-loop probe; the faster one serves every row.
+    const probeTool = wrk ? 'wrk' : autocannon ? 'autocannon' : null;
+    const probe = (url: string) =>
+      wrk ? wrkRate(wrk, url, tiny ? 1 : 3, pin) : autocannonRate(autocannon!, url, tiny ? 1 : 3, pin);
+    const built = buildStampServer(dir);
+    const probes: NonNullable<NetworkBenchReport['server']>['probes'] = [];
+    let chosen: BenchServer | null = null;
+    let chosenRate = -1;
+    for (const kind of ['c', 'node'] as const) {
+      if (kind === 'c' && 'note' in built) {
+        probes.push({ kind, requestsPerSec: null, note: built.note });
+        continue;
+      }
+      const server = await startServer(kind, pin, 'path' in built ? built.path : undefined);
+      started.push(server);
+      const rate = probeTool ? await probe(server.url) : null;
+      log(`  ${kind} stamp server: ${rate === null ? 'no closed-loop tool to compare' : `${Math.round(rate)} requests/s (${probeTool})`}`);
+      probes.push({ kind, requestsPerSec: rate });
+      if (chosen === null || (rate ?? 0) > chosenRate) {
+        if (chosen) await chosen.close();
+        chosen = server;
+        chosenRate = rate ?? 0;
+      } else {
+        await server.close();
+      }
+    }
+    const server = chosen!;
+    const clockChecks = tiny ? 20 : 200;
+    const clockShared = await checkClock(server.url, clockChecks);
+    report.server = { kind: server.kind as 'c' | 'node', probes, pinned: pin, clockShared, clockChecks };
+    log(`  serving with the ${server.kind} stamp server (${server.url}); clock shared with the client: ${clockShared}`);
+    if (!clockShared) report.notes.push("the server's CLOCK_MONOTONIC stamps did not fall inside the client's clockNs() window");
+
+    // Closed loop: autocannon then wrk, alternating over the repetitions.
+    const rates: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
+    for (let i = 0; i < repeat; i++) {
+      if (autocannon) rates.autocannon.push(await autocannonRate(autocannon, server.url, closedSeconds, pin));
+      if (wrk) rates.wrk.push(await wrkRate(wrk, server.url, closedSeconds, pin));
+    }
+    report.closedLoop.push(autocannon
+      ? { tool: 'autocannon', requestsPerSec: spreadOf(rates.autocannon) }
+      : { tool: 'autocannon', requestsPerSec: null, note: 'autocannon is not installed (npm i -D autocannon)' });
+    report.closedLoop.push(wrk
+      ? { tool: 'wrk', requestsPerSec: spreadOf(rates.wrk) }
+      : { tool: 'wrk', requestsPerSec: null, note: 'wrk is not on PATH (Debian: apt-get install wrk)' });
+    if (wrk) {
+      const floors: { p50: number; p99: number }[] = [];
+      for (let i = 0; i < repeat; i++) {
+        const seconds = tiny ? 1 : 5;
+        floors.push(parseWrkLatency(await runClient(wrk, ['-t1', '-c1', `-d${seconds}s`, '--latency', `${server.url}/`], pin, seconds * 1000 + 30_000)));
+      }
+      report.floorNs = { p50: median(floors.map((f) => f.p50)), p99: median(floors.map((f) => f.p99)) };
+    }
+    for (const row of report.closedLoop) {
+      log(`  ${row.tool} closed loop, ${NET_CONNECTIONS} connections: ${row.requestsPerSec ? `${Math.round(row.requestsPerSec.median)} requests/s` : row.note}`);
+    }
+
+    // Open loop: loadgen's peak per dispatch mode.
+    const durationMs = tiny ? 500 : 10_000;
+    const serverRun = (dispatch: NetDispatch, clientShare: boolean) => (targetQps: number) =>
+      runTrial<NetServerTrial>({
+        kind: 'net-server',
+        url: server.url,
+        dispatch,
+        targetQps,
+        durationMs,
+        targetLatencyNs: NET_TARGET_LATENCY_NS,
+        connections: NET_CONNECTIONS,
+        warmupMs: tiny ? 200 : 2000,
+        clientShare,
+      }, { onCpu0: pin });
+    const autocannonMedian = report.closedLoop[0]!.requestsPerSec?.median;
+    const startQps = tiny ? 1000 : Math.max(1000, Math.round(autocannonMedian ?? 10_000));
+    for (const dispatch of ['wake', 'poll', 'worker'] as const) {
+      log(`  peak open-loop Server rate, dispatch ${dispatch} (runs of ${durationMs / 1000} s)`);
+      try {
+        const peak = await peakSearch(async (qps) => {
+          const t = await serverRun(dispatch, false)(qps);
+          const r: PeakRun = {
+            targetQps: qps, valid: t.valid, latencyP99Ns: t.latencyNs.p99, achievedQps: t.achievedQps, failed: t.failed, cpuPerRequestNs: t.cpuPerRequestNs,
+          };
+          log(`    ${qps} QPS: ${t.valid ? 'VALID' : 'INVALID'}, p99 ${(t.latencyNs.p99 / 1e6).toFixed(2)} ms, achieved ${Math.round(t.achievedQps)}, ` +
+            `client CPU ${(t.cpuPerRequestNs / 1000).toFixed(1)} us/request${t.failed ? `, ${t.failed} failed` : ''}`);
+          return r;
+        }, startQps, tiny ? 1 : 0.05, tiny ? 2 : 14);
+        report.peaks.push({ dispatch, ...peak });
+      } catch (error) {
+        report.peaks.push({ dispatch, peakQps: 0, runs: [], note: (error as Error).message.split('\n')[0]! });
+        log(`    ${(error as Error).message}`);
+      }
+    }
+
+    // The client's share at 1k and 10k requests/s, with the faster single-thread mode.
+    // Ranked by the confirmed peak, then by the highest rate VALID once (a busy machine may confirm none).
+    const rank = (p: PeakRow) => [p.peakQps, Math.max(0, ...p.runs.filter((r) => r.valid).map((r) => r.targetQps))] as const;
+    const single = report.peaks.filter((p) => p.dispatch !== 'worker')
+      .sort((a, b) => rank(b)[0] - rank(a)[0] || rank(b)[1] - rank(a)[1])[0]?.dispatch ?? 'wake';
+    for (const targetQps of [1000, 10_000]) {
+      log(`  client share at ${targetQps} requests/s, dispatch ${single} (x${repeat})`);
+      try {
+        const trials: NetServerTrial[] = [];
+        for (let i = 0; i < repeat; i++) trials.push(await serverRun(single, true)(targetQps));
+        const last = trials[trials.length - 1]!;
+        report.clientShare.push({
+          targetQps,
+          dispatch: single,
+          valid: trials.every((t) => t.valid),
+          achievedQps: median(trials.map((t) => t.achievedQps)),
+          latencyNs: medianPercentiles(trials.map((t) => t.share!.latencyNs)),
+          serverNs: medianPercentiles(trials.map((t) => t.share!.serverNs)),
+          clientNs: medianPercentiles(trials.map((t) => t.share!.clientNs)),
+          cpuPerRequestNs: median(trials.map((t) => t.cpuPerRequestNs)),
+          deliveryLagNs: trials.every((t) => t.deliveryLagNs) ? medianPercentiles(trials.map((t) => t.deliveryLagNs!)) : null,
+          matched: last.share!.matched,
+          samples: last.share!.samples,
+        });
+      } catch (error) {
+        report.notes.push(`client share at ${targetQps}: ${(error as Error).message.split('\n')[0]}`);
+        log(`    ${(error as Error).message}`);
+      }
+    }
+    await server.close();
+
+    // TTFT/TPOT against the stub's schedule, the stub in its own process on CPU 1.
+    const ttftMs = 20;
+    const tpotMs = 5;
+    const outputTokens = 16;
+    log(`  TTFT/TPOT against the OpenAI stub (ttft ${ttftMs} ms, tpot ${tpotMs} ms) at 20 requests/s (x${repeat})`);
+    try {
+      const stub = await startServer('openai-stub', pin, undefined, { ttftMs, tpotMs });
+      started.push(stub);
+      const trials: NetTokensTrial[] = [];
+      type StubLateness = { requests: number; ttftNs: { p50: number; p99: number }; tpotNs: { p50: number; p99: number } };
+      const lateness: StubLateness[] = [];
+      for (let i = 0; i < repeat; i++) {
+        await stub.ask('lateness', 'LATENESS '); // from here on
+        trials.push(await runTrial<NetTokensTrial>({
+          kind: 'net-tokens',
+          url: stub.url,
+          targetQps: 20,
+          durationMs: tiny ? 1000 : 10_000,
+          outputTokens,
+        }, { onCpu0: pin }));
+        lateness.push(JSON.parse(await stub.ask('lateness', 'LATENESS ')) as StubLateness);
+      }
+      await stub.close();
+      const lm = (get: (l: StubLateness) => number) => median(lateness.map(get));
+      const m = (get: (t: NetTokensTrial) => number) => median(trials.map(get));
+      report.tokens = {
+        targetQps: 20,
+        ttftMs,
+        tpotMs,
+        outputTokens,
+        valid: trials.every((t) => t.valid),
+        ttftErrorNs: { p50: m((t) => t.ttftNs.p50) - ttftMs * 1e6, p99: m((t) => t.ttftNs.p99) - ttftMs * 1e6 },
+        tpotErrorNs: { p50: m((t) => t.tpotNs.p50) - tpotMs * 1e6, p99: m((t) => t.tpotNs.p99) - tpotMs * 1e6 },
+        stubLatenessNs: lateness.length
+          ? {
+              requests: lm((l) => l.requests),
+              ttft: { p50: lm((l) => l.ttftNs.p50), p99: lm((l) => l.ttftNs.p99) },
+              tpot: { p50: lm((l) => l.tpotNs.p50), p99: lm((l) => l.tpotNs.p99) },
+            }
+          : null,
+      };
+    } catch (error) {
+      report.notes.push(`TTFT/TPOT: ${(error as Error).message.split('\n')[0]}`);
+      log(`    ${(error as Error).message}`);
+    }
+  } finally {
+    for (const s of started) await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const loadAtEnd = loadAverage1m();
+  if (loadAtStart !== null && loadAtEnd !== null) report.loadAverage = { start: loadAtStart, end: loadAtEnd };
+  return report;
+}

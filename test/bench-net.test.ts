@@ -1,0 +1,230 @@
+import { spawnSync } from 'node:child_process';
+import { rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { buildStampServer, checkClock, parseWrkLatency, peakSearch, startServer, type BenchServer, type NetworkBenchReport, type PeakRun } from '../lib/bench/net.js';
+import { evaluateNetworkTargets } from '../lib/bench/net-format.js';
+import * as netMap from '../lib/bench/net-map.js';
+import { clientShare, readTrace, type TracedSample } from '../lib/bench/net-trial.js';
+import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
+import { repoRoot, tempDir } from './helpers.js';
+
+const dirs: string[] = [];
+const servers: BenchServer[] = [];
+afterAll(async () => {
+  for (const s of servers) await s.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('network bench: stamp servers', () => {
+  // Each server answers with CLOCK_MONOTONIC stamps that fall inside the client's clockNs() window.
+  it.each(['c', 'node'] as const)('the %s stamp server answers with stamps on the core clock', async (kind) => {
+    const dir = tempDir('loadgen-net-bench-test-');
+    dirs.push(dir);
+    const built = buildStampServer(dir);
+    if (kind === 'c' && 'note' in built) {
+      // No compiler on this machine: the bench skips the C server with this note.
+      expect(built.note).toMatch(/compiler|Linux|checkout/);
+      return;
+    }
+    const server = await startServer(kind, false, 'path' in built ? built.path : undefined);
+    servers.push(server);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await checkClock(server.url, 5)).toBe(true);
+    const res = await fetch(`${server.url}/s/7`, { method: 'POST', body: 'x'.repeat(100) });
+    const body = await res.text();
+    expect(body).toMatch(/^\d{19} \d{19}\n$/);
+    expect(res.headers.get('x-recv-ns')).toBe(body.slice(0, 19));
+    expect(res.headers.get('x-send-ns')).toBe(body.slice(20, 39));
+    await server.close();
+  });
+});
+
+describe('network bench: stamp protocol and client share', () => {
+  it('the mapping module reads the stamps from the body and refuses a body without them', () => {
+    expect(netMap.request(3)).toEqual({ method: 'GET', path: '/s/3' });
+    const before = netMap.stampRecords.count;
+    netMap.response({ index: 3, body: new TextEncoder().encode('0000000000000001000 0000000000000001250\n') });
+    const at = netMap.stampRecords.count - 1;
+    expect(at).toBe(before);
+    const r = netMap.stampRecords;
+    expect([r.index[at], r.recv[at], r.send[at]]).toEqual([3, 1000, 1250]);
+    expect(() => netMap.response({ index: 3, body: new TextEncoder().encode('hello') })).toThrow(/no server stamps/);
+    expect(() => netMap.response({ index: 3, body: new TextEncoder().encode('000000000000000100x 0000000000000001250\n') })).toThrow(/no server stamps/);
+    expect(netMap.stampRecords.count).toBe(before + 1);
+  });
+
+  it('records grow past their first capacity', () => {
+    const records = new netMap.StampRecords();
+    for (let i = 0; i < 70_000; i++) records.push(i, 2 * i, 3 * i);
+    expect(records.count).toBe(70_000);
+    expect([records.index[69_999], records.recv[69_999], records.send[69_999]]).toEqual([69_999, 139_998, 209_997]);
+  });
+
+  it('pairs each traced sample with its server record per index, in order, and subtracts the server time', () => {
+    const records = new netMap.StampRecords();
+    // Index 5 twice (server times 100 and 300 ns), index 6 once (200 ns), index 9 answered but its count differs.
+    records.push(5, 10_000, 10_100);
+    records.push(6, 20_000, 20_200);
+    records.push(5, 90_000, 90_300);
+    records.push(9, 1, 2);
+    records.push(9, 3, 4);
+    const samples: TracedSample[] = [
+      { idx: 5, scheduledUs: 80, latencyNs: 20_000 },
+      { idx: 6, scheduledUs: 15, latencyNs: 10_000 },
+      { idx: 5, scheduledUs: 5, latencyNs: 6_000 },
+      { idx: 9, scheduledUs: 1, latencyNs: 1_000 },
+    ];
+    const share = clientShare(samples, records);
+    expect(share.samples).toBe(4);
+    expect(share.matched).toBe(3);
+    // Client shares: 6000-100, 20000-300, 10000-200 -> sorted 5900, 9800, 19700.
+    expect(share.clientNs.p50).toBe(9800);
+    expect(share.clientNs.p99).toBe(19700);
+    expect(share.serverNs.p50).toBe(200);
+  });
+
+  it("reads every sample of a run's trace (index, scheduled time, latency)", async () => {
+    const outdir = tempDir('loadgen-net-bench-trace-');
+    dirs.push(outdir);
+    const r = await startTest(createNullSut('null'), createSyntheticQsl(64), {
+      scenario: 'Server', serverTargetQps: 2000, minDurationMs: 200, minQueryCount: 1,
+    }, { outdir, enableTrace: true });
+    const samples = readTrace(join(outdir, 'mlperf_log_trace.json'));
+    expect(samples.length).toBe(r.counts.issuedSamples);
+    for (const s of samples) {
+      expect(s.idx).toBeGreaterThanOrEqual(0);
+      expect(s.idx).toBeLessThan(64);
+      expect(s.latencyNs).toBeGreaterThanOrEqual(0);
+    }
+    const sorted = [...samples.map((s) => s.latencyNs)].sort((a, b) => a - b);
+    expect(sorted[sorted.length - 1]).toBe(r.latencyNs.max);
+  });
+});
+
+describe('network bench: wrk --latency', () => {
+  it('reads the 50% and 99% lines in their units, and refuses output without them', () => {
+    const out = '  Latency Distribution\n     50%   29.00us\n     75%   35.00us\n     90%    1.20ms\n     99%    2.00s \n  1000 requests';
+    expect(parseWrkLatency(out)).toEqual({ p50: 29_000, p99: 2e9 });
+    expect(parseWrkLatency('     50%  128.00us\n     99%    1.20ms\n').p99).toBeCloseTo(1.2e6);
+    expect(() => parseWrkLatency('Requests/sec: 100')).toThrow(/no latency distribution/);
+  });
+});
+
+describe('network bench: peak search', () => {
+  const fake = (capacity: number, flaky = new Set<number>()) => {
+    const runs: number[] = [];
+    const run = async (qps: number): Promise<PeakRun> => {
+      runs.push(qps);
+      const valid = qps <= capacity && !flaky.has(qps);
+      return { targetQps: qps, valid, latencyP99Ns: valid ? 1e6 : 2e7, achievedQps: qps, failed: 0 };
+    };
+    return { runs, run };
+  };
+
+  it('doubles, bisects to the precision and confirms the peak with a second run', async () => {
+    const f = fake(23_000);
+    const r = await peakSearch(f.run, 10_000, 0.05, 20);
+    expect(r.peakQps).toBeLessThanOrEqual(23_000);
+    expect(r.peakQps).toBeGreaterThan(23_000 / 1.05);
+    // The peak ran twice, VALID both times; the confirmation is the last run.
+    expect(r.runs.filter((x) => x.targetQps === r.peakQps && x.valid)).toHaveLength(2);
+    expect(f.runs[f.runs.length - 1]).toBe(r.peakQps);
+  });
+
+  it('lowers a peak whose confirmation fails, halves from an invalid start, and gives 0 when nothing is valid', async () => {
+    const flaky = fake(23_000);
+    let first = true;
+    const r = await peakSearch(async (qps) => {
+      const run = await flaky.run(qps);
+      // The first confirmation run fails (a stall): the search must not report that rate.
+      if (flaky.runs.filter((x) => x === qps).length === 2 && first) {
+        first = false;
+        return { ...run, valid: false };
+      }
+      return run;
+    }, 40_000, 0.05, 30);
+    expect(r.peakQps).toBeGreaterThan(0);
+    expect(r.peakQps).toBeLessThan(23_000);
+    expect(r.runs.filter((x) => x.targetQps === r.peakQps && x.valid)).toHaveLength(2);
+    expect(r.runs[r.runs.length - 1]!.targetQps).toBe(r.peakQps);
+    // The rate whose confirmation failed is not the peak.
+    expect(r.runs.some((x) => !x.valid && x.targetQps > r.peakQps && x.targetQps < 23_000)).toBe(true);
+    expect((await peakSearch(fake(0).run, 1000, 0.05, 20)).peakQps).toBe(0);
+  });
+});
+
+describe('network bench: targets', () => {
+  const base: NetworkBenchReport = {
+    connections: 32,
+    server: { kind: 'c', probes: [], pinned: true, clockShared: true, clockChecks: 1 },
+    closedLoop: [
+      { tool: 'autocannon', requestsPerSec: { median: 20_000, min: 19_000, max: 21_000 } },
+      { tool: 'wrk', requestsPerSec: null, note: 'wrk is not on PATH' },
+    ],
+    peaks: [
+      { dispatch: 'wake', peakQps: 18_000, runs: [{ targetQps: 18_000, valid: true, latencyP99Ns: 1, achievedQps: 1, failed: 0 }] },
+      { dispatch: 'worker', peakQps: 25_000, runs: [{ targetQps: 25_000, valid: true, latencyP99Ns: 1, achievedQps: 1, failed: 0 }] },
+    ],
+    floorNs: null,
+    clientShare: [1000, 10_000].map((targetQps) => ({
+      targetQps, dispatch: 'wake' as const, valid: true, achievedQps: targetQps,
+      latencyNs: { p50: 60_000, p99: 90_000, p999: 1 }, serverNs: { p50: 3000, p99: 5000, p999: 1 },
+      clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, deliveryLagNs: null, cpuPerRequestNs: 30_000, matched: 1, samples: 1,
+    })),
+    tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null },
+    loadAverage: null,
+    notes: [],
+  };
+
+  it('holds when any dispatch mode reaches autocannon, checks p50 at both rates and both token errors', () => {
+    const t = evaluateNetworkTargets(base);
+    expect(t.map((x) => x.holds)).toEqual(['yes', 'no', 'yes']);
+    expect(t[0]!.measured).toContain('met by worker');
+    expect(t[0]!.measured).toContain('wrk -');
+  });
+
+  it("is 'n/a' when a figure is missing (no autocannon, no token run)", () => {
+    const t = evaluateNetworkTargets({ ...base, closedLoop: [], clientShare: [], tokens: null });
+    expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a']);
+  });
+});
+
+describe('loadgen bench --network --tiny without a compiler, taskset or wrk on PATH', () => {
+  it('serves with node:http, runs unpinned and says why each missing row was skipped', () => {
+    // A PATH with node alone (the trials run process.execPath; cc, taskset and wrk are not found).
+    const bin = tempDir('loadgen-net-bench-path-');
+    dirs.push(bin);
+    symlinkSync(process.execPath, join(bin, 'node'));
+    const r = spawnSync(process.execPath, [join(repoRoot, 'dist', 'cli.js'), 'bench', '--network', '--tiny', '--json'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, PATH: bin },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as NetworkBenchReport;
+    expect(report.server?.kind).toBe('node');
+    expect(report.server?.pinned).toBe(false);
+    expect(report.server?.probes.find((p) => p.kind === 'c')?.note).toMatch(/no C compiler/);
+    expect(report.server?.clockShared).toBe(true);
+    expect(report.floorNs).toBeNull();
+    expect(report.closedLoop.find((row) => row.tool === 'wrk')).toEqual({ tool: 'wrk', requestsPerSec: null, note: expect.stringMatching(/not on PATH/) });
+    expect(report.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median).toBeGreaterThan(0);
+    expect(report.notes.join('\n')).toMatch(/not pinned/);
+    // The loadgen rows ran through the --sut http path: every sample paired with its server stamps.
+    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['wake', true], ['poll', true], ['worker', true]]);
+    expect(report.clientShare.map((row) => row.targetQps)).toEqual([1000, 10_000]);
+    for (const row of report.clientShare) {
+      expect(row.matched).toBe(row.samples);
+      expect(row.serverNs.p50).toBeGreaterThan(0);
+      expect(row.clientNs.p50).toBeGreaterThan(0);
+      expect(row.cpuPerRequestNs).toBeGreaterThan(0);
+    }
+    // The token row, with the stub's own lateness read from the stub's process.
+    expect(report.tokens?.stubLatenessNs?.requests).toBeGreaterThan(0);
+    expect(Number.isFinite(report.tokens?.ttftErrorNs.p99)).toBe(true);
+  }, 120_000);
+});
