@@ -54,7 +54,7 @@ describe('createOpenAiSut against the stub streamer', () => {
   it('defaults to token latencies; TTFT and TPOT follow the stub schedule', async () => {
     const sut = await createOpenAiSut(options(s));
     try {
-      expect((sut as { defaultSettings?: unknown }).defaultSettings).toEqual({ dispatch: 'poll', useTokenLatencies: true });
+      expect((sut as { defaultSettings?: unknown }).defaultSettings).toEqual({ useTokenLatencies: true });
       expect(sut.name).toContain('Network SUT');
       expect(sut.name).toContain('loadgen-stub (loadgen-stub)');
       const result = await startTest(sut, sut.qsl, { ...singleStream, useTokenLatencies: true }, { outdir: tempDir() });
@@ -155,7 +155,7 @@ describe('createOpenAiSut against the stub streamer', () => {
     const sut = await createOpenAiSut(options(server, { stream: false }));
     const outdir = tempDir();
     try {
-      expect((sut as { defaultSettings?: unknown }).defaultSettings).toEqual({ dispatch: 'poll' });
+      expect((sut as { defaultSettings?: unknown }).defaultSettings).toBeUndefined();
       const result = await startTest(sut, sut.qsl, { scenario: 'SingleStream', mode: 'AccuracyOnly' }, { outdir });
       expect(result.tokens).toBeUndefined();
       expect(result.errors.count).toBe(0);

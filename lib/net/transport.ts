@@ -136,11 +136,10 @@ function buildNetworkSut(
   };
   const sut: NetworkSut & { report(): ReturnType<typeof networkReport> } = {
     name: networkSutName(protocol.kind, nodeNames),
-    // Under the caller's settings: the JS thread is the HTTP client, and polling
-    // (no wake-up per drain, the event loop's I/O polled every turn) reached 2.2x
-    // wake's VALID Server rate on loopback (benchmarks/RESULTS.md, issue 12).
-    // A protocol that streams tokens is measured with token latencies (TTFT, TPOT).
-    defaultSettings: protocol.streamsTokens ? { dispatch: 'poll', useTokenLatencies: true } : { dispatch: 'poll' },
+    // A protocol that streams tokens is measured with token latencies (TTFT, TPOT) unless told otherwise.
+    // The dispatch mode stays the run's default ('wake'): interleaved on loopback, 'poll' was
+    // no faster and cost a core at low rates, 'worker' slower (benchmarks/RESULTS.md, issue 12).
+    ...(protocol.streamsTokens ? { defaultSettings: { useTokenLatencies: true } } : {}),
     qsl,
     issueQuery: (samples: QuerySample[]) => client.issue(samples),
     stats: networkStats,
