@@ -9,14 +9,13 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { SettingsError } from '../errors.js';
 import { createHttpSut } from '../net/http-map.js';
 import { createKServeSut } from '../net/kserve.js';
-import { createOpenAiSut } from '../net/openai.js';
+import { createOpenAiSut, OPENAI_APIS } from '../net/openai.js';
 import { BALANCE_POLICIES, type BalancePolicy, type NetworkSut, type TransportOptions } from '../net/types.js';
 import { echo } from '../settings/messages.js';
 import { choiceOption, collect, positiveInteger } from './options.js';
 
 export const NETWORK_SUTS = ['openai', 'kserve', 'http'] as const;
 export type NetworkSutKind = (typeof NETWORK_SUTS)[number];
-const OPENAI_APIS = ['chat', 'completions'] as const;
 /** Where `--sut openai` finds the key when no --api-key-env is given. */
 export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
 
