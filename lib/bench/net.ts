@@ -11,21 +11,17 @@
  *     minus the server's send − recv) at 1k and 10k requests/s;
  *   - TTFT and TPOT against the OpenAI stub streamer's schedule at 20 requests/s.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
 import { loadNative } from '../native/index.js';
+import { buildStampServer, startServer, type BenchServer } from './net-servers.js';
 import { findOnPath, pinningTaskset, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const stampServerSource = join(here, '..', '..', 'benchmarks', 'stamp-server.c');
-// Beside this file once built; from lib/bench (the tests run the sources) it is the built one in dist/.
-const netServeScript = existsSync(join(here, 'net-serve.js')) ? join(here, 'net-serve.js') : join(here, '..', '..', 'dist', 'bench', 'net-serve.js');
 
 /** Keep-alive connections of every client (autocannon, wrk, loadgen). */
 export const NET_CONNECTIONS = 32;
@@ -162,106 +158,6 @@ function medianPercentiles(values: Percentiles[]): Percentiles {
   };
 }
 
-/** A process started by the bench: its first stdout line matching `pattern` is the answer. */
-function startProcess(command: string, args: string[], pattern: RegExp, what: string): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  return new Promise((resolve, reject) => {
-    // stdin stays open: the server ends when it closes (also when this process dies).
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${what}: no address within 10 s: ${err.trim()}`));
-    }, 10_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = pattern.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, match });
-      }
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited (${code}) before listening: ${err.trim()}`));
-    });
-  });
-}
-
-export interface BenchServer {
-  kind: 'c' | 'node' | 'openai-stub';
-  url: string;
-  /** Writes a line to the server's stdin; the first stdout line after it that starts with `answerPrefix`. */
-  ask(line: string, answerPrefix: string): Promise<string>;
-  close(): Promise<void>;
-}
-
-function asker(child: ChildProcess): BenchServer['ask'] {
-  return (line, answerPrefix) => new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => {
-      child.stdout!.off('data', onData);
-      reject(new Error(`no answer to '${line}' within 10 s`));
-    }, 10_000);
-    const onData = (chunk: Buffer) => {
-      out += chunk.toString();
-      const found = out.split('\n').find((l) => l.startsWith(answerPrefix) && out.includes(`${l}\n`));
-      if (found === undefined) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      resolve(found.slice(answerPrefix.length));
-    };
-    child.stdout!.on('data', onData);
-    child.stdin!.write(`${line}\n`);
-  });
-}
-
-function closer(child: ChildProcess): () => Promise<void> {
-  return () => new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      resolve();
-      return;
-    }
-    const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.stdin?.end();
-    child.kill('SIGTERM');
-  });
-}
-
-/** Compiles benchmarks/stamp-server.c into `dir`; the reason when it cannot. */
-export function buildStampServer(dir: string): { path: string } | { note: string } {
-  if (process.platform !== 'linux') return { note: 'the C stamp server needs Linux (epoll)' };
-  if (!existsSync(stampServerSource)) return { note: `no ${stampServerSource} (the bench runs from a checkout)` };
-  const compiler = findOnPath('cc') ?? findOnPath('gcc') ?? findOnPath('clang');
-  if (!compiler) return { note: 'no C compiler on PATH (cc, gcc, clang)' };
-  const path = join(dir, 'stamp-server');
-  const r = spawnSync(compiler, ['-O2', '-o', path, stampServerSource], { encoding: 'utf8' });
-  if (r.status !== 0) return { note: `${compiler} failed on stamp-server.c: ${(r.stderr || r.error?.message || '').trim()}` };
-  return { path };
-}
-
-/** Starts a bench server on CPU 1 (when `pin`): the C one (its own sched_setaffinity) or one of net-serve.js (taskset). */
-export async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }): Promise<BenchServer> {
-  if (kind === 'c') {
-    const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1'], /PORT (\d+)\n/, 'stamp-server');
-    return { kind, url: `http://127.0.0.1:${match[1]}`, ask: asker(child), close: closer(child) };
-  }
-  const args = kind === 'node' ? [netServeScript, 'stamp'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs)];
-  const taskset = pin ? pinningTaskset() : null;
-  const { child, match } = taskset
-    ? await startProcess(taskset, ['-c', '1', process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)
-    : await startProcess(process.execPath, args, /URL (\S+)\n/, `net-serve ${kind}`);
-  return { kind, url: match[1]!, ask: asker(child), close: closer(child) };
-}
 
 /** Runs a client command (on CPU 0 when `pin`) to its end; its stdout. */
 function runClient(command: string, args: string[], pin: boolean, timeoutMs: number): Promise<string> {

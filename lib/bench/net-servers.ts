@@ -1,0 +1,118 @@
+/**
+ * The bench's servers in their own processes: the C stamp server
+ * (benchmarks/stamp-server.c, built with the system compiler) and the
+ * node:http twin or the OpenAI stub (net-serve.ts), pinned to CPU 1 when
+ * the machine allows, each asked for its records over its stdin/stdout.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { findOnPath, pinningTaskset } from './trials.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const stampServerSource = join(here, '..', '..', 'benchmarks', 'stamp-server.c');
+// Beside this file once built; from lib/bench (the tests run the sources) it is the built one in dist/.
+const netServeScript = existsSync(join(here, 'net-serve.js')) ? join(here, 'net-serve.js') : join(here, '..', '..', 'dist', 'bench', 'net-serve.js');
+
+/** A process started by the bench: its first stdout line matching `pattern` is the answer. */
+function startProcess(command: string, args: string[], pattern: RegExp, what: string): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  return new Promise((resolve, reject) => {
+    // stdin stays open: the server ends when it closes (also when this process dies).
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${what}: no address within 10 s: ${err.trim()}`));
+    }, 10_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = pattern.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, match });
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited (${code}) before listening: ${err.trim()}`));
+    });
+  });
+}
+
+export interface BenchServer {
+  kind: 'c' | 'node' | 'openai-stub';
+  url: string;
+  /** Writes a line to the server's stdin; the first stdout line after it that starts with `answerPrefix`. */
+  ask(line: string, answerPrefix: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+function asker(child: ChildProcess): BenchServer['ask'] {
+  return (line, answerPrefix) => new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      child.stdout!.off('data', onData);
+      reject(new Error(`no answer to '${line}' within 10 s`));
+    }, 10_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      const found = out.split('\n').find((l) => l.startsWith(answerPrefix) && out.includes(`${l}\n`));
+      if (found === undefined) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      resolve(found.slice(answerPrefix.length));
+    };
+    child.stdout!.on('data', onData);
+    child.stdin!.write(`${line}\n`);
+  });
+}
+
+function closer(child: ChildProcess): () => Promise<void> {
+  return () => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve();
+      return;
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.stdin?.end();
+    child.kill('SIGTERM');
+  });
+}
+
+/** Compiles benchmarks/stamp-server.c into `dir`; the reason when it cannot. */
+export function buildStampServer(dir: string): { path: string } | { note: string } {
+  if (process.platform !== 'linux') return { note: 'the C stamp server needs Linux (epoll)' };
+  if (!existsSync(stampServerSource)) return { note: `no ${stampServerSource} (the bench runs from a checkout)` };
+  const compiler = findOnPath('cc') ?? findOnPath('gcc') ?? findOnPath('clang');
+  if (!compiler) return { note: 'no C compiler on PATH (cc, gcc, clang)' };
+  const path = join(dir, 'stamp-server');
+  const r = spawnSync(compiler, ['-O2', '-o', path, stampServerSource], { encoding: 'utf8' });
+  if (r.status !== 0) return { note: `${compiler} failed on stamp-server.c: ${(r.stderr || r.error?.message || '').trim()}` };
+  return { path };
+}
+
+/** Starts a bench server on CPU 1 (when `pin`): the C one (its own sched_setaffinity) or one of net-serve.js (taskset). */
+export async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }): Promise<BenchServer> {
+  if (kind === 'c') {
+    const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1'], /PORT (\d+)\n/, 'stamp-server');
+    return { kind, url: `http://127.0.0.1:${match[1]}`, ask: asker(child), close: closer(child) };
+  }
+  const args = kind === 'node' ? [netServeScript, 'stamp'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs)];
+  const taskset = pin ? pinningTaskset() : null;
+  const { child, match } = taskset
+    ? await startProcess(taskset, ['-c', '1', process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)
+    : await startProcess(process.execPath, args, /URL (\S+)\n/, `net-serve ${kind}`);
+  return { kind, url: match[1]!, ask: asker(child), close: closer(child) };
+}
