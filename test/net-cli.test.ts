@@ -7,23 +7,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
-import { nodeHandler, startTestServer, type TestServer } from './net-helpers.js';
+import { nodeHandler, startTestServer, testServers } from './net-helpers.js';
 import { repoRoot, tempDir } from './helpers.js';
 
 const cli = join(repoRoot, 'dist', 'cli.js');
 const mapModule = join(repoRoot, 'test', 'fixtures', 'http-map.mjs');
-const servers: TestServer[] = [];
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-});
-
-async function server(...args: Parameters<typeof startTestServer>): Promise<TestServer> {
-  const s = await startTestServer(...args);
-  servers.push(s);
-  return s;
-}
+const server = testServers();
 
 interface CliRun {
   code: number | null;

@@ -6,23 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { createHttpSut, startTest } from '../lib/index.js';
 import { createNetworkSut } from '../lib/net/transport.js';
-import { nodeHandler, startTestServer, testProtocol, type TestServer } from './net-helpers.js';
+import { nodeHandler, startTestServer, testProtocol, testServers } from './net-helpers.js';
 import { repoRoot, tempDir } from './helpers.js';
 
-const servers: TestServer[] = [];
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-});
-
-async function server(...args: Parameters<typeof startTestServer>): Promise<TestServer> {
-  const s = await startTestServer(...args);
-  servers.push(s);
-  return s;
-}
+const server = testServers();
 
 type FailedSamples = { total: number; byKind: Record<string, number> };
 const failedOf = (result: unknown): FailedSamples => (result as { errors: { failedSamples: FailedSamples } }).errors.failedSamples;

@@ -5,6 +5,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { afterAll } from 'vitest';
+
 import type { NetworkProtocol, ResponseOutcome } from '../lib/net/protocol.js';
 
 export interface TestServer {
@@ -99,5 +101,21 @@ export function testProtocol(total = 64, opts: { tokens?: boolean; kind?: string
         },
       };
     },
+  };
+}
+
+/**
+ * A starter of test servers for one test file: every server it starts is
+ * closed after the file's tests (call it at the file's top level).
+ */
+export function testServers(): (...args: Parameters<typeof startTestServer>) => Promise<TestServer> {
+  const servers: TestServer[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+  });
+  return async (...args) => {
+    const s = await startTestServer(...args);
+    servers.push(s);
+    return s;
   };
 }

@@ -1,21 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 import { startTest } from '../lib/index.js';
 import { NetworkSetupError } from '../lib/errors.js';
 import { createNetworkSut } from '../lib/net/transport.js';
-import { nodeHandler, startTestServer, testProtocol, type TestServer } from './net-helpers.js';
+import { nodeHandler, startTestServer, testProtocol, type TestServer, testServers } from './net-helpers.js';
 import { tempDir } from './helpers.js';
 
-const servers: TestServer[] = [];
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-});
-
-async function server(...args: Parameters<typeof startTestServer>): Promise<TestServer> {
-  const s = await startTestServer(...args);
-  servers.push(s);
-  return s;
-}
+const server = testServers();
 
 const offline = { scenario: 'Offline', offlineExpectedQps: 100, minDurationMs: 0, minQueryCount: 1 } as const;
 
