@@ -1,0 +1,177 @@
+// A native HTTP/1.1 keep-alive client for network SUTs whose responses are
+// read whole (KServe v2, mapped HTTP APIs): the issue thread writes each
+// request on an idle connection itself (no hop to another thread before the
+// bytes leave), one reactor thread reads every response, stamps the moment
+// its last byte was read (now_ns()) and hands the outcome to a sink. It is
+// what lets a network SUT reach wrk-like rates and a client share of
+// latency of tens of microseconds: undici on the JS thread costs ~75 us of
+// CPU per request (benchmarks/RESULTS.md, issue 12).
+//
+// Plain POSIX sockets + epoll on Linux; elsewhere `available()` is false
+// and the JS transport (undici) is used. http: only (no TLS, no HTTP/2).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "failure_kinds.h"
+
+namespace loadgen {
+
+// ---- Per-node statistics, in the layout of lib/net/node-stats.ts ----
+// [requests, completed, failed by kind (kFailureKindCount), sum_ns, max_ns,
+// measured, then kNodeStatsBuckets log buckets: bucket i holds latencies in
+// [1.01^i, 1.01^(i+1)) ns]. test/native-tables.test.ts checks the TS side
+// against tables.nodeStatsLength.
+constexpr size_t kNodeStatsBuckets = 2900;
+constexpr size_t kNodeStatsLength = 2 + kFailureKindCount + 3 + kNodeStatsBuckets;
+
+// ---- One HTTP/1.1 response, parsed as its bytes arrive ----
+// Status line, headers (Content-Length, Transfer-Encoding: chunked,
+// Connection), then the body: by length, chunked (trailers skipped) or
+// delimited by the connection's close. 1xx interim responses are skipped.
+// Limits: head <= kMaxHeadBytes, body <= the body limit; beyond either, or
+// any syntax error: Error with a short reason (never the bytes themselves).
+class HttpResponseParser {
+ public:
+  enum class State { Head, Body, Done, Error };
+  static constexpr size_t kMaxHeadBytes = 64 * 1024;
+
+  // Ready for the next response; `body_out` (may be null) receives the body
+  // bytes up to `body_keep_limit` (the rest is counted, not kept);
+  // `max_body_bytes` larger bodies are an Error.
+  void reset(std::vector<uint8_t>* body_out, size_t body_keep_limit, uint64_t max_body_bytes);
+  // Consumes bytes; returns how many were used. Stops at the end of the
+  // response (Done): any further bytes belong to nothing (no pipelining),
+  // the caller treats them as a protocol error.
+  size_t feed(const uint8_t* data, size_t size);
+  // The peer closed the connection: a close-delimited body is Done; any
+  // other unfinished response becomes Error.
+  void end_of_stream();
+
+  State state() const { return state_; }
+  int status() const { return status_; }
+  // False after `Connection: close` or HTTP/1.0 without keep-alive.
+  bool keep_alive() const { return keep_alive_; }
+  uint64_t body_bytes() const { return body_bytes_; }
+  const char* error() const { return error_; }
+
+ private:
+  // The implementation's state (helper-owned; fields may change).
+  State state_ = State::Head;
+  int status_ = 0;
+  bool keep_alive_ = true;
+  uint64_t body_bytes_ = 0;
+  const char* error_ = "";
+  std::string head_;  // the head so far (reserved once, reused)
+  int body_mode_ = 0;  // 0 none, 1 length, 2 chunked, 3 until close
+  uint64_t remaining_ = 0;
+  int chunk_state_ = 0;
+  std::string chunk_line_;
+  std::vector<uint8_t>* body_out_ = nullptr;
+  size_t body_keep_limit_ = 0;
+  uint64_t max_body_bytes_ = 0;
+};
+
+// ---- The client ----
+
+struct HttpNodeAddress {
+  std::string host;   // name or IP literal (resolved once, in start())
+  uint16_t port = 0;
+  std::string label;  // the node's URL (origin) in messages, never credentials
+};
+
+struct HttpClientConfig {
+  std::vector<HttpNodeAddress> nodes;
+  uint32_t connections_per_node = 32;
+  bool least_outstanding = true;  // else round-robin
+  int64_t connect_timeout_ns = 10'000'000'000;
+  int64_t request_timeout_ns = 60'000'000'000;  // 0: none
+  int64_t node_backoff_ns = 1'000'000'000;      // a node whose connection failed is skipped this long
+  uint64_t max_body_bytes = uint64_t{1} << 32;
+  int reactor_cpu = -1;  // pin the reactor thread (-1: not pinned)
+};
+
+// How one request ended. Handed to the sink on the reactor thread (or on
+// the sending thread when a request fails before it is sent).
+struct HttpOutcome {
+  uint64_t tag = 0;       // what send() was given (the sample id)
+  uint32_t index = 0;     // the request's index in the table (the QSL index)
+  uint32_t node = 0;
+  int64_t sent_ns = 0;    // now_ns() when its first byte was written (0: never sent)
+  int64_t done_ns = 0;    // now_ns() when its last byte was read, or when it failed
+  int status = 0;         // HTTP status (0: no response head)
+  bool ok = false;        // a 2xx response, read whole
+  FailureKind kind = FailureKind::Connection;  // when !ok
+  // When !ok: e.g. "node http://h:p: HTTP 503: <first 200 body bytes, control
+  // characters as spaces>", "node http://h:p: no complete response within
+  // 100 ms", "node http://h:p: connect: Connection refused".
+  std::string message;
+  // The whole body, only when send() asked for it (keep_body) and ok; for a
+  // non-2xx status, the message holds its excerpt instead.
+  std::vector<uint8_t> body;
+};
+
+class HttpSink {
+ public:
+  virtual ~HttpSink() = default;
+  // Exactly once per send(). Must not call back into the client.
+  virtual void on_outcome(HttpOutcome& outcome) = 0;
+};
+
+class HttpClient {
+ public:
+  // Whether this platform has the native client (Linux: epoll).
+  static bool available();
+
+  HttpClient(HttpClientConfig config, HttpSink* sink);
+  ~HttpClient();  // stop()
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // ---- Before start(): the request bytes ----
+  // Request `index` is written as `line` (e.g. "POST /v2/models/m/infer
+  // HTTP/1.1\r\n"), then the node's "Host: host:port\r\n" line, then `rest`
+  // (the other headers, the blank line and the body). Copied. Indices are
+  // dense-ish QSL indices (< 2^32); setting one again replaces it.
+  void set_request(uint32_t index, const uint8_t* line, size_t line_size, const uint8_t* rest, size_t rest_size);
+  void clear_requests();
+
+  // Resolves the nodes, opens connections_per_node keep-alive connections
+  // to each (bounded by connect_timeout_ns) and starts the reactor thread.
+  // False with `error` naming the node when one cannot be reached.
+  bool start(std::string* error);
+
+  // One thread at a time (the issue thread); never blocks and never
+  // allocates on the common path: writes request `index` on an idle
+  // connection of the node the balance policy picks, or queues it until a
+  // connection is idle. An index without a request, a cancelled client or
+  // a node in backoff with no other node: the outcome is a failure at once.
+  // `keep_body`: the outcome carries the body (accuracy-logged samples).
+  void send(uint64_t tag, uint32_t index, bool keep_body);
+
+  // Every queued and in-flight request, and every later send(), fails as
+  // Cancelled with `message`. Any thread.
+  void cancel_all(const std::string& message);
+
+  // Requests sent but not yet handed to the sink (queued included).
+  uint64_t outstanding() const;
+
+  // Per-node statistics (kNodeStatsLength doubles per node, node after
+  // node) into `out`. Any thread, any time.
+  void copy_node_stats(double* out) const;
+
+  // Stops the reactor, fails what is still outstanding as Cancelled
+  // ("the client was closed"), closes every socket. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loadgen
