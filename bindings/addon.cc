@@ -16,6 +16,7 @@
 #include "bindings/conformance.h"
 #include "bindings/convert.h"
 #include "bindings/errors.h"
+#include "bindings/http_sut_binding.h"
 #include "bindings/js_host.h"
 #include "bindings/process_state.h"
 #include "bindings/progress.h"
@@ -31,6 +32,7 @@ void end_run(AddonState& s) {
     s.host->shutdown();
     ProcessState::instance().unshare_session();
     ProcessState::instance().ports().release_all();
+    detach_native_sut(s);
     s.host.reset();
   }
 }
@@ -106,12 +108,19 @@ class SessionRef {
 Napi::Value Start(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction())
-    throw Napi::TypeError::New(env, "start(config, dispatcher) expects an object and a function");
+    throw Napi::TypeError::New(env, "start(config, dispatcher[, nativeSut]) expects an object and a function");
+  // A SUT inside the core (a NativeHttpSut), or none.
+  std::shared_ptr<loadgen::HttpSut> native_sut;
+  if (info.Length() >= 3 && !info[2].IsUndefined() && !info[2].IsNull()) {
+    native_sut = unwrap_http_sut(info[2]);
+    if (!native_sut) throw Napi::TypeError::New(env, "start: nativeSut must be a NativeHttpSut");
+  }
   AddonState& s = state(env);
   // Runs in the slot this environment reserved and has not started a run in;
   // otherwise the one busy check decides (and takes the slot: releaseRun()).
   if (s.host || !ProcessState::instance().holds_run(&s)) reserve_run(env, s);
   loadgen::SessionConfig config = session_config_from_js(info[0].As<Napi::Object>());
+  config.native_sut = native_sut;
   // lib/settings refused these already; never trust JS (Session::start would throw).
   const loadgen::SettingsProblem problem =
       loadgen::check_run_bounds(config.settings, config.qsl_total_count, config.qsl_performance_count);
@@ -122,8 +131,13 @@ Napi::Value Start(const Napi::CallbackInfo& info) {
     s.run_teardown = env.AddCleanupHook(std::function<void()>([state_ptr] { end_run(*state_ptr); }));
     s.run_teardown_registered = true;
     ProcessState::instance().share_session(&s.host->session());
+    if (native_sut) {
+      native_sut->attach(&s.host->session());
+      s.native_sut = native_sut;
+    }
     s.host->start();
   } catch (...) {
+    detach_native_sut(s);
     ProcessState::instance().unshare_session();
     if (s.run_teardown_registered) {
       s.run_teardown.Remove(env);
@@ -429,6 +443,7 @@ Napi::Value Finish(const Napi::CallbackInfo& info) {
   ProcessState::instance().unshare_session();
   ProcessState::instance().ports().release_all();
   Napi::Object outcome = outcome_to_js(env, s.host->session().outcome());
+  detach_native_sut(s);
   if (s.run_teardown_registered) {
     s.run_teardown.Remove(env);
     s.run_teardown_registered = false;
@@ -471,6 +486,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("clockNs", Napi::Function::New(env, ClockNs, "clockNs"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   register_issue_threads(env, exports);
+  register_http_sut(env, exports);
   register_config(env, exports);
   register_progress(env, exports);
   register_tables(env, exports);

@@ -10,6 +10,7 @@
 
 #include "bindings/errors.h"
 #include "bindings/js_host.h"
+#include "native/http_sut.h"
 
 namespace loadgen_addon {
 
@@ -17,6 +18,9 @@ struct AddonState {
   // The run started in this environment, from start() to finish() (or this
   // environment's teardown). Only while this environment holds the run slot.
   std::unique_ptr<JsHost> host;
+  // The run's SUT inside the core, if any (a NativeHttpSut): attached to the
+  // host's session for the run, detached before that session goes.
+  std::shared_ptr<loadgen::HttpSut> native_sut;
   // Environment teardown (worker terminated, process exiting). Hooks run
   // last-in first-out: the run's, registered after the run's threadsafe
   // function, stops the run before that function's own teardown; the slot's,
@@ -28,6 +32,12 @@ struct AddonState {
   double completions_outside_run = 0;
   ErrorClasses error_classes;  // set by setErrorClasses
 };
+
+// Before the run's session is destroyed: the native SUT completes nothing more into it.
+inline void detach_native_sut(AddonState& s) {
+  if (s.native_sut) s.native_sut->detach();
+  s.native_sut.reset();
+}
 
 inline AddonState& state(const Napi::Env& env) { return *env.GetInstanceData<AddonState>(); }
 

@@ -5,6 +5,7 @@
 
 #include "native/config_keys.h"
 #include "native/failure_kinds.h"
+#include "native/http_client.h"
 #include "native/settings_fields.h"
 
 namespace loadgen_addon {
@@ -84,6 +85,8 @@ void register_tables(Napi::Env env, Napi::Object exports) {
   Napi::Array kinds = Napi::Array::New(env, loadgen::kFailureKindCount);
   for (size_t i = 0; i < loadgen::kFailureKindCount; ++i) kinds.Set(static_cast<uint32_t>(i), loadgen::kFailureKindNames[i]);
   t.Set("failureKinds", kinds);
+  // The per-node statistics slice of the native HTTP client (lib/net/node-stats.ts's NODE_SLICE_LENGTH).
+  t.Set("nodeStatsLength", static_cast<double>(loadgen::kNodeStatsLength));
   exports.Set("tables", t);
 }
 

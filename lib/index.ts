@@ -87,6 +87,7 @@ export { FAILURE_KINDS, type FailureKind } from './net/protocol.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
 export type { NativeProgress } from './native/index.js';
 export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
+export { TRANSPORTS, type TransportChoice } from './net/native-transport.js';
 export { createHttpProtocol, createHttpSut } from './net/http-map.js';
 export { createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
 export {

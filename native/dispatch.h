@@ -2,7 +2,8 @@
 // host's thread when no drain is pending (wake, with an optional lead for
 // Server), let the host's thread poll (poll), or let worker threads claim
 // them (worker); registered issue threads get their share by stride; the
-// null-native SUT completes them on the issue thread. Also the one writer of
+// null-native SUT completes them on the issue thread; a SUT inside the core
+// (native_sut.h) gets them from the issue thread. Also the one writer of
 // the dispatched time stamp. The poller and a spinning worker issue a due
 // Server query the issue thread is late for, through the issuing primitive.
 #pragma once
@@ -116,7 +117,9 @@ class Dispatch {
 // Inline: the issue thread calls it right after publishing each query (the
 // null-native SUT's completion is stamped inside).
 inline void Dispatch::hand_to_sut(Series& series, uint64_t first, uint64_t last) {
-  if (config_.complete_on_issue_thread) {
+  if (config_.native_sut) {
+    config_.native_sut->issue(series, first, last);
+  } else if (config_.complete_on_issue_thread) {
     for (uint64_t q = first; q <= last; ++q) recorder_.complete_on_issue_thread(series, q, now_ns() - series.start_ns);
   } else if (series.issue_stride != 0) {
     // Wake each issue thread that got a query, unless its drain is pending.

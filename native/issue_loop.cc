@@ -99,7 +99,8 @@ bool issue_series(Series& series, const IssueThreadEnv& env, RunOutcome& outcome
   const bool pinned = config.issue_thread_cpu >= 0 && pin_warning.empty();
   const bool server = series.scenario == Scenario::Server;
   const bool accuracy = series.kind == SeriesKind::Accuracy;
-  const bool native_sut = config.complete_on_issue_thread;
+  // The null-native SUT or a SUT inside the core: no host wakes, hand-over, poller or workers.
+  const bool native_sut = config.complete_on_issue_thread || config.native_sut != nullptr;
   const DispatchMode dispatch = config.dispatch;
   // Registered issue threads (before the clock starts: the wait is not part of the series).
   const uint64_t stride = env.dispatch.attach_issue_threads(env.issue_threads, server && !native_sut, env.log);

@@ -295,6 +295,9 @@ Series* Session::prepare_series(const LoadableSet& set, SeriesKind kind) {
   live_.begin_series(kind, effective_.scenario, live_target_ns, queries, s.samples_per_query);
   series_.push_back(std::move(owned));
   current_.store(&s, std::memory_order_release);
+  // A SUT inside the core still has a host: its JS side reads the responses
+  // whose bodies are logged, and completes them through the active series.
+  if (config_.native_sut) config_.native_sut->series_started(s);
   if (!config_.complete_on_issue_thread) host_->series_started();
   return &s;
 }

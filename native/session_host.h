@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "native_sut.h"
 #include "trace.h"
 
 namespace loadgen {
@@ -82,6 +84,10 @@ struct SessionConfig {
   // The "null-native" SUT: every query is completed on the issue thread right
   // after it is issued; the host's wake()/flush_queries() are never called.
   bool complete_on_issue_thread = false;
+  // A SUT inside the core (the native HTTP client, http_sut.h): the issue
+  // thread hands it each query (never the host's wake()/flush_queries());
+  // it completes samples through the session from its own threads.
+  std::shared_ptr<NativeSut> native_sut;
   // false: the QSL lives in the core (nothing to load), load_samples is not called.
   bool host_loads_samples = true;
   int issue_thread_cpu = -1;

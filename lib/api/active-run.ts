@@ -9,7 +9,7 @@ import { DispatchWorkerPool, PollLoop } from '../dispatch/dispatch.js';
 import { drainQueries, newDrainState, startDrainSeries, type DrainState } from '../dispatch/drain.js';
 import { resetHandOver } from '../dispatch/handover.js';
 import { RunFailedError, SutError } from '../errors.js';
-import { HostEventKind, type NativeAddon, type NativeOutcome, type NativeRunConfig } from '../native/index.js';
+import { HostEventKind, type NativeAddon, type NativeHttpSut, type NativeOutcome, type NativeRunConfig } from '../native/index.js';
 import type { ResolvedTestSettings } from '../settings/types.js';
 import { setActiveSeries } from './active.js';
 import { messageOf } from './checks.js';
@@ -32,9 +32,11 @@ export class ActiveRun {
     private readonly config: NativeRunConfig,
     private readonly pool?: DispatchWorkerPool,
     private readonly signal?: AbortSignal,
+    private readonly nativeSut?: NativeHttpSut,
   ) {
-    // dispatch 'poll': drains once per event-loop turn while a series issues.
-    if (settings.dispatch === 'poll') {
+    // dispatch 'poll': drains once per event-loop turn while a series issues
+    // (not with a SUT inside the core: the issue thread hands it the queries).
+    if (settings.dispatch === 'poll' && nativeSut === undefined) {
       this.poll = new PollLoop(native, (published) => {
         try {
           this.drain(published);
@@ -53,7 +55,7 @@ export class ActiveRun {
       this.reject = reject;
     });
     this.pool?.listen((error, index) => this.fail(error, `dispatch worker ${index}`));
-    this.native.start(this.config, this.dispatch);
+    this.native.start(this.config, this.dispatch, this.nativeSut);
     // Listened to from the start to the end of the run only (finished()).
     if (this.signal?.aborted) this.interrupt();
     else this.signal?.addEventListener('abort', this.interrupt, { once: true });

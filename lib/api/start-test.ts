@@ -15,6 +15,7 @@ import { toNativeRunConfig } from '../settings/to-native.js';
 import type { LogSettingsInput, TestSettingsInput } from '../settings/types.js';
 import { validateRunSettings } from '../settings/validate.js';
 import { isNullNativeSut } from '../suts/suts.js';
+import { nativeSutOf } from './native-sut.js';
 import { ActiveRun } from './active-run.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';
 import { removeStaleRunFiles } from './stale-files.js';
@@ -150,7 +151,9 @@ export async function startTest(
     }
     try {
       signal?.throwIfAborted();  // aborted while preparing: nothing ran yet
-      const result = await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool, signal).run();
+      // A SUT inside the core (the native HTTP client) takes the queries, unless dispatch workers do.
+      const nativeSut = resolved.dispatch === 'worker' ? undefined : nativeSutOf(sut);
+      const result = await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool, signal, nativeSut).run();
       addSutReport(sut, result, log);
       return result;
     } catch (error) {

@@ -11,6 +11,7 @@ import { createHttpSut } from '../net/http-map.js';
 import { createKServeSut } from '../net/kserve.js';
 import { createOpenAiSut, OPENAI_APIS } from '../net/openai.js';
 import { BALANCE_POLICIES, type BalancePolicy, type NetworkSut, type TransportOptions } from '../net/types.js';
+import { TRANSPORTS, type TransportChoice } from '../net/native-transport.js';
 import { echo } from '../settings/messages.js';
 import { choiceOption, collect, positiveInteger } from './options.js';
 
@@ -37,6 +38,8 @@ export interface NetworkCliOptions {
   request?: string;
   binaryTensors?: boolean;
   http2?: boolean;
+  transport?: string;
+  readEveryResponse?: boolean;
   mlperfConf?: string;
   userConf?: string;
 }
@@ -66,7 +69,9 @@ export function addNetworkOptions(command: Command): Command {
     .addOption(new Option('--request-timeout-ms <ms>', 'network SUT: a request not finished within this fails as timeout (default 60000; 0: none)').argParser(nonNegativeInteger('--request-timeout-ms')))
     .option('--request <module>', 'http: the module mapping samples to requests and responses (README: Any other HTTP API)')
     .option('--binary-tensors', 'kserve: the binary tensor data extension instead of JSON tensors')
-    .option('--http2', 'network SUT: HTTP/2 where the server offers it (https: nodes, negotiated by ALPN)');
+    .option('--http2', 'network SUT: HTTP/2 where the server offers it (https: nodes, negotiated by ALPN)')
+    .addOption(choiceOption('--transport <client>', "network SUT: the HTTP client: native (the core's, plain http: and whole responses), undici (JS; https, HTTP/2, token streams) or auto (default: native where it can)", TRANSPORTS))
+    .option('--read-every-response', 'network SUT, native transport: the protocol reads every response body (a malformed one fails its sample), not only the logged ones');
 }
 
 /**
@@ -90,6 +95,8 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.request !== undefined ? '--request' : '',
       o.binaryTensors === true ? '--binary-tensors' : '',
       o.http2 === true ? '--http2' : '',
+      o.transport !== undefined ? '--transport' : '',
+      o.readEveryResponse === true ? '--read-every-response' : '',
     ].filter((s) => s !== '');
     if (used.length > 0)
       throw new SettingsError(used[0]!, undefined, `${used.join(', ')} ${used.length === 1 ? 'applies' : 'apply'} only to a network SUT (--sut ${NETWORK_SUTS.join('|')}), not to ${what}`);
@@ -154,6 +161,8 @@ export async function createCliNetworkSut(o: NetworkCliOptions, signal: AbortSig
     ...(o.requestTimeoutMs !== undefined ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
     ...(apiKey !== undefined ? { apiKey } : {}),
     ...(o.http2 === true ? { http2: true } : {}),
+    ...(o.transport !== undefined ? { transport: o.transport as TransportChoice } : {}),
+    ...(o.readEveryResponse === true ? { readEveryResponse: true } : {}),
     signal,
   };
   switch (o.sut) {

@@ -300,6 +300,42 @@ export interface NativeProgress {
   maxNs: number;
 }
 
+/** new NativeHttpSut(options): checked by the binding (TypeError naming the field). */
+export interface NativeHttpSutOptions {
+  nodes: readonly { host: string; port: number; label: string }[];
+  connectionsPerNode?: number;
+  leastOutstanding?: boolean;
+  connectTimeoutMs?: number;
+  /** 0: none. */
+  requestTimeoutMs?: number;
+  nodeBackoffMs?: number;
+  maxBodyBytes?: number;
+  reactorCpu?: number;
+  /** Every body goes to onResponse, not only the accuracy-logged samples'. */
+  hostReadsEveryBody?: boolean;
+  /** Never in a failure message (the API key): replaced by '<api key>'. */
+  secret?: string;
+  /** A response whose body JS reads (stamped already: its last byte's clockNs()), from node `node`. */
+  onResponse: (id: number, index: number, stampNs: number, body: Buffer, node: number) => void;
+}
+
+/**
+ * The native HTTP client of a network SUT (native/http_client.h): the issue
+ * thread sends each request, a reactor thread reads and completes it.
+ */
+export interface NativeHttpSut {
+  /** Request of QSL index `index`: `line`, the node's Host line, then `rest`. Only while nothing is outstanding. */
+  setRequest(index: number, line: Uint8Array, rest: Uint8Array): void;
+  clearRequests(): void;
+  /** Opens every node's connections: '' or why not (naming the node). */
+  start(): Promise<string>;
+  cancelAll(message: string): void;
+  outstanding(): number;
+  /** tables.nodeStatsLength values per node, node after node. */
+  nodeStats(): Float64Array;
+  close(): void;
+}
+
 export interface NativeAddon {
   /** The core's config-key table and run-setting limits (bindings/tables.cc; lib/native/tables.ts). */
   readonly tables: NativeTables;
@@ -322,7 +358,11 @@ export interface NativeAddon {
    * itself: releaseRun() still gives it back). BusyError when a run started
    * here is still active or another environment holds the slot.
    */
-  start(config: NativeRunConfig, dispatcher: Dispatcher): void;
+  start(config: NativeRunConfig, dispatcher: Dispatcher, nativeSut?: NativeHttpSut): void;
+  /** The native HTTP/1.1 client as a SUT inside the core (lib/net/native-transport.ts). */
+  readonly NativeHttpSut: new (options: NativeHttpSutOptions) => NativeHttpSut;
+  /** Whether this platform has it (Linux: epoll). */
+  readonly nativeHttpAvailable: boolean;
   /** NotRunningError outside a series. */
   seriesInfo(): NativeSeriesInfo;
   /** Queries first, first + stride, ... below end (default first + 1) reached the SUT now. */

@@ -22,6 +22,8 @@ export {
   type NativeOutcome,
   type NativeProgress,
   type NativeRunConfig,
+  type NativeHttpSut,
+  type NativeHttpSutOptions,
   type NativeSeriesInfo,
   type NativeSummary,
   type NativeTestSettings,

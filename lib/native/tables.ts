@@ -40,6 +40,8 @@ export interface NativeTables {
   readonly runSettingLimits: Readonly<Record<string, NativeRunSettingLimit>>;
   /** How a sample can fail (native/failure_kinds.h), by the core's enum value. */
   readonly failureKinds: readonly string[];
+  /** Float64 values per node of the native HTTP client's statistics (lib/net/node-stats.ts's NODE_SLICE_LENGTH). */
+  readonly nodeStatsLength: number;
 }
 
 let tables: NativeTables | undefined;

@@ -12,6 +12,8 @@ export interface ClientConfig {
   probeTimeoutMs: number;
   apiKey: string | undefined;
   http2: boolean;
+  transport: 'auto' | 'native' | 'undici';
+  readEveryResponse: boolean;
   /** A node whose connection failed is left out of the rotation this long (unless every node is). */
   backoffMs: number;
 }

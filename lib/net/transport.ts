@@ -13,6 +13,8 @@ import { InterfaceError, SettingsError } from '../errors.js';
 import { packageRoot } from '../native/index.js';
 import type { ClientConfig } from './client-config.js';
 import { NetworkClient } from './client.js';
+import { NativeTransport, nativeTransportObstacle, TRANSPORTS } from './native-transport.js';
+import { NATIVE_SUT } from '../api/native-sut.js';
 import { cleanNodeName, networkSutName, parseNodeUrls, uniqueNodeNames, type NodeAddress } from './nodes.js';
 import { createStatsBuffer, nodeSlice, summarizeNode } from './node-stats.js';
 import type { NetworkProtocol } from './protocol.js';
@@ -43,6 +45,11 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     throw new SettingsError('apiKey', '<hidden>', 'apiKey must be a string without line breaks or NUL (its value is not shown)');
   if (options.http2 !== undefined && typeof options.http2 !== 'boolean')
     throw new SettingsError('http2', options.http2, `http2 must be true or false, got ${typeof options.http2}`);
+  const transport = options.transport ?? 'auto';
+  if (!TRANSPORTS.includes(transport))
+    throw new SettingsError('transport', transport, `transport '${String(transport)}' is not one of ${TRANSPORTS.join(', ')}`);
+  if (options.readEveryResponse !== undefined && typeof options.readEveryResponse !== 'boolean')
+    throw new SettingsError('readEveryResponse', options.readEveryResponse, `readEveryResponse must be true or false, got ${typeof options.readEveryResponse}`);
   return {
     balance,
     connections,
@@ -51,6 +58,8 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     probeTimeoutMs,
     apiKey: options.apiKey === '' ? undefined : options.apiKey,
     http2: options.http2 === true,
+    transport,
+    readEveryResponse: options.readEveryResponse === true,
     backoffMs: NODE_BACKOFF_MS,
   };
 }
@@ -85,7 +94,32 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
     names.map((n, i) => cleanNodeName(typeof n === 'string' ? client.redact(n) : n, addresses[i]!.url)),
     addresses,
   );
-  return buildNetworkSut(protocol, client, addresses, nodeNames, config, stats, options);
+  let native: NativeTransport | undefined;
+  try {
+    native = await startNativeTransport(protocol, addresses, config);
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  return buildNetworkSut(protocol, client, addresses, nodeNames, config, stats, options, native);
+}
+
+/** The native transport when `transport` asks for it or ('auto') it can serve the SUT; its connections open. */
+async function startNativeTransport(protocol: NetworkProtocol, addresses: readonly NodeAddress[], config: ClientConfig): Promise<NativeTransport | undefined> {
+  if (config.transport === 'undici') return undefined;
+  const obstacle = nativeTransportObstacle(protocol, addresses, config);
+  if (obstacle !== '') {
+    if (config.transport === 'auto') return undefined;
+    throw new SettingsError('transport', 'native', `transport 'native' cannot serve this SUT: ${obstacle}; use 'undici' or 'auto'`);
+  }
+  const native = new NativeTransport(protocol, addresses, config, config.readEveryResponse);
+  try {
+    await native.start();
+  } catch (error) {
+    native.close();
+    throw error;
+  }
+  return native;
 }
 
 /** The compiled worker module of the network SUTs (dispatch 'worker'). */
@@ -99,6 +133,7 @@ function buildNetworkSut(
   config: ClientConfig,
   stats: Float64Array,
   options: TransportOptions,
+  native: NativeTransport | undefined,
 ): NetworkSut {
   const signal = options.signal;
   // Every thread's statistics: this thread's, then each worker run's (shared).
@@ -108,20 +143,27 @@ function buildNetworkSut(
     name: `${protocol.kind} data set (${protocol.totalSampleCount} samples)`,
     totalSampleCount: protocol.totalSampleCount,
     performanceSampleCount: protocol.performanceSampleCount,
-    loadSamplesToRam: (indices) => protocol.load(indices),
-    unloadSamplesFromRam: (indices) => protocol.unload(indices),
+    loadSamplesToRam: (indices) => (native !== undefined ? native.load(indices) : protocol.load(indices)),
+    unloadSamplesFromRam: (indices) => (native !== undefined ? native.unload(indices) : protocol.unload(indices)),
   };
   const onAbort = (): void => {
     Atomics.store(cancelled, 0, 1);
-    client.cancelAll(`the run was stopped (${abortText(signal?.reason)})`);
+    const reason = `the run was stopped (${abortText(signal?.reason)})`;
+    client.cancelAll(reason);
+    native?.cancelAll(reason);
   };
   signal?.addEventListener('abort', onAbort, { once: true });
   if (signal?.aborted === true) onAbort();
-  const networkStats = (): NetworkStats => ({
-    protocol: protocol.kind,
-    balance: config.balance,
-    nodes: addresses.map((a, i) => summarizeNode(statsBuffers, addresses.length, i, a.url, nodeNames[i]!)),
-  });
+  const networkStats = (): NetworkStats => {
+    // The native client's counts are its own (one slice per node), read when asked.
+    const buffers = native !== undefined ? [...statsBuffers, native.nodeStats()] : statsBuffers;
+    return {
+      protocol: protocol.kind,
+      transport: native !== undefined ? 'native' : 'undici',
+      balance: config.balance,
+      nodes: addresses.map((a, i) => summarizeNode(buffers, addresses.length, i, a.url, nodeNames[i]!)),
+    };
+  };
   const plan: DispatchWorkerPlan = {
     module: NETWORK_WORKER_MODULE,
     options: (workerCount: number): NetworkWorkerOptions => {
@@ -147,10 +189,13 @@ function buildNetworkSut(
     report: () => networkReport(networkStats(), protocol.describe?.()),
     close: async () => {
       signal?.removeEventListener('abort', onAbort);
+      native?.close();
       await client.close();
     },
   };
   Object.defineProperty(sut, DISPATCH_WORKER_PLAN, { value: plan });
+  // startTest hands the core the native client: it issues to it from the issue thread (not with dispatch workers).
+  if (native !== undefined) Object.defineProperty(sut, NATIVE_SUT, { value: native.handle });
   return sut;
 }
 

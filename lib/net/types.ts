@@ -24,6 +24,22 @@ export interface TransportOptions {
   apiKey?: string;
   /** HTTP/2 instead of HTTP/1.1 keep-alive. */
   http2?: boolean;
+  /**
+   * Which HTTP client sends the requests. 'native' (the core's own HTTP/1.1
+   * client: the issue thread writes each request, a native thread reads and
+   * stamps the response; no JS on the way) serves plain http: nodes whose
+   * responses are read whole (KServe, mapped HTTP APIs); 'undici' (on the JS
+   * thread) serves everything, including https, HTTP/2 and streamed tokens.
+   * 'auto' (default): native where it can serve the SUT.
+   */
+  transport?: 'auto' | 'native' | 'undici';
+  /**
+   * The native transport checks each response's status and framing; its body
+   * is read by the protocol only where it is logged (accuracy mode, sampled
+   * accuracy-log entries). true: the protocol reads every body (a malformed
+   * one fails its sample), at the cost of a JS call per response.
+   */
+  readEveryResponse?: boolean;
   /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
   probeTimeoutMs?: number;
   /**
@@ -88,6 +104,8 @@ export interface NetworkNodeStats {
 
 export interface NetworkStats {
   protocol: string;
+  /** The HTTP client that sent the requests. */
+  transport: 'native' | 'undici';
   balance: BalancePolicy;
   nodes: NetworkNodeStats[];
 }

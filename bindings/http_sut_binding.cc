@@ -1,0 +1,249 @@
+// The native HTTP client SUT (native/http_sut.h) as a JS object:
+// `new NativeHttpSut(options)`, its request table, start (connects, a
+// Promise), node statistics, cancel and close. startTest passes it to
+// start(); the issue thread then sends the requests itself. Responses whose
+// bodies JS must read reach `options.onResponse(id, index, stampNs, body)`
+// through one threadsafe function (woken once per batch).
+#include "bindings/http_sut_binding.h"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace loadgen_addon {
+
+namespace {
+
+// What the reactor's wake and the JS object share: the threadsafe function
+// stays callable until close() (or the object's finalizer) releases it.
+struct HostChannel {
+  std::mutex mutex;
+  Napi::ThreadSafeFunction tsfn;
+  bool open = false;
+};
+
+// Marks real NativeHttpSut objects (napi_type_tag_object): start() trusts
+// only those, never an object that merely looks like one.
+constexpr napi_type_tag kNativeHttpSutTag = {0x6c6f616467656e2dULL, 0x6874747073757431ULL};
+
+[[noreturn]] void type_error(Napi::Env env, const std::string& message) {
+  throw Napi::TypeError::New(env, "NativeHttpSut: " + message);
+}
+
+double number_field(Napi::Env env, const Napi::Object& o, const char* key, double fallback, double min, double max) {
+  const Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return fallback;
+  if (!v.IsNumber()) type_error(env, std::string(key) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d) || d < min || d > max || std::floor(d) != d)
+    type_error(env, std::string(key) + " must be an integer in [" + std::to_string(static_cast<int64_t>(min)) + ", " +
+                        std::to_string(static_cast<int64_t>(max)) + "], got " + std::to_string(d));
+  return d;
+}
+
+const uint8_t* bytes_of(Napi::Env env, const Napi::Value& v, size_t* size, const char* what) {
+  if (!v.IsTypedArray()) type_error(env, std::string(what) + " must be a Uint8Array");
+  Napi::TypedArray view = v.As<Napi::TypedArray>();
+  if (view.TypedArrayType() != napi_uint8_array) type_error(env, std::string(what) + " must be a Uint8Array");
+  *size = view.ByteLength();
+  return static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+}
+
+class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
+ public:
+  static Napi::Function define(Napi::Env env) {
+    return DefineClass(env, "NativeHttpSut",
+                       {
+                           InstanceMethod<&NativeHttpSut::set_request>("setRequest"),
+                           InstanceMethod<&NativeHttpSut::clear_requests>("clearRequests"),
+                           InstanceMethod<&NativeHttpSut::start>("start"),
+                           InstanceMethod<&NativeHttpSut::cancel_all>("cancelAll"),
+                           InstanceMethod<&NativeHttpSut::outstanding>("outstanding"),
+                           InstanceMethod<&NativeHttpSut::node_stats>("nodeStats"),
+                           InstanceMethod<&NativeHttpSut::close>("close"),
+                       });
+  }
+
+  explicit NativeHttpSut(const Napi::CallbackInfo& info) : Napi::ObjectWrap<NativeHttpSut>(info) {
+    Napi::Env env = info.Env();
+    if (!loadgen::HttpClient::available()) type_error(env, "the native HTTP client is not available on this platform");
+    if (info.Length() < 1 || !info[0].IsObject()) type_error(env, "expects an options object");
+    const Napi::Object o = info[0].As<Napi::Object>();
+    loadgen::HttpClientConfig config;
+    const Napi::Value nodes = o.Get("nodes");
+    if (!nodes.IsArray()) type_error(env, "nodes must be an array");
+    const Napi::Array list = nodes.As<Napi::Array>();
+    if (list.Length() == 0 || list.Length() > 1024) type_error(env, "nodes must have 1 to 1024 entries");
+    node_count_ = list.Length();
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      const Napi::Value n = list.Get(i);
+      if (!n.IsObject()) type_error(env, "nodes[" + std::to_string(i) + "] must be an object");
+      const Napi::Object node = n.As<Napi::Object>();
+      if (!node.Get("host").IsString() || !node.Get("label").IsString())
+        type_error(env, "nodes[" + std::to_string(i) + "] needs host and label strings");
+      loadgen::HttpNodeAddress address;
+      address.host = node.Get("host").As<Napi::String>().Utf8Value();
+      address.label = node.Get("label").As<Napi::String>().Utf8Value();
+      address.port = static_cast<uint16_t>(number_field(env, node, "port", 0, 1, 65535));
+      if (address.host.empty() || address.host.size() > 255 || address.host.find('\0') != std::string::npos)
+        type_error(env, "nodes[" + std::to_string(i) + "].host must be 1 to 255 characters without NUL");
+      config.nodes.push_back(std::move(address));
+    }
+    config.connections_per_node = static_cast<uint32_t>(number_field(env, o, "connectionsPerNode", 32, 1, 4096));
+    const Napi::Value balance = o.Get("leastOutstanding");
+    if (!balance.IsUndefined() && !balance.IsBoolean()) type_error(env, "leastOutstanding must be a boolean");
+    config.least_outstanding = balance.IsUndefined() || balance.As<Napi::Boolean>().Value();
+    constexpr double kMaxMs = 1e9;
+    config.connect_timeout_ns = static_cast<int64_t>(number_field(env, o, "connectTimeoutMs", 10000, 1, kMaxMs) * 1e6);
+    config.request_timeout_ns = static_cast<int64_t>(number_field(env, o, "requestTimeoutMs", 60000, 0, kMaxMs) * 1e6);
+    config.node_backoff_ns = static_cast<int64_t>(number_field(env, o, "nodeBackoffMs", 1000, 0, kMaxMs) * 1e6);
+    config.max_body_bytes = static_cast<uint64_t>(number_field(env, o, "maxBodyBytes", 4294967296.0, 1, 9007199254740991.0));
+    config.reactor_cpu = static_cast<int>(number_field(env, o, "reactorCpu", -1, -1, 4095));
+    const Napi::Value every = o.Get("hostReadsEveryBody");
+    if (!every.IsUndefined() && !every.IsBoolean()) type_error(env, "hostReadsEveryBody must be a boolean");
+    const Napi::Value secret = o.Get("secret");
+    if (!secret.IsUndefined() && !secret.IsString()) type_error(env, "secret must be a string");
+    const Napi::Value on_response = o.Get("onResponse");
+    if (!on_response.IsFunction()) type_error(env, "onResponse must be a function");
+
+    if (napi_type_tag_object(env, info.This(), &kNativeHttpSutTag) != napi_ok) type_error(env, "cannot tag the object");
+    sut_ = std::make_shared<loadgen::HttpSut>(std::move(config));
+    sut_->set_host_reads_every_body(every.IsBoolean() && every.As<Napi::Boolean>().Value());
+    if (secret.IsString()) sut_->set_secret(secret.As<Napi::String>().Utf8Value());
+    channel_ = std::make_shared<HostChannel>();
+    channel_->tsfn = Napi::ThreadSafeFunction::New(env, on_response.As<Napi::Function>(), "loadgen-http-responses", 0, 1);
+    channel_->tsfn.Unref(env);  // idle: it must not keep the process alive
+    channel_->open = true;
+    std::weak_ptr<loadgen::HttpSut> weak_sut = sut_;
+    std::shared_ptr<HostChannel> channel = channel_;
+    sut_->set_host_wake([channel, weak_sut] {
+      std::lock_guard<std::mutex> lock(channel->mutex);
+      if (!channel->open) return;
+      channel->tsfn.NonBlockingCall([weak_sut](Napi::Env env, Napi::Function callback) {
+        std::shared_ptr<loadgen::HttpSut> sut = weak_sut.lock();
+        if (!sut || env == nullptr) return;
+        std::vector<loadgen::HttpOutcome> responses;
+        sut->take_host_responses(&responses);
+        for (loadgen::HttpOutcome& r : responses) {
+          callback.Call({Napi::Number::New(env, static_cast<double>(r.tag)), Napi::Number::New(env, r.index),
+                         Napi::Number::New(env, static_cast<double>(r.done_ns)),
+                         Napi::Buffer<uint8_t>::Copy(env, r.body.data(), r.body.size()), Napi::Number::New(env, r.node)});
+        }
+      });
+    });
+  }
+
+  ~NativeHttpSut() override { release_channel(); }
+
+  std::shared_ptr<loadgen::HttpSut> sut() const { return sut_; }
+
+ private:
+  void release_channel() {
+    if (!channel_) return;
+    std::lock_guard<std::mutex> lock(channel_->mutex);
+    if (channel_->open) {
+      channel_->open = false;
+      channel_->tsfn.Release();
+    }
+  }
+
+  // setRequest(index, line, rest): the request of QSL index `index`.
+  void set_request(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 3) type_error(env, "setRequest(index, line, rest) expects three arguments");
+    if (!info[0].IsNumber()) type_error(env, "setRequest: index must be a number");
+    const double index = info[0].As<Napi::Number>().DoubleValue();
+    if (!(index >= 0 && index <= 4294967295.0) || std::floor(index) != index)
+      type_error(env, "setRequest: index must be an integer in [0, 2^32 - 1]");
+    size_t line_size = 0, rest_size = 0;
+    const uint8_t* line = bytes_of(env, info[1], &line_size, "setRequest: line");
+    const uint8_t* rest = bytes_of(env, info[2], &rest_size, "setRequest: rest");
+    if (line_size == 0) type_error(env, "setRequest: line must not be empty");
+    if (sut_->client().outstanding() != 0) type_error(env, "setRequest: requests are outstanding");
+    sut_->client().set_request(static_cast<uint32_t>(index), line, line_size, rest, rest_size);
+  }
+
+  void clear_requests(const Napi::CallbackInfo& info) {
+    if (sut_->client().outstanding() != 0) type_error(info.Env(), "clearRequests: requests are outstanding");
+    sut_->client().clear_requests();
+  }
+
+  // start() -> Promise<string>: '' when every node's connections are open,
+  // else the reason (naming the node).
+  Napi::Value start(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto deferred = Napi::Promise::Deferred::New(env);
+    if (started_) type_error(env, "start: already started");
+    started_ = true;
+    (new StartWorker(env, sut_, deferred))->Queue();
+    return deferred.Promise();
+  }
+
+  void cancel_all(const Napi::CallbackInfo& info) {
+    const std::string message =
+        info.Length() >= 1 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : std::string("cancelled");
+    sut_->client().cancel_all(message);
+  }
+
+  Napi::Value outstanding(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(sut_->client().outstanding()));
+  }
+
+  // nodeStats() -> Float64Array (kNodeStatsLength per node, lib/net/node-stats.ts's layout).
+  Napi::Value node_stats(const Napi::CallbackInfo& info) {
+    const size_t nodes = node_count();
+    Napi::Float64Array out = Napi::Float64Array::New(info.Env(), nodes * loadgen::kNodeStatsLength);
+    sut_->client().copy_node_stats(out.Data());
+    return out;
+  }
+
+  void close(const Napi::CallbackInfo&) {
+    sut_->detach();
+    sut_->client().stop();
+    release_channel();
+  }
+
+  size_t node_count() const { return node_count_ == 0 ? 1 : node_count_; }
+
+  class StartWorker : public Napi::AsyncWorker {
+   public:
+    StartWorker(Napi::Env env, std::shared_ptr<loadgen::HttpSut> sut, Napi::Promise::Deferred deferred)
+        : Napi::AsyncWorker(env, "loadgen-http-start"), sut_(std::move(sut)), deferred_(deferred) {}
+    void Execute() override {
+      if (!sut_->client().start(&error_) && error_.empty()) error_ = "the native HTTP client could not start";
+    }
+    void OnOK() override { deferred_.Resolve(Napi::String::New(Env(), error_)); }
+    void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+   private:
+    std::shared_ptr<loadgen::HttpSut> sut_;
+    Napi::Promise::Deferred deferred_;
+    std::string error_;
+  };
+
+  std::shared_ptr<loadgen::HttpSut> sut_;
+  std::shared_ptr<HostChannel> channel_;
+  size_t node_count_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace
+
+void register_http_sut(Napi::Env env, Napi::Object exports) {
+  exports.Set("NativeHttpSut", NativeHttpSut::define(env));
+  exports.Set("nativeHttpAvailable", Napi::Boolean::New(env, loadgen::HttpClient::available()));
+}
+
+std::shared_ptr<loadgen::HttpSut> unwrap_http_sut(const Napi::Value& value) {
+  if (!value.IsObject()) return nullptr;
+  bool tagged = false;
+  if (napi_check_object_type_tag(value.Env(), value, &kNativeHttpSutTag, &tagged) != napi_ok || !tagged) return nullptr;
+  void* wrapped = nullptr;
+  if (napi_unwrap(value.Env(), value, &wrapped) != napi_ok || wrapped == nullptr) return nullptr;
+  return static_cast<NativeHttpSut*>(static_cast<Napi::ObjectWrap<NativeHttpSut>*>(wrapped))->sut();
+}
+
+}  // namespace loadgen_addon

@@ -1,0 +1,102 @@
+#include "http_sut.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "clock.h"
+#include "dispatch.h"
+#include "series.h"
+#include "session.h"
+
+namespace loadgen {
+
+HttpSut::HttpSut(HttpClientConfig config) : client_(std::make_unique<HttpClient>(std::move(config), this)) {}
+
+HttpSut::~HttpSut() {
+  detach();
+  // Stops the reactor first: no on_outcome runs once the members go.
+  client_->stop();
+}
+
+void HttpSut::attach(Session* session) {
+  // A new run's series is not known yet; the old one goes with its session.
+  series_.store(nullptr, std::memory_order_seq_cst);
+  session_.store(session, std::memory_order_seq_cst);
+  // An outcome that loaded the old pointer finishes before the session may go.
+  while (in_outcome_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+}
+
+void HttpSut::take_host_responses(std::vector<HttpOutcome>* out) {
+  // Cleared before taking: a response queued after the take wakes the host again.
+  host_wake_pending_.store(false, std::memory_order_seq_cst);
+  std::lock_guard<std::mutex> lock(host_mutex_);
+  for (HttpOutcome& o : host_responses_) out->push_back(std::move(o));
+  host_responses_.clear();
+}
+
+std::string HttpSut::redact(std::string text) const {
+  const std::string& key = secret_;
+  if (key.empty()) return text;
+  static const std::string kMark = "<api key>";
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + kMark.size())) {
+    text.replace(at, key.size(), kMark);
+  }
+  // An excerpt cut inside the key ends with its first characters (before a "...").
+  size_t end = text.size();
+  if (end >= 3 && text.compare(end - 3, 3, "...") == 0) end -= 3;
+  for (size_t n = std::min(key.size() - 1, end); n >= 3; --n) {
+    if (text.compare(end - n, n, key, 0, n) == 0) {
+      text.replace(end - n, n, kMark);
+      break;
+    }
+  }
+  return text;
+}
+
+void HttpSut::series_started(Series& series) { series_.store(&series, std::memory_order_release); }
+
+bool HttpSut::host_reads_body(uint64_t id) const {
+  if (host_reads_every_body_) return true;
+  // Set by series_started of the attached session's run (its series live as long as it).
+  const Series* series = series_.load(std::memory_order_acquire);
+  if (series == nullptr || id < series->first_id) return false;
+  const uint64_t k = id - series->first_id;
+  const auto& sampled = series->trace.accuracy_log_sampled;
+  return k < sampled.size() && sampled[k] != 0;
+}
+
+void HttpSut::issue(Series& series, uint64_t first, uint64_t last) {
+  stamp_dispatched(series, first, last + 1, 1, now_ns() - series.start_ns);
+  const uint64_t spq = series.samples_per_query;
+  const auto& indices = series.trace.sample_index;
+  const auto& sampled = series.trace.accuracy_log_sampled;
+  for (uint64_t k = first * spq, end = (last + 1) * spq; k < end; ++k) {
+    const bool keep_body = host_reads_every_body_ || (k < sampled.size() && sampled[k] != 0);  // host_reads_body()
+    client_->send(series.first_id + k, static_cast<uint32_t>(indices[k]), keep_body);
+  }
+}
+
+void HttpSut::on_outcome(HttpOutcome& outcome) {
+  in_outcome_.fetch_add(1, std::memory_order_seq_cst);
+  Session* session = session_.load(std::memory_order_seq_cst);
+  if (session != nullptr) {
+    const double id = static_cast<double>(outcome.tag);
+    if (!outcome.ok) {
+      session->fail(outcome.done_ns, id, outcome.kind, secret_.empty() ? outcome.message : redact(outcome.message));
+    } else if (host_reads_body(outcome.tag)) {
+      // Kept bodies (even empty ones) are the host's to read and complete.
+      bool wake = false;
+      {
+        std::lock_guard<std::mutex> lock(host_mutex_);
+        host_responses_.push_back(std::move(outcome));
+      }
+      wake = !host_wake_pending_.exchange(true, std::memory_order_seq_cst);
+      if (wake && host_wake_) host_wake_();
+    } else {
+      session->complete_at(outcome.done_ns, &id, 1);
+    }
+  }
+  in_outcome_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+}  // namespace loadgen
