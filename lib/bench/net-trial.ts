@@ -102,16 +102,23 @@ function failedRequests(stats: NetworkStats): number {
 export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>): Promise<NetServerTrial> {
   const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
   if (spec.clientShare && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
-  const sut = await createHttpSut({ urls: [spec.url], request: mapModule, connections: spec.connections, requestTimeoutMs: 30_000 });
+  const native = spec.dispatch === 'native';
+  const sut = await createHttpSut({
+    urls: [spec.url], request: mapModule, connections: spec.connections, requestTimeoutMs: 30_000,
+    transport: native ? 'native' : 'undici',
+    // The server's stamps are in each body: read them all (after the stamp: not inside a latency).
+    readEveryResponse: spec.clientShare,
+  });
   // One worker: the client process has CPU 0 alone (the server has CPU 1).
-  const dispatch = spec.dispatch === 'worker' ? { dispatch: 'worker' as const, dispatchWorkers: 1 } : { dispatch: spec.dispatch };
+  const dispatch = spec.dispatch === 'worker' ? { dispatch: 'worker' as const, dispatchWorkers: 1 }
+    : { dispatch: spec.dispatch === 'native' ? 'wake' as const : spec.dispatch };
   try {
     if (spec.warmupMs > 0) {
       // Warm-up (JIT, connections) in a run of its own, not measured: its records are dropped.
       const warmDir = mkdtempSync(join(tmpdir(), 'loadgen-net-warmup-'));
       try {
         await startTest(sut, sut.qsl, {
-          dispatch: spec.dispatch,
+          ...dispatch,
           scenario: 'Server',
           serverTargetQps: Math.min(spec.targetQps, 5000),
           minDurationMs: spec.warmupMs,

@@ -50,7 +50,8 @@ export type TrialSpec =
   | {
       kind: 'net-server';
       url: string;
-      dispatch: 'wake' | 'poll' | 'worker';
+      /** 'native': the native transport (dispatch wake); else undici with this dispatch mode. */
+      dispatch: 'native' | 'wake' | 'poll' | 'worker';
       targetQps: number;
       durationMs: number;
       targetLatencyNs: number;

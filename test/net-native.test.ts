@@ -1,0 +1,162 @@
+/**
+ * The native transport of network SUTs (lib/net/native-transport.ts over
+ * native/http_client.h): chosen by 'auto' where it can serve, refused with a
+ * clear error where it cannot, and the same results as undici: completions,
+ * accuracy data through the protocol's reader, failures by kind, the key
+ * never in a message, queueing beyond the connections.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { startTest } from '../lib/index.js';
+import { SettingsError } from '../lib/errors.js';
+import { loadNative } from '../lib/native/index.js';
+import { createNetworkSut } from '../lib/net/transport.js';
+import { nodeHandler, testProtocol, type TestServer, testServers } from './net-helpers.js';
+import { tempDir } from './helpers.js';
+
+const server = testServers();
+const available = loadNative().nativeHttpAvailable;
+const offline = (n: number) => ({ scenario: 'Offline', offlineExpectedQps: 100, minDurationMs: 0, minQueryCount: n }) as const;
+
+describe.skipIf(!available)('native transport', () => {
+  let node: TestServer;
+  beforeAll(async () => {
+    node = await server(nodeHandler('native-node'));
+  });
+
+  it("'auto' picks it for plain http: and whole responses; undici for token streams", async () => {
+    const sut = await createNetworkSut(testProtocol(), { urls: [node.url] });
+    const tokens = await createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url] });
+    try {
+      expect(sut.stats().transport).toBe('native');
+      expect(tokens.stats().transport).toBe('undici');
+      const report = (sut as unknown as { report(): { lines: string[] } }).report();
+      expect(report.lines).toContain("Transport : native (the core's HTTP/1.1 client)");
+    } finally {
+      await sut.close();
+      await tokens.close();
+    }
+  });
+
+  it("'native' where it cannot serve is a SettingsError naming transport, before anything runs", async () => {
+    const attempt = createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], transport: 'native' });
+    await expect(attempt).rejects.toBeInstanceOf(SettingsError);
+    await expect(createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], transport: 'native' }))
+      .rejects.toThrow(/transport 'native' cannot serve this SUT: the test protocol streams tokens/);
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], transport: 'bogus' as never }))
+      .rejects.toThrow(/transport 'bogus' is not one of auto, native, undici/);
+  });
+
+  it('completes every sample of an Offline query larger than its connections (queued), each once', async () => {
+    const sut = await createNetworkSut(testProtocol(64), { urls: [node.url], connections: 2, transport: 'native' });
+    try {
+      const before = node.hits.get('/infer') ?? 0;
+      const r = await startTest(sut, sut.qsl, offline(500), { outdir: tempDir() });
+      expect(r.valid).toBe(true);
+      expect(r.counts.completedSamples).toBe(r.counts.issuedSamples);
+      expect(r.counts.issuedSamples).toBeGreaterThanOrEqual(500);
+      expect((node.hits.get('/infer') ?? 0) - before).toBe(r.counts.issuedSamples);
+      const n = sut.stats().nodes[0]!;
+      expect(n.requests).toBe(r.counts.issuedSamples);
+      expect(n.completed).toBe(r.counts.issuedSamples);
+      expect(n.latencyNs.p50).toBeGreaterThan(0);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('runs Server and SingleStream', async () => {
+    const sut = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native' });
+    try {
+      const server = await startTest(sut, sut.qsl, { scenario: 'Server', serverTargetQps: 500, minDurationMs: 300, minQueryCount: 100 }, { outdir: tempDir() });
+      expect(server.counts.completedSamples).toBe(server.counts.issuedSamples);
+      expect(server.errors.failedSamples.total).toBe(0);
+      const single = await startTest(sut, sut.qsl, { scenario: 'SingleStream', minDurationMs: 200, minQueryCount: 50 }, { outdir: tempDir() });
+      expect(single.valid).toBe(true);
+      expect(single.counts.completedSamples).toBe(single.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('accuracy mode: every body goes through the reader into the accuracy log', async () => {
+    const sut = await createNetworkSut(testProtocol(16), { urls: [node.url], transport: 'native' });
+    const outdir = tempDir();
+    try {
+      const r = await startTest(sut, sut.qsl, { ...offline(1), mode: 'AccuracyOnly' }, { outdir });
+      expect(r.counts.completedSamples).toBe(16);
+      const log = JSON.parse(readFileSync(join(outdir, 'mlperf_log_accuracy.json'), 'utf8')) as { qsl_idx: number; data: string }[];
+      expect(log).toHaveLength(16);
+      for (const entry of log) expect(Buffer.from(entry.data, 'hex').toString('utf8')).toBe(`echo:sample-${entry.qsl_idx}`);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('readEveryResponse: a malformed body fails its sample; without it only status and framing count', async () => {
+    const bad = await server(nodeHandler('bad', (_req, res) => res.end('BAD answer')));
+    const strict = await createNetworkSut(testProtocol(8), { urls: [bad.url], transport: 'native', readEveryResponse: true });
+    const lenient = await createNetworkSut(testProtocol(8), { urls: [bad.url], transport: 'native' });
+    try {
+      const s = await startTest(strict, strict.qsl, offline(8), { outdir: tempDir() });
+      expect(s.valid).toBe(false);
+      expect(s.errors.failedSamples.byKind.malformed_response).toBe(s.counts.issuedSamples);
+      const l = await startTest(lenient, lenient.qsl, offline(8), { outdir: tempDir() });
+      expect(l.errors.failedSamples.total).toBe(0);
+    } finally {
+      await strict.close();
+      await lenient.close();
+    }
+  });
+
+  it('a non-2xx status fails as http_status with an excerpt, never the API key even when echoed', async () => {
+    const key = 'sk-native-secret-0123456789';
+    const echo = await server(nodeHandler('echo', (req, res) => {
+      res.statusCode = 503;
+      res.end(`overloaded; you sent ${String(req.headers.authorization)}`);
+    }));
+    const sut = await createNetworkSut(testProtocol(8), { urls: [echo.url], transport: 'native', apiKey: key });
+    const outdir = tempDir();
+    try {
+      const r = await startTest(sut, sut.qsl, offline(8), { outdir });
+      expect(r.valid).toBe(false);
+      expect(r.errors.failedSamples.byKind.http_status).toBe(r.counts.issuedSamples);
+      const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
+      expect(detail).toContain(`Sample failed (http_status): node ${echo.url}: HTTP 503: overloaded; you sent Bearer <api key>`);
+      expect(detail).not.toContain('native-secret');
+      expect(JSON.stringify(r)).not.toContain('native-secret');
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('sends a request body of several MB whole (partial writes finished by the reactor)', async () => {
+    let bytes = 0;
+    const big = await server(nodeHandler('big', (_req, res, body) => {
+      bytes = body.length;
+      res.end('ok');
+    }));
+    const protocol = testProtocol(1);
+    const payload = 'x'.repeat(6 << 20);
+    const sut = await createNetworkSut({ ...protocol, request: () => ({ method: 'POST', path: '/infer', headers: { 'content-type': 'text/plain' }, body: payload }) },
+      { urls: [big.url], transport: 'native' });
+    try {
+      const r = await startTest(sut, sut.qsl, offline(1), { outdir: tempDir() });
+      expect(r.valid).toBe(true);
+      expect(bytes).toBe(payload.length);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('a node that is down is a NetworkSetupError before the run (probe), nothing left open', async () => {
+    const gone = await server(nodeHandler('gone'));
+    const url = gone.url;
+    await gone.close();
+    await expect(createNetworkSut(testProtocol(), { urls: [url], transport: 'native', connectTimeoutMs: 2000, probeTimeoutMs: 2000 }))
+      .rejects.toThrow(/not reachable/);
+  });
+});
