@@ -61,13 +61,28 @@ class HttpResponseParser {
   const char* error() const { return error_; }
 
  private:
+  void start_response();
+  void fail(const char* reason);
+  void head_line(const char* line, size_t size);
+  void head_done();
+  bool take_body(const uint8_t* data, size_t size);
+  size_t feed_chunked(const uint8_t* data, size_t size);
+
   // The implementation's state (helper-owned; fields may change).
   State state_ = State::Head;
   int status_ = 0;
   bool keep_alive_ = true;
   uint64_t body_bytes_ = 0;
   const char* error_ = "";
-  std::string head_;  // the head so far (reserved once, reused)
+  std::string head_;  // the head line so far (reserved once, reused)
+  size_t head_bytes_ = 0;  // of the head (or of the trailers), against kMaxHeadBytes
+  uint32_t head_lines_ = 0;
+  bool http10_ = false;
+  bool connection_close_ = false;
+  bool connection_keep_alive_ = false;
+  bool has_length_ = false;
+  bool has_transfer_encoding_ = false;
+  bool chunked_ = false;
   int body_mode_ = 0;  // 0 none, 1 length, 2 chunked, 3 until close
   uint64_t remaining_ = 0;
   int chunk_state_ = 0;

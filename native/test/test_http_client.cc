@@ -1,0 +1,758 @@
+// The native HTTP/1.1 client: the response parser (any split of the bytes,
+// framing, limits, errors) and the client against a loopback test server
+// (exactly one outcome per request, queueing, partial writes, failures,
+// timeouts, balancing, backoff, cancellation, statistics).
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "check.h"
+#include "clock.h"
+#include "http_client.h"
+#include "http_test_server.h"
+#include "test_util.h"
+
+using loadgen::FailureKind;
+using loadgen::HttpClient;
+using loadgen::HttpClientConfig;
+using loadgen::HttpOutcome;
+using loadgen::HttpResponseParser;
+using loadgen::HttpSink;
+
+// Counting allocations of the threads that ask for it (not under the
+// sanitizers, which replace operator new themselves).
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define LG_COUNT_ALLOCATIONS 1
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC takes the replaced operators' malloc/free pairing for a mismatch.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+static std::atomic<uint64_t> g_allocations{0};
+static thread_local bool t_count_allocations = false;
+void* operator new(size_t size) {
+  if (t_count_allocations) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+#endif
+
+namespace {
+
+// ---- Parser helpers ----
+
+struct Parsed {
+  HttpResponseParser::State state;
+  int status;
+  bool keep_alive;
+  std::string body;
+  uint64_t body_bytes;
+  size_t used;
+  std::string error;
+};
+
+// Feeds `text` in pieces whose sizes come from `split` (0: whole).
+Parsed parse(const std::string& text, size_t piece = 0, std::mt19937* rng = nullptr, bool eof = false,
+             size_t keep = SIZE_MAX, uint64_t max_body = uint64_t{1} << 32) {
+  HttpResponseParser p;
+  std::vector<uint8_t> body;
+  p.reset(&body, keep, max_body);
+  size_t at = 0;
+  const auto* data = reinterpret_cast<const uint8_t*>(text.data());
+  while (at < text.size()) {
+    size_t n = text.size() - at;
+    if (rng != nullptr) n = std::min(n, static_cast<size_t>((*rng)() % 17 + 1));
+    else if (piece > 0) n = std::min(n, piece);
+    const size_t used = p.feed(data + at, n);
+    at += used;
+    if (used < n) break;
+  }
+  if (eof) p.end_of_stream();
+  return {p.state(), p.status(), p.keep_alive(), std::string(body.begin(), body.end()), p.body_bytes(), at, p.error()};
+}
+
+// Whole, byte by byte and in 200 random splits: the same result each time.
+void check_all_splits(const std::string& text, int status, const std::string& body, bool keep_alive,
+                      bool eof = false) {
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 202; ++round) {
+    const Parsed r = round == 0 ? parse(text, 0, nullptr, eof)
+                     : round == 1 ? parse(text, 1, nullptr, eof)
+                                  : parse(text, 0, &rng, eof);
+    CHECK(r.state == HttpResponseParser::State::Done);
+    CHECK_EQ(r.status, status);
+    CHECK_EQ(r.body, body);
+    CHECK_EQ(r.body_bytes, body.size());
+    CHECK_EQ(r.keep_alive, keep_alive);
+    CHECK_EQ(r.used, text.size());
+    if (r.state != HttpResponseParser::State::Done) {
+      std::cerr << "  response: " << text << "\n  error: " << r.error << "\n";
+      return;
+    }
+  }
+}
+
+void check_error(const std::string& text, const std::string& reason_part, bool eof = false,
+                 uint64_t max_body = uint64_t{1} << 32) {
+  for (size_t piece : {size_t{0}, size_t{1}, size_t{7}}) {
+    const Parsed r = parse(text.size() > 100000 && piece == 1 ? text : text, text.size() > 100000 ? 0 : piece, nullptr,
+                           eof, SIZE_MAX, max_body);
+    CHECK(r.state == HttpResponseParser::State::Error);
+    CHECK(r.error.find(reason_part) != std::string::npos);
+    if (r.error.find(reason_part) == std::string::npos) std::cerr << "  error was: " << r.error << "\n";
+  }
+}
+
+}  // namespace
+
+TEST(http_parser_content_length) {
+  check_all_splits("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhello", 200, "hello", true);
+  // Header names in any case, no reason phrase, bare LF line ends.
+  check_all_splits("HTTP/1.1 201\r\ncOnTeNt-LeNgTh:3\r\n\r\nabc", 201, "abc", true);
+  check_all_splits("HTTP/1.1 200 OK\nContent-Length: 2\n\nok", 200, "ok", true);
+  // Duplicates that agree are one length.
+  check_all_splits("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", 200, "ok", true);
+  check_all_splits("HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok", 200, "ok", true);
+  check_all_splits("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 200, "", true);
+  check_all_splits("HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope", 404, "nope", true);
+}
+
+TEST(http_parser_chunked) {
+  check_all_splits(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nhello\r\nA\r\n, world!!!\r\n0\r\n\r\n",
+      200, "hello, world!!!", true);
+  // Trailers, upper-case hex, Transfer-Encoding winning over Content-Length.
+  check_all_splits(
+      "HTTP/1.1 200 OK\r\ncontent-length: 99\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+      "1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0;last\r\nX-Checksum: 1\r\nX-More: 2\r\n\r\n",
+      200, "abcdefghijklmnopqrstuvwxyz", true);
+  check_all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n", 200, "",
+                   false);
+}
+
+TEST(http_parser_connection_and_versions) {
+  check_all_splits("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", 200, "x", false);
+  check_all_splits("HTTP/1.1 200 OK\r\nConnection: Keep-Alive, CLOSE\r\nContent-Length: 1\r\n\r\nx", 200, "x", false);
+  check_all_splits("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx", 200, "x", false);
+  check_all_splits("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx", 200, "x", true);
+  // A body delimited by the close: Done only at the end of the stream.
+  check_all_splits("HTTP/1.1 200 OK\r\n\r\nuntil the end", 200, "until the end", false, true);
+  check_all_splits("HTTP/1.0 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nzz", 200, "zz", false, true);
+  const Parsed open = parse("HTTP/1.1 200 OK\r\n\r\nmore to come");
+  CHECK(open.state == HttpResponseParser::State::Body);
+}
+
+TEST(http_parser_interim_and_bodyless) {
+  check_all_splits("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+                   "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                   200, "ok", true);
+  check_all_splits("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n", 204, "", true);
+  check_all_splits("HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", 304, "", true);
+}
+
+TEST(http_parser_errors) {
+  check_error("HTTP/2 200 OK\r\n\r\n", "status line");
+  check_error("HTTP/1.1 2x0 OK\r\n\r\n", "status code");
+  check_error("HTTP/1.1 200OK\r\n\r\n", "status code");
+  check_error("NOT HTTP AT ALL\r\n\r\n", "status line");
+  check_error("HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", "header line");
+  check_error("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n", "header name");
+  check_error("HTTP/1.1 200 OK\r\nA: b\r\n  folded\r\n\r\n", "folded");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok", "Content-Length");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nok", "Content-Length");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "Content-Length");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n", "Content-Length");
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "chunk size");
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n", "after chunk data");
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n", "chunk size");
+  check_error("HTTP/1.1 101 Switching Protocols\r\n\r\n", "101");
+  // The stream ended early.
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", "mid-response", true);
+  check_error("HTTP/1.1 200 OK\r\nContent-Le", "mid-response", true);
+  check_error("", "before a response", true);
+}
+
+TEST(http_parser_limits) {
+  // A head over 64 KiB, in one header or many.
+  check_error("HTTP/1.1 200 OK\r\nX-Big: " + std::string(70000, 'a') + "\r\n\r\n", "64 KiB");
+  std::string many = "HTTP/1.1 200 OK\r\n";
+  while (many.size() < 70000) many += "X-Header: 0123456789\r\n";
+  check_error(many + "\r\n", "64 KiB");
+  // Just under the limit is fine.
+  std::string fits = "HTTP/1.1 200 OK\r\nX-Big: " + std::string(65000, 'a') + "\r\nContent-Length: 1\r\n\r\nz";
+  CHECK(parse(fits).state == HttpResponseParser::State::Done);
+  // The body limit, by length, by chunks and until the close.
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world", "size limit", false, 10);
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n",
+              "size limit", false, 10);
+  check_error("HTTP/1.1 200 OK\r\n\r\nhello world", "size limit", true, 10);
+  const Parsed exact = parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789", 0, nullptr, false, SIZE_MAX, 10);
+  CHECK(exact.state == HttpResponseParser::State::Done);
+  // Trailers have their own 64 KiB.
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: " + std::string(70000, 't') + "\r\n\r\n",
+              "trailers");
+  // The keep limit: the rest is counted, not kept.
+  const Parsed kept = parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789", 3, nullptr, false, 4);
+  CHECK_EQ(kept.body, std::string("0123"));
+  CHECK_EQ(kept.body_bytes, uint64_t{10});
+}
+
+TEST(http_parser_stops_at_the_end) {
+  const std::string one = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  const Parsed r = parse(one + "HTTP/1.1 200 OK\r\n");
+  CHECK(r.state == HttpResponseParser::State::Done);
+  CHECK_EQ(r.used, one.size());
+  // Reused for the next response, with no allocation once warmed.
+  HttpResponseParser p;
+  std::vector<uint8_t> body;
+  const std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nT: 1\r\n\r\n";
+  for (int warm = 0; warm < 2; ++warm) {
+    p.reset(&body, SIZE_MAX, 1000);
+    p.feed(reinterpret_cast<const uint8_t*>(chunked.data()), chunked.size());
+  }
+#if defined(LG_COUNT_ALLOCATIONS)
+  t_count_allocations = true;
+  const uint64_t before = g_allocations.load();
+#endif
+  for (int i = 0; i < 1000; ++i) {
+    const std::string& text = i % 2 == 0 ? one : chunked;
+    p.reset(&body, SIZE_MAX, 1000);
+    for (size_t at = 0; at < text.size(); at += 5)
+      p.feed(reinterpret_cast<const uint8_t*>(text.data()) + at, std::min<size_t>(5, text.size() - at));
+    CHECK(p.state() == HttpResponseParser::State::Done);
+  }
+#if defined(LG_COUNT_ALLOCATIONS)
+  CHECK_EQ(g_allocations.load() - before, uint64_t{0});
+  t_count_allocations = false;
+#endif
+}
+
+#if defined(__linux__)
+
+namespace {
+
+using loadgen_test::HttpTestServer;
+
+// Keeps every outcome (copied) and counts them.
+struct Collect : HttpSink {
+  std::mutex mu;
+  std::vector<HttpOutcome> outcomes;
+  std::atomic<uint64_t> count{0};
+  void on_outcome(HttpOutcome& outcome) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      outcomes.push_back(outcome);
+    }
+    count.fetch_add(1, std::memory_order_release);
+  }
+  // Waits (bounded) until `n` outcomes arrived.
+  bool wait_for(uint64_t n, int timeout_ms = 10000) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms * loadgen_test::time_factor());
+    while (count.load(std::memory_order_acquire) < n) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return true;
+  }
+  std::vector<HttpOutcome> by_tag() {
+    std::lock_guard<std::mutex> lock(mu);
+    uint64_t max_tag = 0;
+    for (auto& o : outcomes) max_tag = std::max(max_tag, o.tag);
+    std::vector<HttpOutcome> out(outcomes.empty() ? 0 : max_tag + 1);
+    for (auto& o : outcomes) out[o.tag] = o;
+    return out;
+  }
+  HttpOutcome last() {
+    std::lock_guard<std::mutex> lock(mu);
+    return outcomes.back();
+  }
+};
+
+std::string label_of(uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); }
+
+HttpClientConfig config_for(std::initializer_list<uint16_t> ports, uint32_t connections) {
+  HttpClientConfig c;
+  for (uint16_t port : ports) c.nodes.push_back({"127.0.0.1", port, label_of(port)});
+  c.connections_per_node = connections;
+  c.connect_timeout_ns = 2'000'000'000;
+  c.request_timeout_ns = 20'000'000'000;
+  return c;
+}
+
+void set_get(HttpClient& client, uint32_t index, const std::string& path) {
+  const std::string line = "GET " + path + " HTTP/1.1\r\n";
+  const std::string rest = "Accept: */*\r\n\r\n";
+  client.set_request(index, reinterpret_cast<const uint8_t*>(line.data()), line.size(),
+                     reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
+}
+
+void set_post(HttpClient& client, uint32_t index, const std::string& path, const std::string& body) {
+  const std::string line = "POST " + path + " HTTP/1.1\r\n";
+  const std::string rest = "Content-Type: application/octet-stream\r\nContent-Length: " + std::to_string(body.size()) +
+                           "\r\n\r\n" + body;
+  client.set_request(index, reinterpret_cast<const uint8_t*>(line.data()), line.size(),
+                     reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
+}
+
+std::string body_of(const HttpOutcome& o) { return std::string(o.body.begin(), o.body.end()); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A port nothing listens on (bound, then closed).
+uint16_t closed_port() {
+  HttpTestServer s;
+  s.start();
+  const uint16_t port = s.port;
+  s.stop();
+  s.close_listener();
+  return port;
+}
+
+}  // namespace
+
+TEST(http_client_available_on_linux) { CHECK(HttpClient::available()); }
+
+TEST(http_client_many_requests_exactly_once) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 4), &sink);
+  for (uint32_t i = 0; i < 300; ++i) set_get(client, i, "/ok/" + std::to_string(i));
+  std::string error;
+  CHECK(client.start(&error));
+  const uint64_t total = 3000;
+  // All at once: most wait in the queue for one of the 4 connections.
+  for (uint64_t tag = 0; tag < total; ++tag) client.send(tag, static_cast<uint32_t>(tag % 300), tag % 2 == 0);
+  CHECK(sink.wait_for(total));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_EQ(sink.count.load(), total);
+  CHECK_EQ(client.outstanding(), uint64_t{0});
+  const auto outcomes = sink.by_tag();
+  CHECK_EQ(outcomes.size(), total);
+  int bad = 0;
+  for (uint64_t tag = 0; tag < outcomes.size(); ++tag) {
+    const HttpOutcome& o = outcomes[tag];
+    const bool good = o.tag == tag && o.ok && o.status == 200 && o.index == tag % 300 && o.node == 0 && o.sent_ns > 0 &&
+                      o.done_ns >= o.sent_ns &&
+                      body_of(o) == (tag % 2 == 0 ? std::to_string(tag % 300) : std::string());
+    if (!good && ++bad < 5) std::cerr << "  tag " << tag << ": " << o.message << "\n";
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(server.requests.load(), static_cast<int>(total));
+  CHECK_EQ(server.accepted.load(), 4);
+  client.stop();
+}
+
+TEST(http_client_response_kinds) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 2), &sink);
+  const std::vector<std::string> paths = {"/chunked/abcdefgh", "/close/bye", "/eof/until-close", "/interim/later",
+                                          "/status/503", "/garbage", "/extra/ok", "/cut", "/ok/after"};
+  for (uint32_t i = 0; i < paths.size(); ++i) set_get(client, i, paths[i]);
+  std::string error;
+  CHECK(client.start(&error));
+  const std::string node = "node " + label_of(server.port) + ": ";
+  // One at a time: each failure closes its connection, the next one is reopened.
+  std::vector<HttpOutcome> got;
+  for (uint32_t i = 0; i < paths.size(); ++i) {
+    client.send(i, i, true);
+    CHECK(sink.wait_for(i + 1));
+    got.push_back(sink.last());
+  }
+  client.send(100, 9999, false);  // no request for this index
+  CHECK(sink.wait_for(paths.size() + 1));
+  const HttpOutcome unknown = sink.last();
+  CHECK(got[0].ok && body_of(got[0]) == "abcdefgh");
+  CHECK(got[1].ok && body_of(got[1]) == "bye");
+  CHECK(got[2].ok && body_of(got[2]) == "until-close");
+  CHECK(got[3].ok && body_of(got[3]) == "later" && got[3].status == 200);
+  CHECK(!got[4].ok && got[4].kind == FailureKind::HttpStatus && got[4].status == 503);
+  // The first 200 bytes, control characters as spaces, "..." as it was cut.
+  CHECK_EQ(got[4].message, node + "HTTP 503: service unavailable " + std::string(180, 'x') + "...");
+  CHECK(got[4].body.empty());
+  CHECK(!got[5].ok && got[5].kind == FailureKind::MalformedResponse);
+  CHECK_EQ(got[5].message, node + "malformed response: malformed status line");
+  CHECK(!got[6].ok && got[6].kind == FailureKind::MalformedResponse);
+  CHECK_EQ(got[6].message, node + "2 bytes after the end of the response");
+  CHECK(!got[7].ok && got[7].kind == FailureKind::Connection);
+  CHECK_EQ(got[7].message, node + "connection closed mid-response");
+  CHECK(got[8].ok && body_of(got[8]) == "after");
+  CHECK(!unknown.ok && unknown.kind == FailureKind::Connection && contains(unknown.message, "9999"));
+  CHECK_EQ(client.outstanding(), uint64_t{0});
+}
+
+TEST(http_client_large_bodies_partial_writes) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 2), &sink);
+  std::string big(8 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + (i * 7919) % 26);
+  set_post(client, 0, "/echo", big);
+  set_post(client, 1, "/echo", big.substr(0, 3 << 20));
+  set_get(client, 2, "/ok/small");
+  std::string error;
+  CHECK(client.start(&error));
+  // Three large ones on two connections: one waits, and each write is partial.
+  client.send(0, 0, true);
+  client.send(1, 1, true);
+  client.send(2, 0, true);
+  client.send(3, 2, true);
+  CHECK(sink.wait_for(4, 30000));
+  const auto outcomes = sink.by_tag();
+  CHECK_EQ(outcomes.size(), size_t{4});
+  if (outcomes.size() == 4) {
+    CHECK(outcomes[0].ok && body_of(outcomes[0]) == big);
+    CHECK(outcomes[1].ok && body_of(outcomes[1]) == big.substr(0, 3 << 20));
+    CHECK(outcomes[2].ok && body_of(outcomes[2]) == big);
+    CHECK(outcomes[3].ok && body_of(outcomes[3]) == "small");
+  }
+  // keep_body false: the body is read, counted and dropped.
+  client.send(4, 0, false);
+  CHECK(sink.wait_for(5, 30000));
+  CHECK(sink.last().ok && sink.last().body.empty());
+}
+
+TEST(http_client_timeout) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 1);
+  config.request_timeout_ns = 100'000'000;
+  HttpClient client(config, &sink);
+  set_get(client, 0, "/delay/3000/late");
+  set_get(client, 1, "/ok/on-time");
+  std::string error;
+  CHECK(client.start(&error));
+  const int64_t start = loadgen::now_ns();
+  client.send(0, 0, false);
+  client.send(1, 1, true);  // queued behind the slow one, sent on a new connection
+  CHECK(sink.wait_for(2, 2500));
+  const auto outcomes = sink.by_tag();
+  CHECK_EQ(outcomes.size(), size_t{2});
+  if (outcomes.size() == 2) {
+    CHECK(!outcomes[0].ok && outcomes[0].kind == FailureKind::Timeout);
+    CHECK_EQ(outcomes[0].message, "node " + label_of(server.port) + ": no complete response within 100 ms");
+    CHECK(outcomes[0].done_ns - start >= 100'000'000);
+    CHECK(outcomes[0].done_ns - start < 2'000'000'000LL * loadgen_test::time_factor());
+    CHECK(outcomes[1].ok && body_of(outcomes[1]) == "on-time");
+  }
+}
+
+TEST(http_client_start_errors) {
+  const uint16_t port = closed_port();
+  Collect sink;
+  {
+    HttpClient client(config_for({port}, 2), &sink);
+    std::string error;
+    CHECK(!client.start(&error));
+    CHECK_EQ(error, "node " + label_of(port) + ": connect: Connection refused");
+    set_get(client, 0, "/ok/x");
+    client.send(1, 0, false);  // not started: fails at once
+    CHECK_EQ(sink.count.load(), uint64_t{1});
+  }
+  // A name (localhost: maybe ::1 first, then 127.0.0.1) and an IPv6 literal.
+  HttpTestServer v4;
+  CHECK(v4.start());
+  {
+    HttpClientConfig config = config_for({}, 1);
+    config.nodes.push_back({"localhost", v4.port, "http://localhost:" + std::to_string(v4.port)});
+    HttpClient client(config, &sink);
+    set_get(client, 0, "/ok/by-name");
+    std::string error;
+    CHECK(client.start(&error));
+    client.send(2, 0, true);
+    CHECK(sink.wait_for(2));
+    CHECK(sink.last().ok && body_of(sink.last()) == "by-name");
+  }
+  HttpTestServer v6;
+  if (v6.start(true)) {
+    HttpClientConfig config = config_for({}, 1);
+    config.nodes.push_back({"::1", v6.port, "http://[::1]:" + std::to_string(v6.port)});
+    HttpClient client(config, &sink);
+    set_get(client, 0, "/ok/v6");
+    std::string error;
+    CHECK(client.start(&error));
+    client.send(3, 0, true);
+    CHECK(sink.wait_for(3));
+    CHECK(sink.last().ok && body_of(sink.last()) == "v6");
+  }
+}
+
+TEST(http_client_node_backoff) {
+  // Node A answers once per connection, then refuses new ones.
+  HttpTestServer a, b;
+  a.close_each = true;
+  CHECK(a.start());
+  CHECK(b.start());
+  Collect sink;
+  HttpClientConfig config = config_for({a.port, b.port}, 2);
+  config.least_outstanding = false;
+  config.node_backoff_ns = 10'000'000'000;
+  HttpClient client(config, &sink);
+  set_get(client, 0, "/ok/x");
+  std::string error;
+  CHECK(client.start(&error));
+  // Not before the server took both connections (closing a listener resets the rest).
+  while (a.accepted.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  a.close_listener();
+  client.send(0, 0, false);  // to A: answered, its connection closes, the reconnect is refused
+  CHECK(sink.wait_for(1));
+  CHECK(sink.last().ok && sink.last().node == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (uint64_t tag = 1; tag <= 20; ++tag) {
+    client.send(tag, 0, false);
+    CHECK(sink.wait_for(tag + 1));
+  }
+  int to_b = 0;
+  for (const auto& o : sink.by_tag())
+    if (o.tag > 0 && o.ok && o.node == 1) ++to_b;
+  CHECK_EQ(to_b, 20);
+  CHECK_EQ(a.requests.load(), 1);
+  client.stop();
+
+  // One node in backoff and no other: failures at once, naming the node and the error.
+  HttpTestServer c;
+  c.close_each = true;
+  CHECK(c.start());
+  Collect sink2;
+  HttpClientConfig single = config_for({c.port}, 1);
+  single.node_backoff_ns = 10'000'000'000;
+  HttpClient client2(single, &sink2);
+  set_get(client2, 0, "/ok/x");
+  CHECK(client2.start(&error));
+  while (c.accepted.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  c.close_listener();
+  client2.send(0, 0, false);
+  CHECK(sink2.wait_for(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  client2.send(1, 0, false);
+  CHECK_EQ(sink2.count.load(), uint64_t{2});
+  const HttpOutcome failed = sink2.last();
+  CHECK(!failed.ok && failed.kind == FailureKind::Connection);
+  CHECK_EQ(failed.message, "node " + label_of(c.port) + ": connect: Connection refused");
+}
+
+TEST(http_client_round_robin_and_least_outstanding) {
+  HttpTestServer slow, fast;
+  slow.delay_ms = 60;
+  CHECK(slow.start());
+  CHECK(fast.start());
+  for (bool least : {false, true}) {
+    Collect sink;
+    HttpClientConfig config = config_for({slow.port, fast.port}, 8);
+    config.least_outstanding = least;
+    HttpClient client(config, &sink);
+    set_get(client, 0, "/ok/x");
+    std::string error;
+    CHECK(client.start(&error));
+    const int before_slow = slow.requests.load();
+    const int before_fast = fast.requests.load();
+    for (uint64_t tag = 0; tag < 40; ++tag) {
+      client.send(tag, 0, false);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    CHECK(sink.wait_for(40));
+    const int to_slow = slow.requests.load() - before_slow;
+    const int to_fast = fast.requests.load() - before_fast;
+    if (!least) {
+      CHECK_EQ(to_slow, 20);
+      CHECK_EQ(to_fast, 20);
+    } else {
+      // The slow node holds requests for 60 ms: it is picked only when the
+      // fast one has as many outstanding (ties rotate).
+      CHECK(to_fast >= 30);
+      CHECK_EQ(to_slow + to_fast, 40);
+    }
+  }
+}
+
+TEST(http_client_cancel_races_sends) {
+  HttpTestServer server;
+  CHECK(server.start());
+  for (int round = 0; round < 3; ++round) {
+    Collect sink;
+    HttpClient client(config_for({server.port}, 4), &sink);
+    set_get(client, 0, "/ok/x");
+    set_get(client, 1, "/delay/20/y");
+    std::string error;
+    CHECK(client.start(&error));
+    const uint64_t total = 3000;
+    std::atomic<uint64_t> sent{0};
+    std::thread sender([&] {
+      for (uint64_t tag = 0; tag < total; ++tag) {
+        client.send(tag, static_cast<uint32_t>(tag % 2), false);
+        sent.store(tag + 1);
+        if (tag % 64 == 0) std::this_thread::yield();
+      }
+    });
+    while (sent.load() < 200 + static_cast<uint64_t>(round) * 500) std::this_thread::yield();
+    client.cancel_all("the run was aborted");
+    sender.join();
+    CHECK(sink.wait_for(total));
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    CHECK_EQ(sink.count.load(), total);
+    CHECK_EQ(client.outstanding(), uint64_t{0});
+    const auto outcomes = sink.by_tag();
+    int cancelled = 0, other = 0;
+    for (uint64_t tag = 0; tag < outcomes.size(); ++tag) {
+      const HttpOutcome& o = outcomes[tag];
+      if (o.tag != tag) ++other;
+      if (!o.ok && o.kind == FailureKind::Cancelled && o.message == "the run was aborted") ++cancelled;
+      else if (!o.ok) ++other;
+    }
+    CHECK_EQ(other, 0);
+    CHECK(cancelled >= static_cast<int>(total) - 200 - round * 500 - 1);
+    // Later sends fail at once.
+    client.send(total, 0, false);
+    CHECK_EQ(sink.count.load(), total + 1);
+  }
+}
+
+TEST(http_client_stop_with_requests_outstanding) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  {
+    HttpClient client(config_for({server.port}, 4), &sink);
+    set_get(client, 0, "/delay/5000/z");
+    std::string error;
+    CHECK(client.start(&error));
+    for (uint64_t tag = 0; tag < 50; ++tag) client.send(tag, 0, false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int64_t start = loadgen::now_ns();
+    client.stop();
+    CHECK(loadgen::now_ns() - start < 1'000'000'000LL * loadgen_test::time_factor());
+    CHECK_EQ(sink.count.load(), uint64_t{50});
+    CHECK_EQ(client.outstanding(), uint64_t{0});
+    client.stop();  // idempotent
+    client.send(50, 0, false);
+    CHECK_EQ(sink.count.load(), uint64_t{51});
+  }  // and the destructor after stop()
+  for (const auto& o : sink.by_tag()) {
+    CHECK(!o.ok && o.kind == FailureKind::Cancelled);
+    CHECK_EQ(o.message, std::string("the client was closed"));
+  }
+  // The destructor alone stops a running client.
+  Collect sink2;
+  {
+    HttpClient client(config_for({server.port}, 1), &sink2);
+    set_get(client, 0, "/delay/5000/z");
+    std::string error;
+    CHECK(client.start(&error));
+    client.send(0, 0, false);
+    client.send(1, 0, false);
+  }
+  CHECK_EQ(sink2.count.load(), uint64_t{2});
+}
+
+TEST(http_client_node_stats_layout) {
+  using loadgen::kFailureKindCount;
+  using loadgen::kNodeStatsLength;
+  HttpTestServer a, b;
+  CHECK(a.start());
+  CHECK(b.start());
+  Collect sink;
+  HttpClientConfig config = config_for({a.port, b.port}, 2);
+  config.least_outstanding = false;
+  HttpClient client(config, &sink);
+  set_get(client, 0, "/ok/x");
+  set_get(client, 1, "/status/503");
+  std::string error;
+  CHECK(client.start(&error));
+  // Alternating nodes: tags 0..9 ok (5 each), 10 and 11 are 503s (one each).
+  for (uint64_t tag = 0; tag < 12; ++tag) {
+    client.send(tag, tag < 10 ? 0 : 1, false);
+    CHECK(sink.wait_for(tag + 1));
+  }
+  std::vector<double> stats(2 * kNodeStatsLength, -1.0);
+  client.copy_node_stats(stats.data());
+  const size_t sum_at = 2 + kFailureKindCount, max_at = sum_at + 1, measured_at = sum_at + 2, buckets_at = sum_at + 3;
+  CHECK_EQ(kNodeStatsLength, buckets_at + 2900);
+  const auto outcomes = sink.by_tag();
+  for (size_t node = 0; node < 2; ++node) {
+    const double* s = stats.data() + node * kNodeStatsLength;
+    CHECK_EQ(s[0], 6.0);  // requests
+    CHECK_EQ(s[1], 5.0);  // completed
+    CHECK_EQ(s[2 + static_cast<size_t>(FailureKind::HttpStatus)], 1.0);
+    CHECK_EQ(s[measured_at], 5.0);
+    double sum = 0, max = 0, in_buckets = 0;
+    std::vector<double> expected(2900, 0.0);
+    for (const auto& o : outcomes) {
+      if (o.node != node || !o.ok) continue;
+      const double ns = static_cast<double>(o.done_ns - o.sent_ns);
+      sum += ns;
+      max = std::max(max, ns);
+      expected[static_cast<size_t>(std::floor(std::log(ns) * (1.0 / std::log(1.01))))] += 1;
+    }
+    for (size_t i = 0; i < 2900; ++i) {
+      in_buckets += s[buckets_at + i];
+      CHECK_EQ(s[buckets_at + i], expected[i]);
+    }
+    CHECK_EQ(s[sum_at], sum);
+    CHECK_EQ(s[max_at], max);
+    CHECK_EQ(in_buckets, 5.0);
+  }
+}
+
+#if defined(LG_COUNT_ALLOCATIONS)
+// Counts outcomes; its calls mark the reactor thread as one whose
+// allocations are counted. It never allocates itself.
+struct CountingSink : HttpSink {
+  std::atomic<uint64_t> count{0};
+  std::atomic<uint64_t> failed{0};
+  void on_outcome(HttpOutcome& outcome) override {
+    t_count_allocations = true;
+    if (!outcome.ok) failed.fetch_add(1);
+    count.fetch_add(1, std::memory_order_release);
+  }
+};
+
+TEST(http_client_no_allocation_per_request) {
+  HttpTestServer server;
+  CHECK(server.start());
+  CountingSink sink;
+  HttpClient client(config_for({server.port}, 4), &sink);
+  set_get(client, 0, "/ok/no-allocation");
+  set_get(client, 1, "/chunked/no-allocation");
+  std::string error;
+  CHECK(client.start(&error));
+  uint64_t sent = 0;
+  auto round = [&](uint64_t n) {
+    // Up to 16 outstanding on 4 connections: some wait in the queue.
+    const uint64_t end = sent + n;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (sink.count.load(std::memory_order_acquire) < end && std::chrono::steady_clock::now() < deadline) {
+      while (sent < end && sent - sink.count.load(std::memory_order_acquire) < 16) {
+        client.send(sent, static_cast<uint32_t>(sent % 2), false);
+        ++sent;
+      }
+      std::this_thread::yield();
+    }
+  };
+  round(500);  // warms the queue, the parsers and the sink's thread mark
+  // The issue thread (this one) and the reactor (marked by the sink); the
+  // test server's threads are not counted.
+  t_count_allocations = true;
+  const uint64_t before = g_allocations.load();
+  round(2000);
+  const uint64_t allocations = g_allocations.load() - before;
+  t_count_allocations = false;
+  CHECK_EQ(sink.count.load(), uint64_t{2500});
+  CHECK_EQ(sink.failed.load(), uint64_t{0});
+  CHECK_EQ(allocations, uint64_t{0});
+}
+#endif
+
+#endif  // __linux__
