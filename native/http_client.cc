@@ -1086,7 +1086,9 @@ HttpClient::~HttpClient() { stop(); }
 void HttpClient::set_request(uint32_t index, const uint8_t* line, size_t line_size, const uint8_t* rest,
                              size_t rest_size) {
 #if defined(__linux__)
-  if (impl_->started) return;  // the table is read without a lock once running
+  // Also after start(), between series (the QSL loads then): nothing is
+  // outstanding, and the issue thread's next send() is ordered after this by
+  // the session. Entries are nodes of a map: queued requests' pointers stay valid.
   Request& r = impl_->requests[index];
   r.line.assign(reinterpret_cast<const char*>(line), line_size);
   r.rest.assign(reinterpret_cast<const char*>(rest), rest_size);
@@ -1095,7 +1097,7 @@ void HttpClient::set_request(uint32_t index, const uint8_t* line, size_t line_si
 
 void HttpClient::clear_requests() {
 #if defined(__linux__)
-  if (!impl_->started) impl_->requests.clear();
+  if (impl_->outstanding.load(std::memory_order_acquire) == 0) impl_->requests.clear();
 #endif
 }
 
