@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 import { createHttpSut, startTest } from '../lib/index.js';
 import { createNetworkSut } from '../lib/net/transport.js';
+import { loadNative } from '../lib/native/index.js';
 import { nodeHandler, startTestServer, testProtocol, testServers } from './net-helpers.js';
 import { repoRoot, tempDir } from './helpers.js';
 
@@ -19,7 +20,8 @@ type FailedSamples = { total: number; byKind: Record<string, number> };
 const failedOf = (result: unknown): FailedSamples => (result as { errors: { failedSamples: FailedSamples } }).errors.failedSamples;
 
 describe('network SUT failures', () => {
-  it('counts every kind, names the node in the detail log, and makes the run INVALID', async () => {
+  // The native transport reads every body here (readEveryResponse), so a malformed one fails its sample as undici's does.
+  it.each((loadNative().nativeHttpAvailable ? [['native'], ['undici']] : [['undici']]) as [('native' | 'undici')][])('counts every kind, names the node in the detail log, and makes the run INVALID (%s transport)', async (transport) => {
     // Sample i: i % 5 == 0 -> 503, 1 -> the connection is destroyed, 2 -> a malformed body, 3 -> no answer, 4 -> ok.
     const tally: Record<string, number> = { http_status: 0, connection: 0, malformed_response: 0, timeout: 0, ok: 0 };
     const node = await server(
@@ -48,7 +50,7 @@ describe('network SUT failures', () => {
         }
       }),
     );
-    const sut = await createNetworkSut(testProtocol(50), { urls: [node.url], requestTimeoutMs: 1500 });
+    const sut = await createNetworkSut(testProtocol(50), { urls: [node.url], requestTimeoutMs: 1500, transport, readEveryResponse: true });
     try {
       const outdir = tempDir();
       const started = Date.now();

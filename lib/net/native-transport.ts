@@ -14,6 +14,7 @@ import { NetworkSetupError } from '../errors.js';
 import { loadNative, type NativeHttpSut } from '../native/index.js';
 import type { ClientConfig } from './client-config.js';
 import type { NodeAddress } from './nodes.js';
+import { createStatsBuffer, nodeSlice, NodeStatsRecorder } from './node-stats.js';
 import type { NetworkProtocol, PreparedRequest } from './protocol.js';
 
 /** `transport`: which HTTP client sends the requests. */
@@ -51,6 +52,9 @@ export class NativeTransport {
   readonly handle: NativeHttpSut;
   private readonly basePath: string;
   private readonly authorization: string;
+  /** The JS side's corrections of the native counts (a body the reader refused), summed with them. */
+  readonly corrections: Float64Array;
+  private readonly correctionRecorders: NodeStatsRecorder[];
 
   constructor(
     private readonly protocol: NetworkProtocol,
@@ -59,6 +63,8 @@ export class NativeTransport {
     readEveryResponse: boolean,
   ) {
     this.basePath = addresses[0]!.basePath;
+    this.corrections = createStatsBuffer(addresses.length, 1, false);
+    this.correctionRecorders = addresses.map((_, i) => new NodeStatsRecorder(nodeSlice(this.corrections, addresses.length, 0, i)));
     this.authorization = config.apiKey === undefined ? '' : `authorization: Bearer ${config.apiKey}\r\n`;
     this.handle = new (loadNative().NativeHttpSut)({
       nodes: addresses.map(nativeNode),
@@ -130,8 +136,12 @@ export class NativeTransport {
       outcome = { ok: false as const, kind: 'malformed_response' as const, message: `the ${this.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}` };
     }
     try {
-      if (outcome.ok) querySampleComplete(id, wantData ? outcome.data : undefined, outcome.nTokens, stampNs);
-      else querySampleFailed(id, outcome.kind, this.redact(`node ${label}: ${outcome.message}`), stampNs);
+      if (outcome.ok) {
+        querySampleComplete(id, wantData ? outcome.data : undefined, outcome.nTokens, stampNs);
+      } else {
+        this.correctionRecorders[node]?.reclassified(outcome.kind);
+        querySampleFailed(id, outcome.kind, this.redact(`node ${label}: ${outcome.message}`), stampNs);
+      }
     } catch {
       // No run to complete into any more (a response after the run ended): nothing to record.
     }

@@ -48,6 +48,17 @@ export class NodeStatsRecorder {
   failed(kind: FailureKind): void {
     this.slice[FAILED + FAILURE_INDEX[kind]]!++;
   }
+
+  /**
+   * A response another recorder counted as completed failed afterwards (the
+   * native client counts a 2xx read whole; the protocol's reader then found
+   * it malformed): one completed less, one failed more. Its latency stays
+   * among the responses read whole.
+   */
+  reclassified(kind: FailureKind): void {
+    this.slice[COMPLETED]!--;
+    this.slice[FAILED + FAILURE_INDEX[kind]]!++;
+  }
 }
 
 /** Storage for `threads` × `nodes` slices (shared when workers record too). */

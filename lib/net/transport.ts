@@ -156,7 +156,7 @@ function buildNetworkSut(
   if (signal?.aborted === true) onAbort();
   const networkStats = (): NetworkStats => {
     // The native client's counts are its own (one slice per node), read when asked.
-    const buffers = native !== undefined ? [...statsBuffers, native.nodeStats()] : statsBuffers;
+    const buffers = native !== undefined ? [...statsBuffers, native.nodeStats(), native.corrections] : statsBuffers;
     return {
       protocol: protocol.kind,
       transport: native !== undefined ? 'native' : 'undici',
