@@ -216,7 +216,7 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     expect(report.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median).toBeGreaterThan(0);
     expect(report.notes.join('\n')).toMatch(/not pinned/);
     // The loadgen rows ran through the --sut http path: every sample paired with its server stamps.
-    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['wake', true], ['poll', true], ['worker', true]]);
+    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['native', true], ['wake', true], ['poll', true], ['worker', true]]);
     expect(report.clientShare.map((row) => row.targetQps)).toEqual([1000, 10_000]);
     for (const row of report.clientShare) {
       expect(row.matched).toBe(row.samples);

@@ -71,7 +71,7 @@ export function addNetworkOptions(command: Command): Command {
     .option('--binary-tensors', 'kserve: the binary tensor data extension instead of JSON tensors')
     .option('--http2', 'network SUT: HTTP/2 where the server offers it (https: nodes, negotiated by ALPN)')
     .addOption(choiceOption('--transport <client>', "network SUT: the HTTP client: native (the core's, plain http: and whole responses), undici (JS; https, HTTP/2, token streams) or auto (default: native where it can)", TRANSPORTS))
-    .option('--read-every-response', 'network SUT, native transport: the protocol reads every response body (a malformed one fails its sample), not only the logged ones');
+    .option('--no-read-every-response', 'network SUT, native transport: check each response\'s status and framing only; the protocol reads a body only where it is logged (no JS per response)');
 }
 
 /**
@@ -96,7 +96,7 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.binaryTensors === true ? '--binary-tensors' : '',
       o.http2 === true ? '--http2' : '',
       o.transport !== undefined ? '--transport' : '',
-      o.readEveryResponse === true ? '--read-every-response' : '',
+      o.readEveryResponse === false ? '--no-read-every-response' : '',
     ].filter((s) => s !== '');
     if (used.length > 0)
       throw new SettingsError(used[0]!, undefined, `${used.join(', ')} ${used.length === 1 ? 'applies' : 'apply'} only to a network SUT (--sut ${NETWORK_SUTS.join('|')}), not to ${what}`);
@@ -162,7 +162,7 @@ export async function createCliNetworkSut(o: NetworkCliOptions, signal: AbortSig
     ...(apiKey !== undefined ? { apiKey } : {}),
     ...(o.http2 === true ? { http2: true } : {}),
     ...(o.transport !== undefined ? { transport: o.transport as TransportChoice } : {}),
-    ...(o.readEveryResponse === true ? { readEveryResponse: true } : {}),
+    ...(o.readEveryResponse === false ? { readEveryResponse: false } : {}),
     signal,
   };
   switch (o.sut) {

@@ -59,7 +59,7 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     apiKey: options.apiKey === '' ? undefined : options.apiKey,
     http2: options.http2 === true,
     transport,
-    readEveryResponse: options.readEveryResponse === true,
+    readEveryResponse: options.readEveryResponse !== false,
     backoffMs: NODE_BACKOFF_MS,
   };
 }

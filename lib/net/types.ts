@@ -34,10 +34,12 @@ export interface TransportOptions {
    */
   transport?: 'auto' | 'native' | 'undici';
   /**
-   * The native transport checks each response's status and framing; its body
-   * is read by the protocol only where it is logged (accuracy mode, sampled
-   * accuracy-log entries). true: the protocol reads every body (a malformed
-   * one fails its sample), at the cost of a JS call per response.
+   * Native transport: the protocol reads every response body on the JS
+   * thread, after the native stamp (so never inside a latency), and a
+   * malformed one fails its sample (default true). false: each response's
+   * status and framing are checked natively and a body is read only where
+   * it is logged (accuracy mode, sampled accuracy-log entries): no JS per
+   * response, the highest rates.
    */
   readEveryResponse?: boolean;
   /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
