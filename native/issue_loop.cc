@@ -123,10 +123,12 @@ bool issue_series(Series& series, const IssueThreadEnv& env, RunOutcome& outcome
   env.live.issuing_started(series.start_ns);
   LoopResult r;
   switch (series.scenario) {
-    case Scenario::Server:
-      r = issue_loop(series, ServerScheduler{series, env.issuing_stopped, pinned, wake_ahead ? config.wake_lead_ns : 0},
-                     env);
+    case Scenario::Server: {
+      ServerScheduler scheduler{series, env.issuing_stopped, pinned, wake_ahead ? config.wake_lead_ns : 0};
+      if (config.native_sut) scheduler.unpinned_window_ns = native_sut_spin_window_ns(series);
+      r = issue_loop(series, scheduler, env);
       break;
+    }
     case Scenario::Offline:
       r = issue_loop(series, OfflineScheduler{}, env);
       break;

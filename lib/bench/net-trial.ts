@@ -106,6 +106,7 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
   const sut = await createHttpSut({
     urls: [spec.url], request: mapModule, connections: spec.connections, requestTimeoutMs: 30_000,
     transport: native ? 'native' : 'undici',
+    ...(spec.readEveryResponse === false && !spec.clientShare ? { readEveryResponse: false } : {}),
     // The default: every body read by the mapping (after the native stamp); the client share needs the server's stamps in them.
   });
   // One worker: the client process has CPU 0 alone (the server has CPU 1).

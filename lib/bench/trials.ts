@@ -60,6 +60,8 @@ export type TrialSpec =
       warmupMs: number;
       /** Trace the run and pair each sample with the server's stamps. */
       clientShare: boolean;
+      /** Native transport: false checks status and framing only (no JS per response; no client share). Default true. */
+      readEveryResponse?: boolean;
     }
   /** A token-latency Server run of the OpenAI SUT against the stub streamer. */
   | { kind: 'net-tokens'; url: string; targetQps: number; durationMs: number; outputTokens: number };

@@ -1,0 +1,168 @@
+// The native HTTP client as a SUT inside the core (http_sut.h): whole runs
+// against the loopback test server, the issue thread sending, the client's
+// reactor completing; failures counted by kind; accuracy-logged bodies
+// handed to the host; the secret redacted; the spin window of its issue thread.
+#if defined(__linux__)
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "fake_host.h"
+#include "http_sut.h"
+#include "http_test_server.h"
+#include "scheduler.h"
+#include "session.h"
+#include "test_util.h"
+
+using namespace loadgen;
+using loadgen_test::FakeHost;
+using loadgen_test::HttpTestServer;
+using loadgen_test::temp_outdir;
+
+namespace {
+
+// The host of a native SUT: never woken for queries; reads what the SUT
+// hands it (accuracy-logged bodies) and completes those itself.
+class NativeSutHost : public FakeHost {
+ public:
+  std::shared_ptr<HttpSut> sut;
+  std::atomic<uint64_t> host_reads{0};
+
+  void attach(Session* session) override {
+    FakeHost::attach(session);
+    sut->attach(session);
+    sut->set_host_wake([this] {
+      std::vector<HttpOutcome> responses;
+      sut->take_host_responses(&responses);
+      for (HttpOutcome& r : responses) {
+        const double id = static_cast<double>(r.tag);
+        session_->log_response(id, r.body.data(), r.body.size());
+        session_->complete_at(r.done_ns, &id, 1);
+        host_reads.fetch_add(1);
+      }
+    });
+  }
+};
+
+std::shared_ptr<HttpSut> make_sut(const HttpTestServer& server, uint32_t connections) {
+  HttpClientConfig config;
+  config.nodes.push_back({"127.0.0.1", server.port, "http://127.0.0.1:" + std::to_string(server.port)});
+  config.connections_per_node = connections;
+  config.request_timeout_ns = 5'000'000'000;
+  return std::make_shared<HttpSut>(config);
+}
+
+void set_requests(HttpSut& sut, uint64_t count, const std::string& path_of_even, const std::string& path_of_odd) {
+  const std::string rest = "\r\n";
+  for (uint64_t i = 0; i < count; ++i) {
+    const std::string line = "GET " + (i % 2 == 0 ? path_of_even : path_of_odd) + " HTTP/1.1\r\n";
+    sut.client().set_request(static_cast<uint32_t>(i), reinterpret_cast<const uint8_t*>(line.data()), line.size(),
+                             reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
+  }
+}
+
+SessionConfig config_for(Scenario scenario, const std::string& name, std::shared_ptr<HttpSut> sut) {
+  SessionConfig c;
+  c.settings.scenario = scenario;
+  c.settings.min_duration_ms = 200;
+  c.settings.min_query_count = 200;
+  c.settings.server_target_qps = 2000;
+  c.settings.server_target_latency_ns = 1'000'000'000;
+  c.settings.offline_expected_qps = 1000;
+  c.qsl_total_count = 64;
+  c.qsl_performance_count = 64;
+  c.sut_name = "native-http";
+  c.qsl_name = "qsl";
+  c.log.outdir = temp_outdir(name);
+  c.native_sut = std::move(sut);
+  return c;
+}
+
+}  // namespace
+
+TEST(http_sut_server_run_completes_every_sample_through_the_client) {
+  HttpTestServer server;
+  CHECK(server.start());
+  auto sut = make_sut(server, 8);
+  set_requests(*sut, 64, "/ok/hello", "/ok/world");
+  std::string error;
+  CHECK(sut->client().start(&error));
+  NativeSutHost host;
+  host.sut = sut;
+  Session session(config_for(Scenario::Server, "http-sut-server", sut), &host);
+  const RunOutcome& o = host.run(session);
+  sut->detach();
+  CHECK(o.issued_sample_count >= 200);
+  CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
+  CHECK_EQ(o.failed_samples.total, uint64_t{0});
+  CHECK_EQ(host.wakes.load(), 0);    // no query went through the host
+  CHECK_EQ(host.flushes.load(), 0);
+  CHECK_EQ(host.series.load(), 1);   // the host still hears of the series (its reads complete into it)
+  CHECK_EQ(host.host_reads.load(), uint64_t{0});  // nothing accuracy-logged in a performance run
+}
+
+TEST(http_sut_failures_are_counted_by_kind) {
+  HttpTestServer server;
+  CHECK(server.start());
+  auto sut = make_sut(server, 4);
+  set_requests(*sut, 64, "/ok/fine", "/status/503");
+  std::string error;
+  CHECK(sut->client().start(&error));
+  NativeSutHost host;
+  host.sut = sut;
+  SessionConfig c = config_for(Scenario::Offline, "http-sut-failures", sut);
+  c.settings.min_duration_ms = 0;
+  c.settings.min_query_count = 100;
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  sut->detach();
+  CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
+  CHECK(o.failed_samples.total > 0);
+  CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::HttpStatus)], o.failed_samples.total);
+  CHECK(!o.summary.result_valid);
+}
+
+TEST(http_sut_accuracy_mode_hands_every_body_to_the_host) {
+  HttpTestServer server;
+  CHECK(server.start());
+  auto sut = make_sut(server, 4);
+  set_requests(*sut, 64, "/ok/even", "/ok/odd");
+  std::string error;
+  CHECK(sut->client().start(&error));
+  NativeSutHost host;
+  host.sut = sut;
+  SessionConfig c = config_for(Scenario::Offline, "http-sut-accuracy", sut);
+  c.settings.mode = Mode::AccuracyOnly;
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  sut->detach();
+  CHECK_EQ(o.completed_sample_count, uint64_t{64});
+  CHECK_EQ(host.host_reads.load(), uint64_t{64});
+}
+
+TEST(http_sut_redacts_the_secret_also_cut_at_the_end) {
+  HttpClientConfig config;
+  config.nodes.push_back({"127.0.0.1", 1, "http://127.0.0.1:1"});
+  HttpSut sut(config);
+  sut.set_secret("sk-abcdef123456");
+  CHECK_EQ(sut.redact("HTTP 401: bad key sk-abcdef123456 given"), std::string("HTTP 401: bad key <api key> given"));
+  CHECK_EQ(sut.redact("echo sk-abcdef123456 and sk-abcdef123456"), std::string("echo <api key> and <api key>"));
+  CHECK_EQ(sut.redact("HTTP 500: you sent Bearer sk-abcd..."), std::string("HTTP 500: you sent Bearer <api key>..."));
+  CHECK_EQ(sut.redact("HTTP 500: nothing secret"), std::string("HTTP 500: nothing secret"));
+}
+
+TEST(http_sut_spin_window_is_a_tenth_of_the_mean_gap) {
+  Series series;
+  series.trace.scheduled_delta_ns = {0, 500'000'000};  // 2 queries over 0.5 s: far apart
+  CHECK_EQ(native_sut_spin_window_ns(series), kServerSpinWindowNs);
+  series.trace.scheduled_delta_ns.assign(1000, 0);
+  series.trace.scheduled_delta_ns.back() = 50'000'000;  // 1000 queries in 50 ms: 50 us apart
+  CHECK_EQ(native_sut_spin_window_ns(series), int64_t{10000});
+  series.trace.scheduled_delta_ns.back() = 400'000'000;  // 400 us apart
+  CHECK_EQ(native_sut_spin_window_ns(series), int64_t{40000});
+}
+
+#endif  // __linux__
