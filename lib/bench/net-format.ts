@@ -70,10 +70,13 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
   for (const p of n.peaks) {
     const runs = p.runs.map((r) => `${fmt(r.targetQps)}${r.valid ? '' : '✗'}`).join(' ');
     const peak = p.peakQps > 0 ? `${fmt(p.peakQps)} requests/s VALID, confirmed` : 'no rate was VALID';
-    lines.push(`  ${`loadgen open loop, dispatch ${p.dispatch}`.padEnd(34)} ${p.note ? `failed: ${p.note}` : `${peak} (runs: ${runs})`}`);
+    lines.push(`  ${`loadgen open loop, ${p.dispatch === 'native' ? 'native transport' : `undici ${p.dispatch}`}`.padEnd(34)} ${p.note ? `failed: ${p.note}` : `${peak} (runs: ${runs})`}`);
   }
   const cells = (values: string[], widths: number[]) => values.map((v, i) => ` ${v.padStart(widths[i]!)}`).join('');
   const widths = [10, 10, 10, 10, 10, 12, 9, 9, 9];
+  if (n.clientShare.length && s?.shareServer === 'c-spin') {
+    lines.push(`  ${''.padEnd(34)} client share and floor: against the C server polling epoll (its receive stamp is not late by its own wake-up)`);
+  }
   lines.push(`  ${'client share (us)'.padEnd(34)} ${'valid'.padEnd(5)}` +
     cells(['lat p50', 'lat p99', 'server p50', 'client p50', 'client p99', 'client p99.9', 'lag p50', 'lag p99', 'CPU/req'], widths) + '  matched');
   for (const r of n.clientShare) {

@@ -103,10 +103,13 @@ export function buildStampServer(dir: string): { path: string } | { note: string
   return { path };
 }
 
-/** Starts a bench server on CPU 1 (when `pin`): the C one (its own sched_setaffinity) or one of net-serve.js (taskset). */
-export async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }): Promise<BenchServer> {
+/**
+ * Starts a bench server on CPU 1 (when `pin`): the C one (its own sched_setaffinity) or one of net-serve.js (taskset).
+ * `spin`: the C server polls epoll without sleeping, so its receive stamp is not late by its own wake-up.
+ */
+export async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }, spin = false): Promise<BenchServer> {
   if (kind === 'c') {
-    const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1'], /PORT (\d+)\n/, 'stamp-server');
+    const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1', ...(spin ? ['spin'] : [])], /PORT (\d+)\n/, 'stamp-server');
     return { kind, url: `http://127.0.0.1:${match[1]}`, ask: asker(child), close: closer(child) };
   }
   const args = kind === 'node' ? [netServeScript, 'stamp'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs)];
