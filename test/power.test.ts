@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
@@ -132,6 +133,27 @@ describe('power sources', () => {
     expect((second.watts! * (second.atMs - first.atMs)) / 1000).toBeCloseTo(0.75, 12);
   });
 
+  it('RAPL counters readable only by root (Linux\'s default): says so and how to fix it', async () => {
+    const root = tempDir('loadgen-rapl-');
+    chmodSync(root, 0o755);
+    mkdirSync(join(root, 'intel-rapl:0'), { mode: 0o755 });
+    writeFileSync(join(root, 'intel-rapl:0', 'energy_uj'), '1\n', { mode: 0o600 });
+    writeFileSync(join(root, 'intel-rapl:0', 'max_energy_range_uj'), '100\n');
+    let error: string | undefined;
+    if (process.getuid?.() === 0) {
+      // Root reads anything: read as 'nobody' in a child, as a user would.
+      const code = `import { createPowerSource } from ${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'power', 'sources.js')).href)};\n` +
+        `const r = await createPowerSource({ source: 'rapl', raplPath: ${JSON.stringify(root)} }).read(1000); console.log(r.error);`;
+      const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30_000 });
+      expect(r.stderr).toBe('');
+      error = r.stdout.trim();
+    } else {
+      error = (await createPowerSource({ source: 'rapl', raplPath: root }).read(1000)).error;
+    }
+    expect(error).toBe(`${join(root, 'intel-rapl:0', 'energy_uj')} is not readable by this user (Linux restricts RAPL counters to root): ` +
+      `run as root, or make it readable (sudo chmod a+r ${join(root, 'intel-rapl:*', 'energy_uj')})`);
+  });
+
   it('RAPL / nvidia-smi that are not there: a clear message', async () => {
     const none = await createPowerSource({ source: 'rapl', raplPath: tempDir() }).read(1000);
     expect(none.error).toMatch(/no RAPL domains .*intel-rapl:N.*exposes no powercap energy counters/);
@@ -144,6 +166,17 @@ describe('power sources', () => {
     expect((await createPowerSource({ source: 'nvidia-smi', command: fake }).read(1000)).watts).toBe(100.75);
     const na = script('echo "[N/A]"', 'nvidia-smi');
     expect((await createPowerSource({ source: 'nvidia-smi', command: na }).read(1000)).error).toBe("nvidia-smi printed '[N/A]', not power draws in watts");
+  });
+
+  it('a command runs in one shell started once (no process spawned from the JS thread per reading), ended by close()', async () => {
+    const source = createPowerSource({ source: 'command', command: 'echo $$' });  // $$: the loop shell's pid
+    const pids = [];
+    for (let i = 0; i < 3; ++i) pids.push((await source.read(2000)).watts);
+    expect(new Set(pids).size).toBe(1);
+    expect(pids[0]).not.toBe(process.pid);
+    source.close();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(() => process.kill(pids[0]!, 0)).toThrow(/ESRCH/);
   });
 
   it('a command that hangs is killed with its children after the timeout', async () => {

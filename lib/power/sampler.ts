@@ -40,6 +40,7 @@ export class PowerSampler {
     const sampler = new PowerSampler(createPowerSource(options), options.intervalMs);
     const first = await sampler.source.read(sampler.timeoutMs);
     if (first.error !== undefined) {
+      sampler.source.close();
       throw new SettingsError('power', options.source, `--power ${options.source}: no power readings here: ${first.error}`);
     }
     sampler.readings.push(first);
@@ -77,6 +78,7 @@ export class PowerSampler {
     this.timer = undefined;
     await this.reading;
     await this.readOnce();
+    this.source.close();
     return this.readings;
   }
 }

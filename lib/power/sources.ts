@@ -3,12 +3,12 @@
  * power draw, and any command that prints watts. Each read stamps its own
  * time (the wall clock, as power_begin/power_end) when the figure is known.
  */
-import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
+import { CommandLoop, shellCommand } from './command-loop.js';
 
 /** The sources `--power` / `PowerOptions.source` take. */
 export const POWER_SOURCES = ['rapl', 'nvidia-smi', 'command'] as const;
@@ -35,8 +35,6 @@ export const MAX_POWER_INTERVAL_MS = 1000;
 const DEFAULT_RAPL_PATH = '/sys/class/powercap';
 /** Output kept of a failing command, characters. */
 const MAX_ECHO = 120;
-/** Output kept of one run of a command, characters. */
-const MAX_OUTPUT = 64 * 1024;
 
 /** One read: watts (null: a time mark only) at atMs, or why it failed. */
 export interface SourceReading {
@@ -50,6 +48,8 @@ export interface PowerSource {
   /** How the result names it, e.g. `command: ./watts.sh`. */
   readonly description: string;
   read(timeoutMs: number): Promise<SourceReading>;
+  /** Ends what the source started (a command's shell). */
+  close(): void;
 }
 
 /** Checks the option object; a SettingsError naming the field otherwise. */
@@ -96,83 +96,49 @@ function parseWatts(text: string): number | undefined {
   return Number.isFinite(v) ? v : undefined;
 }
 
-/**
- * Runs a program, resolving with its stdout or why it failed (never
- * rejects). It runs in its own process group, killed whole when it does not
- * answer within timeoutMs (a shell command's children die with it).
- */
-function run(file: string, args: string[], timeoutMs: number, shell: boolean): Promise<{ stdout: string } | { error: string }> {
-  return new Promise((resolve) => {
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    let settled = false;
-    const finish = (value: { stdout: string } | { error: string }): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(value);
-    };
-    const child = spawn(file, args, { shell, detached: true, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    }, timeoutMs);
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      if (stdout.length < MAX_OUTPUT) stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      if (stderr.length < MAX_OUTPUT) stderr += d;
-    });
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      finish({ error: error.code === 'ENOENT' ? `${file} not found` : error.message });
-    });
-    child.on('close', (code, signal) => {
-      if (timedOut) return finish({ error: `gave no answer within ${timeoutMs} ms` });
-      if (code === 0) return finish({ stdout });
-      const said = stderr.trim() || stdout.trim();
-      finish({ error: `exited with ${code ?? signal}${said !== '' ? `: ${echo(said, MAX_ECHO)}` : ''}` });
-    });
-  });
-}
-
 /** `--power-command CMD`: the command prints one number of watts. */
 class CommandSource implements PowerSource {
   readonly description: string;
-  constructor(private readonly command: string) {
+  private readonly loop: CommandLoop;
+  constructor(command: string) {
     this.description = `command: ${echo(command, MAX_ECHO)}`;
+    this.loop = new CommandLoop(command);
   }
   async read(timeoutMs: number): Promise<SourceReading> {
-    const out = await run(this.command, [], timeoutMs, true);
+    const out = await this.loop.run(timeoutMs);
     const atMs = Date.now();
-    if ('error' in out) return { atMs, watts: null, error: `the power command ${out.error}` };
+    if ('error' in out) return { atMs, watts: null, error: `the power command ${out.status === 127 ? `was not found (${out.error})` : out.error}` };
     const watts = parseWatts(out.stdout);
     if (watts === undefined) return { atMs, watts: null, error: `the power command printed '${echo(out.stdout.trim(), MAX_ECHO)}', not a number of watts` };
     return { atMs, watts };
+  }
+  close(): void {
+    this.loop.close();
   }
 }
 
 /** nvidia-smi: every GPU's power.draw, summed. */
 class NvidiaSmiSource implements PowerSource {
   readonly description = 'nvidia-smi (power.draw, all GPUs)';
-  constructor(private readonly executable: string) {}
+  private readonly loop: CommandLoop;
+  constructor(executable: string) {
+    this.loop = new CommandLoop(shellCommand(executable, ['--query-gpu=power.draw', '--format=csv,noheader,nounits']));
+  }
   async read(timeoutMs: number): Promise<SourceReading> {
-    const out = await run(this.executable, ['--query-gpu=power.draw', '--format=csv,noheader,nounits'], timeoutMs, false);
+    const out = await this.loop.run(timeoutMs);
     const atMs = Date.now();
     if ('error' in out) {
-      const notFound = out.error.endsWith('not found');
-      return { atMs, watts: null, error: notFound ? 'nvidia-smi not found on PATH (no NVIDIA driver on this machine)' : `nvidia-smi ${out.error}` };
+      return { atMs, watts: null, error: out.status === 127 ? 'nvidia-smi not found on PATH (no NVIDIA driver on this machine)' : `nvidia-smi ${out.error}` };
     }
-    const lines = out.stdout.split('\n').map((l) => l.trim()).filter((l) => l !== '');
-    const values = lines.map(parseWatts);
-    if (lines.length === 0 || values.some((v) => v === undefined)) {
+    const fields = out.stdout.split(/\s+/).filter((l) => l !== '');
+    const values = fields.map(parseWatts);
+    if (fields.length === 0 || values.some((v) => v === undefined)) {
       return { atMs, watts: null, error: `nvidia-smi printed '${echo(out.stdout.trim(), MAX_ECHO)}', not power draws in watts` };
     }
     return { atMs, watts: values.reduce((a, b) => a! + b!, 0)! };
+  }
+  close(): void {
+    this.loop.close();
   }
 }
 
@@ -214,6 +180,9 @@ class RaplSource implements PowerSource {
       return { energyFile, maxRangeUj: Number.isFinite(maxRangeUj) && maxRangeUj > 0 ? maxRangeUj : 2 ** 32 };
     });
     return this.domains;
+  }
+  close(): void {
+    // Nothing held open: each reading opens and reads the counter files.
   }
   read(): Promise<SourceReading> {
     let atMs = Date.now();
