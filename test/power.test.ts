@@ -170,7 +170,7 @@ describe('power sources', () => {
 
   it('a command runs in one shell started once (no process spawned from the JS thread per reading), ended by close()', async () => {
     const source = createPowerSource({ source: 'command', command: 'echo $$' });  // $$: the loop shell's pid
-    const pids = [];
+    const pids: Array<number | null> = [];
     for (let i = 0; i < 3; ++i) pids.push((await source.read(2000)).watts);
     expect(new Set(pids).size).toBe(1);
     expect(pids[0]).not.toBe(process.pid);
