@@ -19,8 +19,11 @@ import {
   writeReport,
   type PowerReading,
   type QuerySample,
+  resolveLogSettings,
   type SystemUnderTest,
+  type TestResult,
 } from '../lib/index.js';
+import { addInferredAndPower } from '../lib/power/run-extras.js';
 import { createPowerSource } from '../lib/power/sources.js';
 import { delayedSut, repoRoot, tempDir } from './helpers.js';
 
@@ -262,6 +265,22 @@ describe('startTest({ power })', () => {
     await expect(run({ source: 'command', command: 'echo 1', intervalMs: 2000 })).rejects.toThrow(/power.intervalMs must be an integer from 10 to 1000/);
     await expect(run({ source: 'command' })).rejects.toThrow(/needs power.command/);
     expect(readdirSync(outdir).filter((f) => f.startsWith('mlperf_log'))).toEqual([]);
+  });
+});
+
+describe('addInferredAndPower', () => {
+  it('flags a run without a power window, and a FindPeakPerformance run (a window per trial)', () => {
+    const result = {
+      scenario: 'Server', mode: 'FindPeakPerformance', files: {}, summaryText: '', testDatetime: 'x',
+      counts: { completedSamples: 10, issuedQueries: 10 },
+    } as unknown as TestResult;
+    addInferredAndPower(result, resolveLogSettings({ outdir: tempDir() }), { source: 'test', intervalMs: 100, readings: [{ atMs: 0, watts: 1 }] });
+    expect(result.power!.meetsRules).toBe(false);
+    expect(result.power!.problems).toEqual([
+      'no power_begin/power_end in the detail log (no detail log written?): no power window',
+      "FindPeakPerformance: the power window is the last trial's, the per-sample figures divide by the peak trial's counts",
+    ]);
+    expect(result.summaryText).toContain('Flagged: FindPeakPerformance: the power window');
   });
 });
 

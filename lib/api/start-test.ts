@@ -9,15 +9,15 @@ import { dispatchWorkerPlanOf, DispatchWorkerPool } from '../dispatch/dispatch.j
 import { SutError } from '../errors.js';
 import { ensureOutputDirectory } from '../fs/output-dir.js';
 import { loadNative } from '../native/index.js';
+import { addInferredAndPower, type PowerRun } from '../power/run-extras.js';
+import { PowerSampler } from '../power/sampler.js';
+import { checkPowerOptions, type PowerOptions } from '../power/sources.js';
 import { resolveLogSettings } from '../settings/log-settings.js';
 import { resolveTestSettingFields } from '../settings/resolve.js';
 import { toNativeRunConfig } from '../settings/to-native.js';
 import type { LogSettingsInput, TestSettingsInput } from '../settings/types.js';
 import { validateRunSettings } from '../settings/validate.js';
 import { isNullNativeSut } from '../suts/suts.js';
-import { addInferredAndPower, type PowerRun } from '../power/run-extras.js';
-import { PowerSampler } from '../power/sampler.js';
-import { checkPowerOptions, type PowerOptions } from '../power/sources.js';
 import { ActiveRun } from './active-run.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';
 import { removeStaleRunFiles } from './stale-files.js';

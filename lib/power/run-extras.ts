@@ -132,6 +132,11 @@ export function addInferredAndPower(result: TestResult, log: ResolvedLogSettings
       // No detail log: the result says there is no power window.
     }
     result.power = powerResult(power, powerWindowOf(detail), result);
+    if (result.mode === 'FindPeakPerformance') {
+      // Each trial has its own window; the figures are the last trial's, the result's counts the peak's.
+      result.power.problems.push('FindPeakPerformance: the power window is the last trial\'s, the per-sample figures divide by the peak trial\'s counts');
+      result.power.meetsRules = false;
+    }
     blocks.push(formatSutReportBlock({ title: POWER_TITLE, lines: powerLines(result.power) }));
     data.power = result.power;
   }
