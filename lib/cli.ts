@@ -20,6 +20,7 @@ import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { addNetworkOptions } from './cli/network.js';
 import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
 import { capErrorOutput, choiceOption, collect, positiveInteger } from './cli/options.js';
+import { addPowerOptions } from './cli/power-options.js';
 import { registerReportCommand } from './cli/report.js';
 import { registerServeCommand } from './cli/serve-command.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
@@ -77,6 +78,7 @@ function buildProgram(): Command {
   addConfigOptions(program.commands.find((c) => c.name() === 'run')!);
   addNetworkOptions(program.commands.find((c) => c.name() === 'run')!);
   addDemoOptions(program.commands.find((c) => c.name() === 'run')!);
+  addPowerOptions(program.commands.find((c) => c.name() === 'run')!);
   registerSettingsCommand(program);
 
   program

@@ -85,6 +85,10 @@ export { startProgress, type ProgressHandle, type ProgressOptions, type Progress
 export { currentProgress } from './api/progress.js';
 export { FAILURE_KINDS, type FailureKind } from './net/protocol.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
+export { inferredResults, RULES_MULTISTREAM_SAMPLES, type InferredFigure, type InferredResults } from './power/inferred.js';
+export { energyOverWindow, parsePowerTimestamp, powerProblems, RULES_MIN_POWER_SAMPLES, type PowerReading, type WindowEnergy } from './power/energy.js';
+export { powerResult, powerWindowOf, type PowerResult, type PowerRun } from './power/run-extras.js';
+export { POWER_SOURCES, type PowerOptions, type PowerSourceName } from './power/sources.js';
 export type { NativeProgress } from './native/index.js';
 export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
 export { TRANSPORTS, type TransportChoice } from './net/native-transport.js';

@@ -9,6 +9,9 @@ import { dispatchWorkerPlanOf, DispatchWorkerPool } from '../dispatch/dispatch.j
 import { SutError } from '../errors.js';
 import { ensureOutputDirectory } from '../fs/output-dir.js';
 import { loadNative } from '../native/index.js';
+import { addInferredAndPower, type PowerRun } from '../power/run-extras.js';
+import { PowerSampler } from '../power/sampler.js';
+import { checkPowerOptions, type PowerOptions } from '../power/sources.js';
 import { resolveLogSettings } from '../settings/log-settings.js';
 import { resolveTestSettingFields } from '../settings/resolve.js';
 import { toNativeRunConfig } from '../settings/to-native.js';
@@ -57,6 +60,15 @@ export interface StartTestOptions {
    * aborted: startTest rejects with the signal's reason before anything starts.
    */
   signal?: RunAbortSignal;
+  /**
+   * Measures power during the run (see README "Energy and inferred
+   * results"): the source is read every `intervalMs` from just before the
+   * run to just after it, and `result.power` gives average power, energy,
+   * energy per sample/query and samples per joule over the detail log's
+   * power window. A source that cannot be read rejects with a SettingsError
+   * (`power`) before anything runs.
+   */
+  power?: PowerOptions;
 }
 
 /**
@@ -126,6 +138,7 @@ export async function startTest(
   const sutModule = checkDispatch(sut as SystemUnderTest, resolved, options.sutModule ?? plan?.module);
   const sutOptions = plan !== undefined ? plan.options(resolved.dispatchWorkers) : options.sutOptions;
   const log = resolveLogSettings(logSettings);
+  const power = options.power !== undefined ? checkPowerOptions(options.power) : undefined;
   // 4. The flat object the native core reads.
   const config = toNativeRunConfig(resolved, log, {
     qsl,
@@ -149,18 +162,26 @@ export async function startTest(
         throw new SutError(`a dispatch worker failed before the run started: ${messageOf(cause)}`, cause, undefined);
       }
     }
+    let sampler: PowerSampler | undefined;
+    const powerRun = async (): Promise<PowerRun | undefined> =>
+      sampler === undefined ? undefined : { source: sampler.description, intervalMs: sampler.intervalMs, readings: await sampler.stop() };
     try {
       signal?.throwIfAborted();  // aborted while preparing: nothing ran yet
+      // The first reading is taken before the run starts (an unreadable source fails here).
+      if (power !== undefined) sampler = await PowerSampler.start(power);
       // A SUT inside the core (the native HTTP client) takes the queries, unless dispatch workers do.
       const nativeSut = resolved.dispatch === 'worker' ? undefined : nativeSutOf(sut);
       const result = await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool, signal, nativeSut).run();
+      addInferredAndPower(result, log, await powerRun());
       addSutReport(sut, result, log);
       return result;
     } catch (error) {
       // A failed run whose logs were written still gets the SUT's block.
       if (error instanceof SutError && typeof error.result === 'object' && error.result !== null) {
+        addInferredAndPower(error.result as TestResult, log, await powerRun());
         addSutReport(sut, error.result as TestResult, log);
       }
+      await sampler?.stop();
       await pool?.terminate();
       throw error;
     }

@@ -2,6 +2,8 @@
  * The interfaces a user implements (SUT, QSL) and the plain-data result of a run.
  */
 import type { FailureKind } from '../net/protocol.js';
+import type { InferredResults } from '../power/inferred.js';
+import type { PowerResult } from '../power/run-extras.js';
 import type { Scenario, TestMode, TestSettingsInput } from '../settings/types.js';
 
 /** One sample of a query, as handed to the SUT. */
@@ -270,6 +272,10 @@ export interface TestResult {
     /** Received by the JS SUT − due; null for the null-native SUT (nothing is delivered). */
     deliveryLagNs: OverheadStatsNs | null;
   };
+  /** SingleStream/MultiStream performance runs: the MultiStream / Offline figures the edge rules infer from this run. */
+  inferred?: InferredResults;
+  /** With startTest's `power` option: the energy of the run (see {@link PowerResult}). */
+  power?: PowerResult;
   /** What the SUT's report() returned (see {@link SystemUnderTest.report}). */
   sutReport?: SutReport;
   /** Why the SUT's report() gave nothing: it threw or returned something that is not a SutReport. */

@@ -22,6 +22,7 @@ import { loadCliSettings, usesConfigFiles } from './config.js';
 import { checkNetworkOptions, configModelView, createCliNetworkSut, isNetworkSut, type NetworkCliOptions } from './network.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
 import { runWithSignals } from './interrupt.js';
+import { powerFromCli, type PowerCliOptions } from './power-options.js';
 import { runProgress, writeRunReport } from './report.js';
 
 /** --sut values other than a module path. */
@@ -31,7 +32,7 @@ export const DEMO_OUTDIR = 'out/demo';
 /** camelCase setting -> the reference's snake_case name, for messages. */
 const SNAKE_NAME = new Map<string, string>(SETTINGS_FIELDS.map((f) => [f.name, f.snake]));
 
-export interface RunOptions extends Partial<Omit<NetworkCliOptions, 'sut' | 'model' | 'mlperfConf' | 'userConf'>> {
+export interface RunOptions extends Partial<Omit<NetworkCliOptions, 'sut' | 'model' | 'mlperfConf' | 'userConf'>>, PowerCliOptions {
   sut?: string;
   scenario?: string;
   mode?: string;
@@ -98,6 +99,7 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 
 export async function runCommand(input: RunOptions): Promise<number> {
   checkNetworkOptions({ url: [], stream: true, ...input } as NetworkCliOptions);
+  const power = powerFromCli(input);
   // No --sut: the built-in onnxruntime demo (lib/demo/), its logs under out/demo
   // (git-ignored in a clone) unless --outdir says otherwise.
   if (input.sut === undefined) {
@@ -169,6 +171,7 @@ export async function runCommand(input: RunOptions): Promise<number> {
       auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
       lenientConfig: options.lenient === true,
       ...(sutModule !== undefined ? { sutModule } : {}),
+      ...(power !== undefined ? { power } : {}),
       signal,
     }).finally(() => progress.stop());
     const reportPath = writeRunReport(result, options);

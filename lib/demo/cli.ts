@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 
 import { choiceOption, positiveInteger } from '../cli/options.js';
 import { runWithSignals } from '../cli/interrupt.js';
+import { powerFromCli, type PowerCliOptions } from '../cli/power-options.js';
 import { runProgress, writeRunReport } from '../cli/report.js';
 import { InterfaceError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
@@ -14,7 +15,7 @@ import { describeRun, runDemo } from './run.js';
 import { EXECUTION_PROVIDERS, type ExecutionProvider } from './sut.js';
 
 /** The `run` options the demo reads (a subset of cli.ts's RunOptions plus its own). */
-export interface DemoCliOptions {
+export interface DemoCliOptions extends PowerCliOptions {
   scenario?: string;
   mode?: string;
   set: string[];
@@ -91,6 +92,7 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
     throw new InterfaceError('the demo takes its settings from --set, --scenario and --mode; --mlperf-conf, --user-conf and --model need --sut');
   }
   const settings: TestSettingsInput = settingsFromAssignments(options.set);
+  const power = powerFromCli(options);
   if (options.scenario !== undefined) settings.scenario = options.scenario as TestSettingsInput['scenario'];
   if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
   const logSettings: LogSettingsInput = {
@@ -112,6 +114,7 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
       startTestOptions: {
         auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
         lenientConfig: options.lenient === true,
+        ...(power !== undefined ? { power } : {}),
         signal,
       },
       ...(progress ? { log: (line: string) => process.stderr.write(`${line}\n`) } : {}),

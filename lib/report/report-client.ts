@@ -4,6 +4,8 @@
  * viewer's browser, not in Node. Reads the JSON in #report-data (built by
  * lib/report/report.ts) and marks each drawn chart with data-rendered="1".
  */
+import { POWER_CHART_JS } from './energy-section.js';
+
 export const REPORT_CLIENT_JS = String.raw`
 (function () {
   'use strict';
@@ -143,6 +145,7 @@ export const REPORT_CLIENT_JS = String.raw`
     if (d.delivery_lag) histogram('chart-delivery-lag', d.delivery_lag, OU, 'delivery lag', null);
   }
 
+${POWER_CHART_JS}
   window.addEventListener('resize', function () {
     var w = chartWidth();
     charts.forEach(function (u) { u.setSize({ width: w, height: u.height }); });

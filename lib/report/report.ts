@@ -10,6 +10,9 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 
 import { InterfaceError } from '../errors.js';
+import type { InferredResults } from '../power/inferred.js';
+import type { PowerResult } from '../power/run-extras.js';
+import { energySections, powerChartBox } from './energy-section.js';
 import { REPORT_CLIENT_JS } from './report-client.js';
 
 /** One distribution in loadgen_report_data.json (ns). */
@@ -61,6 +64,10 @@ export interface ReportData {
   series: ReportSeries | null;
   /** The SUT's own block (SystemUnderTest.report(), added by startTest after the run). */
   sut_report?: { title: string; lines: string[]; table?: { columns: string[]; rows: (string | number)[][] } };
+  /** SingleStream/MultiStream: the inferred figures (added by startTest after the run). */
+  inferred?: InferredResults;
+  /** With startTest's `power` option: the power figures and readings. */
+  power?: PowerResult;
 }
 
 /** One line of mlperf_log_detail.txt. */
@@ -328,11 +335,12 @@ export function renderReport(inputs: ReportInputs): string {
           'Latency from the scheduled time to completion. Dashed lines: the target percentile' + (boundNs > 0 ? ' and the latency bound.' : '.')),
         chart('chart-latency-cdf', 'Latency CDF', 'Fraction of samples completed within each latency.'),
         chart('chart-latency-time', 'Latency over time', `Percentiles of the samples completing in each ${series.timeline.window_ns / 1e6} ms window.`),
+        powerChartBox(data?.power),
         chart('chart-qps-time', 'Throughput over time', `Issued queries and completed samples per second, per ${series.timeline.window_ns / 1e6} ms window.`),
         chart('chart-issue-lateness', 'Issue lateness', 'How late each query was issued against when it was due (loadgen overhead).'),
         chart('chart-delivery-lag', 'Delivery lag', 'From when each query was due until the SUT received it.'),
       ].join('\n')
-    : '<p class="muted">No performance series was recorded (accuracy-only run, or logs without loadgen_report_data.json): no charts.</p>';
+    : `<p class="muted">No performance series was recorded (accuracy-only run, or logs without loadgen_report_data.json): no charts.</p>${powerChartBox(data?.power)}`;
   const { js, css } = uplotAssets();
   const settingsRows: Array<[string, string]> = [...settings.entries()].map(([k, v]) => [k, String(v)]);
   return `<!DOCTYPE html>
@@ -369,7 +377,7 @@ ${table(s.checks)}
 </section>
 <h2>Key metrics</h2>
 <div class="grid">${table(s.metrics)}${s.overhead.length > 0 ? `<div><h3>Loadgen overhead</h3>${table(s.overhead)}</div>` : ''}</div>
-${sutReportSection(data?.sut_report)}<h2>Charts</h2>
+${energySections(data?.inferred, data?.power)}${sutReportSection(data?.sut_report)}<h2>Charts</h2>
 ${charts}
 <h2>Effective settings</h2>
 ${table(settingsRows)}
