@@ -466,12 +466,14 @@ struct HttpClient::Impl {
   }
 
   // The reactor owns an open, free connection: it sends the next queued
-  // request of its node on it, or puts it in the idle list.
-  void make_available(Conn* c) {
+  // request of its node on it, or puts it in the idle list. `finished`: the
+  // connection's last request was just handed to the sink.
+  void make_available(Conn* c, bool finished = false) {
     Pending next;
     {
       std::lock_guard<std::mutex> lock(mu);
       Node& node = *nodes[c->node];
+      if (finished) --node.outstanding;
       if (node.queue.empty()) {
         c->state.store(kIdle, std::memory_order_relaxed);
         node.idle.push_back(c);
@@ -630,15 +632,15 @@ struct HttpClient::Impl {
     add_stat(c->node, out.ok ? -1 : static_cast<int>(out.kind), done_ns - c->sent_ns);
     const bool reusable = extra_bytes == 0 && write_done && p.keep_alive();
     if (!reusable) close_socket(c);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      --nodes[c->node]->outstanding;
-    }
     deliver(out);
     if (reusable) {
       c->reused = true;
-      make_available(c);
+      make_available(c, true);
     } else {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        --nodes[c->node]->outstanding;
+      }
       reconnect(c);
     }
   }
