@@ -102,6 +102,7 @@ struct Pending {
   const Request* request;
   uint32_t index;
   bool keep_body;
+  bool retried;  // already sent once on a kept-alive connection the server had closed
 };
 
 // A FIFO that allocates only when it grows past its largest size so far.
@@ -157,7 +158,8 @@ struct Conn {
   size_t written = 0;
   size_t total = 0;
   int write_errno = 0;  // the issue thread's failed write, for the reactor
-  bool reused = false;  // has served a response (a refused first write may be retried elsewhere)
+  bool retried = false;
+  bool reused = false;  // has served a response (see retry_on_new_connection)
   bool got_bytes = false;
   HttpResponseParser parser;
   std::vector<uint8_t> body;
@@ -304,6 +306,7 @@ struct HttpClient::Impl {
     c->request = p.request;
     c->index = p.index;
     c->keep_body = p.keep_body;
+    c->retried = p.retried;
     c->written = 0;
     c->total = p.request->line.size() + nodes[c->node]->host_line.size() + p.request->rest.size();
     c->write_errno = 0;
@@ -321,7 +324,7 @@ struct HttpClient::Impl {
     const auto found = requests.find(index);
     if (found == requests.end())
       return fail_now(tag, index, -1, FailureKind::Connection, "no request was set for index " + std::to_string(index));
-    const Pending pending{tag, &found->second, index, keep_body};
+    const Pending pending{tag, &found->second, index, keep_body, false};
     Conn* c = nullptr;
     int node;
     {
@@ -501,17 +504,39 @@ struct HttpClient::Impl {
   }
 
   void write_failed(Conn* c, int err) {
-    if (c->written == 0 && c->reused && !cancel_flag.load(std::memory_order_acquire)) {
-      // The server had closed this kept-alive connection and not a byte of
-      // the request went out: it goes first in the queue, for a fresh connection.
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        nodes[c->node]->queue.push_front(Pending{c->tag, c->request, c->index, c->keep_body});
-      }
-      close_socket(c);
-      return reconnect(c);
-    }
+    if (retry_on_new_connection(c)) return;
     fail_conn(c, FailureKind::Connection, node_text(c->node) + "write: " + errno_text(err));
+  }
+
+  // A kept-alive connection the server closed while the request was on its
+  // way (the close crossed the request: nothing of a response came back)
+  // is the keep-alive race every HTTP client meets; the request is sent
+  // once more on another connection (its sent_ns then restarts). Returns
+  // false when that does not apply (a fresh connection, a second attempt,
+  // response bytes seen): the caller fails the request.
+  bool retry_on_new_connection(Conn* c) {
+    if (!c->reused || c->got_bytes || c->retried || cancel_flag.load(std::memory_order_acquire)) return false;
+    const Pending again{c->tag, c->request, c->index, c->keep_body, true};
+    Conn* other = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      Node& node = *nodes[c->node];
+      if (node.idle.empty()) {
+        node.queue.push_front(again);
+      } else {
+        other = node.idle.back();
+        node.idle.pop_back();
+        other->state.store(kInFlight, std::memory_order_relaxed);
+      }
+    }
+    close_socket(c);
+    reconnect(c);
+    if (other != nullptr) {
+      load(other, again);
+      other->sent_ns = now_ns();
+      continue_write(other);
+    }
+    return true;
   }
 
   // The reactor takes over what the issue thread could not finish.
@@ -665,11 +690,13 @@ struct HttpClient::Impl {
       if (n == 0) {
         c->parser.end_of_stream();
         if (c->parser.state() == HttpResponseParser::State::Done) return finish(c, read_ns, 0);
+        if (retry_on_new_connection(c)) return;
         return fail_conn(c, FailureKind::Connection,
                          node_text(c->node) + (c->got_bytes ? "connection closed mid-response"
                                                             : "connection closed before a response"));
       }
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == ECONNRESET && retry_on_new_connection(c)) return;
       return fail_conn(c, FailureKind::Connection, node_text(c->node) + "read: " + errno_text(errno));
     }
   }
