@@ -179,7 +179,9 @@ struct Node {
   // Under Impl::mu.
   std::vector<Conn*> idle;
   PendingQueue queue;
-  uint32_t outstanding = 0;
+  // Requests on this node not yet handed to the sink; changed by both
+  // threads, read under mu by the issue thread's balance policy.
+  std::atomic<uint32_t> outstanding{0};
   int64_t backoff_until_ns = 0;
   std::string last_error;
 };
@@ -267,7 +269,8 @@ struct HttpClient::Impl {
       if (best < 0) {
         best = static_cast<int>(k);
         if (!config.least_outstanding) break;
-      } else if (node.outstanding < nodes[static_cast<size_t>(best)]->outstanding) {
+      } else if (node.outstanding.load(std::memory_order_relaxed) <
+                 nodes[static_cast<size_t>(best)]->outstanding.load(std::memory_order_relaxed)) {
         best = static_cast<int>(k);
       }
     }
@@ -347,7 +350,7 @@ struct HttpClient::Impl {
       }
       Node& n = *nodes[static_cast<size_t>(node)];
       n.requests.fetch_add(1, std::memory_order_relaxed);
-      ++n.outstanding;
+      n.outstanding.fetch_add(1, std::memory_order_relaxed);
       if (n.idle.empty()) {
         n.queue.push_back(pending);
         return;
@@ -451,7 +454,7 @@ struct HttpClient::Impl {
         if (other->node == c->node && other->state.load(std::memory_order_relaxed) != kClosed) any_open = true;
       if (!any_open) {
         while (!node.queue.empty()) orphans.push_back(node.queue.pop_front());
-        node.outstanding -= static_cast<uint32_t>(orphans.size());
+        node.outstanding.fetch_sub(static_cast<uint32_t>(orphans.size()), std::memory_order_relaxed);
         message = node_text(c->node) + node.last_error;
       }
     }
@@ -469,14 +472,12 @@ struct HttpClient::Impl {
   }
 
   // The reactor owns an open, free connection: it sends the next queued
-  // request of its node on it, or puts it in the idle list. `finished`: the
-  // connection's last request was just handed to the sink.
-  void make_available(Conn* c, bool finished = false) {
+  // request of its node on it, or puts it in the idle list.
+  void make_available(Conn* c) {
     Pending next;
     {
       std::lock_guard<std::mutex> lock(mu);
       Node& node = *nodes[c->node];
-      if (finished) --node.outstanding;
       if (node.queue.empty()) {
         c->state.store(kIdle, std::memory_order_relaxed);
         node.idle.push_back(c);
@@ -619,10 +620,7 @@ struct HttpClient::Impl {
     out.body.clear();
     add_stat(c->node, static_cast<int>(kind), 0);
     close_socket(c);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      --nodes[c->node]->outstanding;
-    }
+    nodes[c->node]->outstanding.fetch_sub(1, std::memory_order_relaxed);
     deliver(out);
     reconnect(c);
   }
@@ -657,15 +655,13 @@ struct HttpClient::Impl {
     add_stat(c->node, out.ok ? -1 : static_cast<int>(out.kind), done_ns - c->sent_ns);
     const bool reusable = extra_bytes == 0 && write_done && p.keep_alive();
     if (!reusable) close_socket(c);
+    // Before the sink: a send it lets happen sees this node's new count.
+    nodes[c->node]->outstanding.fetch_sub(1, std::memory_order_relaxed);
     deliver(out);
     if (reusable) {
       c->reused = true;
-      make_available(c, true);
+      make_available(c);
     } else {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        --nodes[c->node]->outstanding;
-      }
       reconnect(c);
     }
   }
@@ -762,7 +758,7 @@ struct HttpClient::Impl {
         Node& node = *nodes[k];
         while (!node.queue.empty()) queued.emplace_back(k, node.queue.pop_front());
       }
-      for (auto& q : queued) --nodes[q.first]->outstanding;
+      for (auto& q : queued) nodes[q.first]->outstanding.fetch_sub(1, std::memory_order_relaxed);
     }
     for (auto& q : queued) deliver_failure(q.second.tag, q.second.index, q.first, FailureKind::Cancelled, message);
     for (auto& c : conns) {
@@ -1030,7 +1026,7 @@ struct HttpClient::Impl {
         const Pending p = node.queue.pop_front();
         deliver_failure(p.tag, p.index, k, FailureKind::Cancelled, message);
       }
-      node.outstanding = 0;
+      node.outstanding.store(0, std::memory_order_relaxed);
     }
     for (auto& c : conns) {
       const uint8_t s = c->state.load(std::memory_order_acquire);

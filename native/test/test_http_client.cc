@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <new>
 #include <random>
@@ -572,13 +573,19 @@ TEST(http_client_node_backoff) {
 }
 
 TEST(http_client_round_robin_and_least_outstanding) {
+  // The slow node holds every request for 2 s (cut short by stop()).
   HttpTestServer slow, fast;
-  slow.delay_ms = 60;
+  slow.delay_ms = 2000;
   CHECK(slow.start());
   CHECK(fast.start());
+  auto wait_until = [](const std::function<bool()>& done) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10 * loadgen_test::time_factor());
+    while (!done() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return done();
+  };
   for (bool least : {false, true}) {
     Collect sink;
-    HttpClientConfig config = config_for({slow.port, fast.port}, 8);
+    HttpClientConfig config = config_for({slow.port, fast.port}, 12);
     config.least_outstanding = least;
     HttpClient client(config, &sink);
     set_get(client, 0, "/ok/x");
@@ -586,22 +593,23 @@ TEST(http_client_round_robin_and_least_outstanding) {
     CHECK(client.start(&error));
     const int before_slow = slow.requests.load();
     const int before_fast = fast.requests.load();
-    for (uint64_t tag = 0; tag < 40; ++tag) {
-      client.send(tag, 0, false);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    CHECK(sink.wait_for(40));
-    const int to_slow = slow.requests.load() - before_slow;
-    const int to_fast = fast.requests.load() - before_fast;
     if (!least) {
-      CHECK_EQ(to_slow, 20);
-      CHECK_EQ(to_fast, 20);
+      // Round-robin: every other request, whatever is outstanding.
+      for (uint64_t tag = 0; tag < 20; ++tag) client.send(tag, 0, false);
+      CHECK(wait_until([&] { return slow.requests.load() - before_slow == 10 && sink.count.load() == 10; }));
+      CHECK_EQ(fast.requests.load() - before_fast, 10);
     } else {
-      // The slow node holds requests for 60 ms: it is picked only when the
-      // fast one has as many outstanding (ties rotate).
-      CHECK(to_fast >= 30);
-      CHECK_EQ(to_slow + to_fast, 40);
+      // Least outstanding: the first goes to the slow node (a tie, the
+      // rotation starts there); after it, the fast node has fewer each time.
+      for (uint64_t tag = 0; tag < 20; ++tag) {
+        client.send(tag, 0, false);
+        CHECK(wait_until([&] { return sink.count.load() >= tag; }));
+      }
+      CHECK(wait_until([&] { return slow.requests.load() - before_slow == 1; }));
+      CHECK_EQ(fast.requests.load() - before_fast, 19);
+      CHECK_EQ(sink.count.load(), uint64_t{19});
     }
+    client.stop();  // the slow node's requests fail as cancelled
   }
 }
 
