@@ -490,6 +490,27 @@ TEST(http_client_start_errors) {
     client.send(1, 0, false);  // not started: fails at once
     CHECK_EQ(sink.count.load(), uint64_t{1});
   }
+  {
+    // A listener that never accepts, with no backlog: the kernel drops the
+    // SYNs beyond the first, so those connects hang until the timeout.
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd, 0) == 0);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    const uint16_t stuck = ntohs(addr.sin_port);
+    HttpClientConfig config = config_for({stuck}, 8);
+    config.connect_timeout_ns = 200'000'000;
+    HttpClient client(config, &sink);
+    std::string error;
+    const int64_t start = loadgen::now_ns();
+    CHECK(!client.start(&error));
+    CHECK(loadgen::now_ns() - start >= 200'000'000);
+    CHECK_EQ(error, "node " + label_of(stuck) + ": connect: no connection within 200 ms");
+    ::close(fd);
+  }
   // A name (localhost: maybe ::1 first, then 127.0.0.1) and an IPv6 literal.
   HttpTestServer v4;
   CHECK(v4.start());
@@ -793,5 +814,31 @@ TEST(http_client_no_allocation_per_request) {
   CHECK_EQ(allocations, uint64_t{0});
 }
 #endif
+
+#else  // not Linux: no client, and every use says so.
+
+TEST(http_client_unavailable_elsewhere) {
+  struct Keep : HttpSink {
+    std::vector<HttpOutcome> outcomes;
+    void on_outcome(HttpOutcome& outcome) override { outcomes.push_back(outcome); }
+  } sink;
+  CHECK(!HttpClient::available());
+  HttpClientConfig config;
+  config.nodes.push_back({"127.0.0.1", 1, "http://127.0.0.1:1"});
+  HttpClient client(config, &sink);
+  std::string error;
+  CHECK(!client.start(&error));
+  CHECK_EQ(error, std::string("native HTTP client not available on this platform"));
+  client.send(7, 0, false);
+  CHECK_EQ(sink.outcomes.size(), size_t{1});
+  CHECK(!sink.outcomes[0].ok && sink.outcomes[0].kind == FailureKind::Connection && sink.outcomes[0].tag == 7);
+  CHECK_EQ(sink.outcomes[0].message, std::string("native HTTP client not available on this platform"));
+  client.cancel_all("x");
+  CHECK_EQ(client.outstanding(), uint64_t{0});
+  std::vector<double> stats(loadgen::kNodeStatsLength, 1.0);
+  client.copy_node_stats(stats.data());
+  CHECK_EQ(stats[0], 0.0);
+  client.stop();
+}
 
 #endif  // __linux__
