@@ -849,7 +849,10 @@ struct HttpClient::Impl {
     hints.ai_flags = AI_NUMERICSERV;
     addrinfo* found = nullptr;
     const std::string port = std::to_string(node.address.port);
-    const int rc = getaddrinfo(node.address.host.c_str(), port.c_str(), &hints, &found);
+    // An IPv6 literal may come as in a URL, in brackets.
+    std::string host = node.address.host;
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
     if (rc != 0) {
       *error = "node " + node.address.label + ": cannot resolve " + node.address.host + ": " + gai_strerror(rc);
       return false;
@@ -923,7 +926,7 @@ struct HttpClient::Impl {
       auto node = std::make_unique<Node>();
       node->address = config.nodes[k];
       const std::string& host = node->address.host;
-      const bool v6 = host.find(':') != std::string::npos;
+      const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
       node->host_line =
           "Host: " + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(node->address.port) + "\r\n";
       nodes.push_back(std::move(node));

@@ -536,6 +536,15 @@ TEST(http_client_start_errors) {
     client.send(3, 0, true);
     CHECK(sink.wait_for(3));
     CHECK(sink.last().ok && body_of(sink.last()) == "v6");
+    // In brackets, as in a URL.
+    HttpClientConfig bracketed = config_for({}, 1);
+    bracketed.nodes.push_back({"[::1]", v6.port, "http://[::1]:" + std::to_string(v6.port)});
+    HttpClient client2(bracketed, &sink);
+    set_get(client2, 0, "/ok/v6-bracketed");
+    CHECK(client2.start(&error));
+    client2.send(4, 0, true);
+    CHECK(sink.wait_for(4));
+    CHECK(sink.last().ok && body_of(sink.last()) == "v6-bracketed");
   }
 }
 
