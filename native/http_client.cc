@@ -102,6 +102,7 @@ struct Pending {
   const Request* request;
   uint32_t index;
   bool keep_body;
+  bool retried;  // already sent once on a kept-alive connection the server had closed
 };
 
 // A FIFO that allocates only when it grows past its largest size so far.
@@ -157,7 +158,8 @@ struct Conn {
   size_t written = 0;
   size_t total = 0;
   int write_errno = 0;  // the issue thread's failed write, for the reactor
-  bool reused = false;  // has served a response (a refused first write may be retried elsewhere)
+  bool retried = false;
+  bool reused = false;  // has served a response (see retry_on_new_connection)
   bool got_bytes = false;
   HttpResponseParser parser;
   std::vector<uint8_t> body;
@@ -177,7 +179,9 @@ struct Node {
   // Under Impl::mu.
   std::vector<Conn*> idle;
   PendingQueue queue;
-  uint32_t outstanding = 0;
+  // Requests on this node not yet handed to the sink; changed by both
+  // threads, read under mu by the issue thread's balance policy.
+  std::atomic<uint32_t> outstanding{0};
   int64_t backoff_until_ns = 0;
   std::string last_error;
 };
@@ -265,7 +269,8 @@ struct HttpClient::Impl {
       if (best < 0) {
         best = static_cast<int>(k);
         if (!config.least_outstanding) break;
-      } else if (node.outstanding < nodes[static_cast<size_t>(best)]->outstanding) {
+      } else if (node.outstanding.load(std::memory_order_relaxed) <
+                 nodes[static_cast<size_t>(best)]->outstanding.load(std::memory_order_relaxed)) {
         best = static_cast<int>(k);
       }
     }
@@ -304,6 +309,7 @@ struct HttpClient::Impl {
     c->request = p.request;
     c->index = p.index;
     c->keep_body = p.keep_body;
+    c->retried = p.retried;
     c->written = 0;
     c->total = p.request->line.size() + nodes[c->node]->host_line.size() + p.request->rest.size();
     c->write_errno = 0;
@@ -321,7 +327,7 @@ struct HttpClient::Impl {
     const auto found = requests.find(index);
     if (found == requests.end())
       return fail_now(tag, index, -1, FailureKind::Connection, "no request was set for index " + std::to_string(index));
-    const Pending pending{tag, &found->second, index, keep_body};
+    const Pending pending{tag, &found->second, index, keep_body, false};
     Conn* c = nullptr;
     int node;
     {
@@ -344,7 +350,7 @@ struct HttpClient::Impl {
       }
       Node& n = *nodes[static_cast<size_t>(node)];
       n.requests.fetch_add(1, std::memory_order_relaxed);
-      ++n.outstanding;
+      n.outstanding.fetch_add(1, std::memory_order_relaxed);
       if (n.idle.empty()) {
         n.queue.push_back(pending);
         return;
@@ -448,7 +454,7 @@ struct HttpClient::Impl {
         if (other->node == c->node && other->state.load(std::memory_order_relaxed) != kClosed) any_open = true;
       if (!any_open) {
         while (!node.queue.empty()) orphans.push_back(node.queue.pop_front());
-        node.outstanding -= static_cast<uint32_t>(orphans.size());
+        node.outstanding.fetch_sub(static_cast<uint32_t>(orphans.size()), std::memory_order_relaxed);
         message = node_text(c->node) + node.last_error;
       }
     }
@@ -499,17 +505,39 @@ struct HttpClient::Impl {
   }
 
   void write_failed(Conn* c, int err) {
-    if (c->written == 0 && c->reused && !cancel_flag.load(std::memory_order_acquire)) {
-      // The server had closed this kept-alive connection and not a byte of
-      // the request went out: it goes first in the queue, for a fresh connection.
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        nodes[c->node]->queue.push_front(Pending{c->tag, c->request, c->index, c->keep_body});
-      }
-      close_socket(c);
-      return reconnect(c);
-    }
+    if (retry_on_new_connection(c)) return;
     fail_conn(c, FailureKind::Connection, node_text(c->node) + "write: " + errno_text(err));
+  }
+
+  // A kept-alive connection the server closed while the request was on its
+  // way (the close crossed the request: nothing of a response came back)
+  // is the keep-alive race every HTTP client meets; the request is sent
+  // once more on another connection (its sent_ns then restarts). Returns
+  // false when that does not apply (a fresh connection, a second attempt,
+  // response bytes seen): the caller fails the request.
+  bool retry_on_new_connection(Conn* c) {
+    if (!c->reused || c->got_bytes || c->retried || cancel_flag.load(std::memory_order_acquire)) return false;
+    const Pending again{c->tag, c->request, c->index, c->keep_body, true};
+    Conn* other = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      Node& node = *nodes[c->node];
+      if (node.idle.empty()) {
+        node.queue.push_front(again);
+      } else {
+        other = node.idle.back();
+        node.idle.pop_back();
+        other->state.store(kInFlight, std::memory_order_relaxed);
+      }
+    }
+    close_socket(c);
+    reconnect(c);
+    if (other != nullptr) {
+      load(other, again);
+      other->sent_ns = now_ns();
+      continue_write(other);
+    }
+    return true;
   }
 
   // The reactor takes over what the issue thread could not finish.
@@ -592,10 +620,7 @@ struct HttpClient::Impl {
     out.body.clear();
     add_stat(c->node, static_cast<int>(kind), 0);
     close_socket(c);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      --nodes[c->node]->outstanding;
-    }
+    nodes[c->node]->outstanding.fetch_sub(1, std::memory_order_relaxed);
     deliver(out);
     reconnect(c);
   }
@@ -630,10 +655,8 @@ struct HttpClient::Impl {
     add_stat(c->node, out.ok ? -1 : static_cast<int>(out.kind), done_ns - c->sent_ns);
     const bool reusable = extra_bytes == 0 && write_done && p.keep_alive();
     if (!reusable) close_socket(c);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      --nodes[c->node]->outstanding;
-    }
+    // Before the sink: a send it lets happen sees this node's new count.
+    nodes[c->node]->outstanding.fetch_sub(1, std::memory_order_relaxed);
     deliver(out);
     if (reusable) {
       c->reused = true;
@@ -663,11 +686,13 @@ struct HttpClient::Impl {
       if (n == 0) {
         c->parser.end_of_stream();
         if (c->parser.state() == HttpResponseParser::State::Done) return finish(c, read_ns, 0);
+        if (retry_on_new_connection(c)) return;
         return fail_conn(c, FailureKind::Connection,
                          node_text(c->node) + (c->got_bytes ? "connection closed mid-response"
                                                             : "connection closed before a response"));
       }
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == ECONNRESET && retry_on_new_connection(c)) return;
       return fail_conn(c, FailureKind::Connection, node_text(c->node) + "read: " + errno_text(errno));
     }
   }
@@ -733,7 +758,7 @@ struct HttpClient::Impl {
         Node& node = *nodes[k];
         while (!node.queue.empty()) queued.emplace_back(k, node.queue.pop_front());
       }
-      for (auto& q : queued) --nodes[q.first]->outstanding;
+      for (auto& q : queued) nodes[q.first]->outstanding.fetch_sub(1, std::memory_order_relaxed);
     }
     for (auto& q : queued) deliver_failure(q.second.tag, q.second.index, q.first, FailureKind::Cancelled, message);
     for (auto& c : conns) {
@@ -824,7 +849,10 @@ struct HttpClient::Impl {
     hints.ai_flags = AI_NUMERICSERV;
     addrinfo* found = nullptr;
     const std::string port = std::to_string(node.address.port);
-    const int rc = getaddrinfo(node.address.host.c_str(), port.c_str(), &hints, &found);
+    // An IPv6 literal may come as in a URL, in brackets.
+    std::string host = node.address.host;
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    const int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
     if (rc != 0) {
       *error = "node " + node.address.label + ": cannot resolve " + node.address.host + ": " + gai_strerror(rc);
       return false;
@@ -898,7 +926,7 @@ struct HttpClient::Impl {
       auto node = std::make_unique<Node>();
       node->address = config.nodes[k];
       const std::string& host = node->address.host;
-      const bool v6 = host.find(':') != std::string::npos;
+      const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
       node->host_line =
           "Host: " + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(node->address.port) + "\r\n";
       nodes.push_back(std::move(node));
@@ -1001,7 +1029,7 @@ struct HttpClient::Impl {
         const Pending p = node.queue.pop_front();
         deliver_failure(p.tag, p.index, k, FailureKind::Cancelled, message);
       }
-      node.outstanding = 0;
+      node.outstanding.store(0, std::memory_order_relaxed);
     }
     for (auto& c : conns) {
       const uint8_t s = c->state.load(std::memory_order_acquire);

@@ -167,6 +167,9 @@ class HttpClient {
   // connection is idle. An index without a request, a cancelled client or
   // a node in backoff with no other node: the outcome is a failure at once.
   // `keep_body`: the outcome carries the body (accuracy-logged samples).
+  // A request that crossed the server's close of a kept-alive connection
+  // (the connection ended before any byte of a response) is sent once more
+  // on a new connection; its sent_ns is then that second write's.
   void send(uint64_t tag, uint32_t index, bool keep_body);
 
   // Every queued and in-flight request, and every later send(), fails as

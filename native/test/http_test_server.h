@@ -6,7 +6,8 @@
 //   /garbage       not HTTP                /extra/T     200 plus 2 stray bytes
 //   /cut           half a body, then close /echo        200, the request's body
 //   /delay/MS/T    200 after MS ms
-// Options: every answer delayed, or `Connection: close` after every answer.
+// Options: every answer delayed; `Connection: close` after every answer; or
+// a close after every answer that the answer does not announce.
 #pragma once
 
 #if defined(__linux__)
@@ -31,6 +32,8 @@ class HttpTestServer {
  public:
   int delay_ms = 0;           // added to every answer
   bool close_each = false;    // Connection: close after every answer
+  bool drop_each = false;     // closes the connection after every answer, without saying so,
+  int drop_after_ms = 0;      // this long after the answer (a request sent meanwhile is lost)
 
   ~HttpTestServer() { stop(); }
 
@@ -208,6 +211,11 @@ class HttpTestServer {
         std::string out = answer(path, body, &close);
         if (close_each && out.rfind("HTTP/1.1 200 OK\r\n", 0) == 0) out.insert(17, "Connection: close\r\n");
         if (!write_all(fd, out) || close) {
+          open = false;
+          break;
+        }
+        if (drop_each) {
+          if (drop_after_ms > 0) sleep_ms(drop_after_ms);
           open = false;
           break;
         }
