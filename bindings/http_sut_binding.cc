@@ -58,6 +58,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     return DefineClass(env, "NativeHttpSut",
                        {
                            InstanceMethod<&NativeHttpSut::set_request>("setRequest"),
+                           InstanceMethod<&NativeHttpSut::set_requests>("setRequests"),
                            InstanceMethod<&NativeHttpSut::clear_requests>("clearRequests"),
                            InstanceMethod<&NativeHttpSut::start>("start"),
                            InstanceMethod<&NativeHttpSut::cancel_all>("cancelAll"),
@@ -164,6 +165,37 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     if (line_size == 0) type_error(env, "setRequest: line must not be empty");
     if (sut_->client().outstanding() != 0) type_error(env, "setRequest: requests are outstanding");
     sut_->client().set_request(static_cast<uint32_t>(index), line, line_size, rest, rest_size);
+  }
+
+  // setRequests(indices: Uint32Array, data: Uint8Array, layout: Uint32Array):
+  // request indices[i] is data[layout[4i], +layout[4i+1]) (its line) and
+  // data[layout[4i+2], +layout[4i+3]) (the rest). One call for a whole load.
+  void set_requests(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 3 || !info[0].IsTypedArray() || !info[2].IsTypedArray())
+      type_error(env, "setRequests(indices, data, layout) expects a Uint32Array, a Uint8Array and a Uint32Array");
+    Napi::TypedArray indices_array = info[0].As<Napi::TypedArray>();
+    Napi::TypedArray layout_array = info[2].As<Napi::TypedArray>();
+    if (indices_array.TypedArrayType() != napi_uint32_array || layout_array.TypedArrayType() != napi_uint32_array)
+      type_error(env, "setRequests: indices and layout must be Uint32Arrays");
+    size_t data_size = 0;
+    const uint8_t* data = bytes_of(env, info[1], &data_size, "setRequests: data");
+    const uint32_t* indices = indices_array.As<Napi::Uint32Array>().Data();
+    const uint32_t* layout = layout_array.As<Napi::Uint32Array>().Data();
+    const size_t count = indices_array.ElementLength();
+    if (layout_array.ElementLength() != count * 4) type_error(env, "setRequests: layout must hold 4 numbers per index");
+    // Every range is checked before anything is stored: a bad call changes nothing.
+    for (size_t i = 0; i < count; ++i) {
+      const uint64_t line_end = uint64_t{layout[4 * i]} + layout[4 * i + 1];
+      const uint64_t rest_end = uint64_t{layout[4 * i + 2]} + layout[4 * i + 3];
+      if (line_end > data_size || rest_end > data_size || layout[4 * i + 1] == 0)
+        type_error(env, "setRequests: request " + std::to_string(i) + " lies outside data (or has an empty line)");
+    }
+    if (sut_->client().outstanding() != 0) type_error(env, "setRequests: requests are outstanding");
+    for (size_t i = 0; i < count; ++i) {
+      sut_->client().set_request(indices[i], data + layout[4 * i], layout[4 * i + 1], data + layout[4 * i + 2],
+                                 layout[4 * i + 3]);
+    }
   }
 
   void clear_requests(const Napi::CallbackInfo& info) {

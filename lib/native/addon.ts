@@ -326,6 +326,8 @@ export interface NativeHttpSutOptions {
 export interface NativeHttpSut {
   /** Request of QSL index `index`: `line`, the node's Host line, then `rest`. Only while nothing is outstanding. */
   setRequest(index: number, line: Uint8Array, rest: Uint8Array): void;
+  /** Many at once: request indices[i] is data[layout[4i], +layout[4i+1]) then data[layout[4i+2], +layout[4i+3]). */
+  setRequests(indices: Uint32Array, data: Uint8Array, layout: Uint32Array): void;
   clearRequests(): void;
   /** Opens every node's connections: '' or why not (naming the node). */
   start(): Promise<string>;

@@ -21,8 +21,6 @@ import type { NetworkProtocol, PreparedRequest } from './protocol.js';
 export const TRANSPORTS = ['auto', 'native', 'undici'] as const;
 export type TransportChoice = (typeof TRANSPORTS)[number];
 
-const encoder = new TextEncoder();
-
 /**
  * Why the native transport cannot serve this SUT ('' when it can): it speaks
  * plain HTTP/1.1 and reads whole responses.
@@ -36,6 +34,46 @@ export function nativeTransportObstacle(protocol: NetworkProtocol, addresses: re
   if (https !== undefined) return `node ${https.url} is not plain http:`;
   if (addresses.some((a) => a.basePath !== addresses[0]!.basePath)) return 'the nodes have different path prefixes';
   return '';
+}
+
+/** A growing byte buffer (doubling): one allocation per load, not one per request. */
+export class RequestWriter {
+  private buffer = Buffer.allocUnsafe(1 << 16);
+  length = 0;
+
+  private reserve(n: number): void {
+    if (this.length + n <= this.buffer.byteLength) return;
+    if (this.length + n > 0xffffffff) throw new NetworkSetupError('the requests of one load exceed 4 GiB', {});
+    let size = this.buffer.byteLength * 2;
+    while (size < this.length + n) size *= 2;
+    const grown = Buffer.allocUnsafe(Math.min(size, 0xffffffff));
+    this.buffer.copy(grown, 0, 0, this.length);
+    this.buffer = grown;
+  }
+
+  text(s: string): void {
+    this.reserve(Buffer.byteLength(s, 'utf8'));
+    this.length += this.buffer.write(s, this.length, 'utf8');
+  }
+
+  raw(bytes: Uint8Array): void {
+    this.reserve(bytes.byteLength);
+    this.buffer.set(bytes, this.length);
+    this.length += bytes.byteLength;
+  }
+
+  bytes(): Uint8Array {
+    return this.buffer.subarray(0, this.length);
+  }
+}
+
+/** The same names and values (in the same order: the encoded block keeps it). */
+function sameHeaders(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || a[ka[i]!] !== b[kb[i]!]) return false;
+  return true;
 }
 
 /** One node's host and port as the native client connects to it. */
@@ -55,6 +93,9 @@ export class NativeTransport {
   /** The JS side's corrections of the native counts (a body the reader refused), summed with them. */
   readonly corrections: Float64Array;
   private readonly correctionRecorders: NodeStatsRecorder[];
+  private readonly headerBlocks = new WeakMap<Record<string, string>, Uint8Array>();
+  private lastHeaders: Record<string, string> | undefined;
+  private lastBlock: Uint8Array | undefined;
 
   constructor(
     private readonly protocol: NetworkProtocol,
@@ -85,13 +126,17 @@ export class NativeTransport {
     if (error !== '') throw new NetworkSetupError(this.redact(error), {});
   }
 
-  /** loadSamplesToRam: the protocol builds its requests, each is copied into the native table. */
+  /**
+   * loadSamplesToRam: the protocol builds its requests; their bytes are
+   * written into one buffer and handed to the native table in one call.
+   */
   async load(indices: readonly number[]): Promise<void> {
     await this.protocol.load(indices);
-    for (const index of indices) {
-      const { line, rest } = this.encode(this.protocol.request(index));
-      this.handle.setRequest(index, line, rest);
-    }
+    const writer = new RequestWriter();
+    const list = Uint32Array.from(indices);
+    const layout = new Uint32Array(list.length * 4);
+    for (let i = 0; i < list.length; i++) this.encodeInto(this.protocol.request(list[i]!), writer, layout, i * 4);
+    this.handle.setRequests(list, writer.bytes(), layout);
   }
 
   async unload(indices: readonly number[]): Promise<void> {
@@ -100,27 +145,53 @@ export class NativeTransport {
     await this.protocol.unload(indices);
   }
 
-  /** A request's bytes: the request line, then (after the node's Host line) headers and body. */
-  encode(request: PreparedRequest): { line: Uint8Array; rest: Uint8Array } {
+  /**
+   * A request's bytes into `writer`: the request line, then (after the
+   * node's Host line, which the native client adds) headers and body;
+   * `layout[at..at+3]` = line offset, line length, rest offset, rest length.
+   */
+  encodeInto(request: PreparedRequest, writer: RequestWriter, layout: Uint32Array, at: number): void {
     const path = this.basePath === '' ? request.path : this.basePath + request.path;
     if (/[\s\0]/.test(path)) throw new NetworkSetupError(`the ${this.protocol.kind} protocol built a request path with white space or NUL: '${path.slice(0, 80)}'`, {});
-    const body = request.body === undefined ? undefined : typeof request.body === 'string' ? encoder.encode(request.body) : request.body;
+    const body = request.body;
+    const lineStart = writer.length;
+    writer.text(`${request.method} ${path} HTTP/1.1\r\n`);
+    const restStart = writer.length;
+    writer.raw(this.headerBlock(request.headers));
+    const bodyLength = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
+    writer.text(body !== undefined || request.method === 'POST' ? `content-length: ${bodyLength}\r\n\r\n` : '\r\n');
+    if (body !== undefined) {
+      if (typeof body === 'string') writer.text(body);
+      else writer.raw(body);
+    }
+    layout[at] = lineStart;
+    layout[at + 1] = restStart - lineStart;
+    layout[at + 2] = restStart;
+    layout[at + 3] = writer.length - restStart;
+  }
+
+  /**
+   * The protocol's headers (without the transport's own: framing, host,
+   * authorization) and the authorization line, encoded once per headers
+   * object: protocols hand the same object to every request.
+   */
+  private headerBlock(headers: Record<string, string>): Uint8Array {
+    const cached = this.headerBlocks.get(headers);
+    if (cached !== undefined) return cached;
+    // Protocols that copy their headers per request: the same as the last ones?
+    if (this.lastHeaders !== undefined && sameHeaders(headers, this.lastHeaders)) return this.lastBlock!;
     let head = '';
-    for (const [name, value] of Object.entries(request.headers)) {
+    for (const [name, value] of Object.entries(headers)) {
       const lower = name.toLowerCase();
-      // The transport's own: framing, host and authorization.
       if (lower === 'host' || lower === 'content-length' || lower === 'transfer-encoding' || lower === 'authorization' || lower === 'connection') continue;
       if (/[\r\n\0]/.test(name) || /[\r\n\0]/.test(value)) throw new NetworkSetupError(`the ${this.protocol.kind} protocol built a header with a line break or NUL: '${name.slice(0, 80)}'`, {});
       head += `${name}: ${value}\r\n`;
     }
-    head += this.authorization;
-    if (body !== undefined || request.method === 'POST') head += `content-length: ${body?.byteLength ?? 0}\r\n`;
-    head += '\r\n';
-    const headBytes = encoder.encode(head);
-    const rest = new Uint8Array(headBytes.byteLength + (body?.byteLength ?? 0));
-    rest.set(headBytes, 0);
-    if (body !== undefined) rest.set(body, headBytes.byteLength);
-    return { line: encoder.encode(`${request.method} ${path} HTTP/1.1\r\n`), rest };
+    const block = Buffer.from(head + this.authorization, 'utf8');
+    this.headerBlocks.set(headers, block);
+    this.lastHeaders = headers;
+    this.lastBlock = block;
+    return block;
   }
 
   /** A response whose body JS reads: through the protocol's reader, completed with the native stamp. */
