@@ -21,6 +21,7 @@ import { addNetworkOptions } from './cli/network.js';
 import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
 import { capErrorOutput, choiceOption, collect, positiveInteger } from './cli/options.js';
 import { registerReportCommand } from './cli/report.js';
+import { addRunCheckOptions, registerRulesCommands } from './cli/rules-commands.js';
 import { registerServeCommand } from './cli/serve-command.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
@@ -77,6 +78,7 @@ function buildProgram(): Command {
   addConfigOptions(program.commands.find((c) => c.name() === 'run')!);
   addNetworkOptions(program.commands.find((c) => c.name() === 'run')!);
   addDemoOptions(program.commands.find((c) => c.name() === 'run')!);
+  addRunCheckOptions(program.commands.find((c) => c.name() === 'run')!);
   registerSettingsCommand(program);
 
   program
@@ -101,6 +103,7 @@ function buildProgram(): Command {
       process.exitCode = await traceCommand(options);
     });
   registerReportCommand(program);
+  registerRulesCommands(program);
   registerServeCommand(program);
   program
     .command('bench')

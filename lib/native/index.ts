@@ -41,6 +41,8 @@ export type {
   NativeLogEntry,
   NativeResults,
   NativeResultsInput,
+  NativeRules,
+  NativeServerEarlyStopping,
   NativeTrace,
   NativeTraceLoadCall,
   NativeTracePhase,
