@@ -224,7 +224,8 @@ export interface EarlyStoppingPlan {
 export function planEarlyStopping(options: EarlyStoppingPlanOptions): EarlyStoppingPlan {
   const percentile = fraction('percentile', options.percentile);
   const r = options.tailRate;
-  if (typeof r !== 'number' || !Number.isFinite(r) || r < 0 || r >= 1 - percentile) {
+  // 1 - 0.99 is 0.010000000000000009 in doubles: a rate written as 0.01 is at the limit.
+  if (typeof r !== 'number' || !Number.isFinite(r) || r < 0 || r >= 1 - percentile - 1e-12) {
     throw new SettingsError('tailRate', r, `Invalid tailRate ${show(r)}: expected a share of over-latency queries from 0 to below ${+(1 - percentile).toPrecision(12)} (1 - percentile); at or above it no run passes.`);
   }
   const minPassing = loadNativeInternals().conformance.earlyStoppingMinPassing;
