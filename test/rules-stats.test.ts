@@ -146,3 +146,21 @@ describe('planEarlyStopping (queries a Server run needs at an expected tail rate
     expect(() => planEarlyStopping({ percentile: 0.99, tailRate: 0.01 })).toThrow(/tailRate 0\.01.*below 0\.01/);
   });
 });
+
+describe("the README's planning example", () => {
+  it('runs and prints what its comments say', async () => {
+    const { readFileSync: read, writeFileSync } = await import('node:fs');
+    const { spawnSync } = await import('node:child_process');
+    const { pathToFileURL } = await import('node:url');
+    const { repoRoot, tempDir } = await import('./helpers.js');
+    const readme = read(join(repoRoot, 'README.md'), 'utf8');
+    const block = /```ts\n(import \{ earlyStopping, planEarlyStopping[^`]*)```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    const file = join(tempDir(), 'example.mjs');
+    writeFileSync(file, block!.replace("from 'loadgen'", `from '${pathToFileURL(join(repoRoot, 'dist', 'index.js')).href}'`));
+    const r = spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.stderr).toBe('');
+    const said = [...block!.matchAll(/console\.log\(.*\/\/ (\S+)/g)].map((m) => m[1]);
+    expect(r.stdout.trim().split('\n')).toEqual(said);
+  });
+});
