@@ -131,14 +131,17 @@ describe('planEarlyStopping (queries a Server run needs at an expected tail rate
     for (const [p, , h] of rows) expect(planEarlyStopping({ percentile: p, tailRate: 0 }).queries).toBe(h);
   });
 
-  it('is the smallest count that passes: N passes, N - 1 does not', () => {
-    for (const [p, r] of [[0.99, 0.005], [0.9, 0.05], [0.99, 0.002], [0.999, 0.0005]] as const) {
+  it('is the smallest count that passes (every smaller count checked: passing is not monotone where t steps up)', () => {
+    const minPassing = loadNativeInternals().conformance.earlyStoppingMinPassing;
+    for (const [p, r] of [[0.99, 0.005], [0.9, 0.05], [0.9, 0.08], [0.95, 0.03], [0.99, 0.008], [0.999, 0.0005]] as const) {
       const plan = planEarlyStopping({ percentile: p, tailRate: r });
       const t = Math.ceil(r * plan.queries - 1e-12);
       expect(plan.overLatency).toBe(t);
       expect(earlyStopping({ percentile: p, queries: plan.queries, overLatency: t }).met).toBe(true);
-      const tShort = Math.ceil(r * (plan.queries - 1) - 1e-12);
-      expect(earlyStopping({ percentile: p, queries: plan.queries - 1, overLatency: tShort }).met).toBe(false);
+      for (let n = 1; n < plan.queries; n += 1) {
+        const tn = Math.ceil(r * n - 1e-12);
+        expect(n >= minPassing(tn, p) + tn, `p=${p} r=${r} n=${n}`).toBe(false);
+      }
     }
   });
 

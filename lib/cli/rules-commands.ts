@@ -82,7 +82,7 @@ function statsCommand(o: StatsOptions): number {
       lines.push(`Early stopping (${r.scenario}, ${pct(r.percentile)} percentile, ${r.queries} queries${r.overLatency !== undefined ? `, ${r.overLatency} over the bound` : ''}): ${r.met ? 'met' : 'NOT met'}`);
       if (r.minTotalQueries !== undefined) lines.push(`  queries needed with ${r.overLatency} over the bound: ${r.minTotalQueries} (${r.minPassing} under it)`);
       if (r.minQueriesNeeded !== undefined) lines.push(`  fewest queries for an estimate: ${r.minQueriesNeeded}`);
-      if (r.rankIndex !== undefined && r.rankIndex !== null) lines.push(`  reported latency: the ${r.rankIndex + 1}th of ${r.queries} (0-based rank ${r.rankIndex} of the sorted latencies)`);
+      if (r.rankIndex !== undefined && r.rankIndex !== null) lines.push(`  reported latency: position ${r.rankIndex} (0-based) of the ${r.queries} latencies sorted ascending`);
       lines.push('Early Stopping Result:', r.recommendation);
     }
   } else {

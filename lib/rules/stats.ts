@@ -240,12 +240,18 @@ export function planEarlyStopping(options: EarlyStoppingPlanOptions): EarlyStopp
     if (hi >= limit) throw new SettingsError('tailRate', r, `Invalid tailRate ${r}: no run of up to ${limit} queries passes at percentile ${percentile}.`);
     hi = Math.min(limit, hi * 2);
   }
-  let lo = 0;  // passes(lo) is false for lo < h(0)
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (passes(mid)) hi = mid;
-    else lo = mid;
+  // `passes` is not monotone in n: where t steps up, h(t) steps up too. So hi
+  // only bounds t; within one t the passing counts are one range,
+  // [h(t) + t, the largest n with that t]: the first t whose range is not
+  // empty gives the answer.
+  const tMax = overAt(hi);
+  for (let t = 0; t <= tMax; t += 1) {
+    const h = minPassing(t, percentile);
+    const first = t === 0 ? 1 : Math.floor((t - 1) / r) + 1;  // smallest n with ceil(r n) = t (r > 0)
+    let n = Math.max(h + t, first);
+    while (n - 1 >= h + t && overAt(n - 1) === t) n -= 1;  // the rounding of (t - 1) / r
+    if (overAt(n) === t) return { percentile, tailRate: r, queries: n, overLatency: t, minPassing: h };
   }
-  const t = overAt(hi);
+  const t = overAt(hi);  // not reached: hi itself passes with its t
   return { percentile, tailRate: r, queries: hi, overLatency: t, minPassing: minPassing(t, percentile) };
 }
