@@ -84,6 +84,7 @@ function statsCommand(o: StatsOptions): number {
       if (r.minQueriesNeeded !== undefined) lines.push(`  fewest queries for an estimate: ${r.minQueriesNeeded}`);
       if (r.rankIndex !== undefined && r.rankIndex !== null) lines.push(`  reported latency: position ${r.rankIndex} (0-based) of the ${r.queries} latencies sorted ascending`);
       lines.push('Early Stopping Result:', r.recommendation);
+      if (r.scenario !== 'Server' && r.met) lines.push('(estimates computed over latencies 0, 1, ..., n-1: each value is its position)');
     }
   } else {
     for (const [flag, v] of [['--queries', o.queries], ['--overlatency', o.overlatency], ['--tail-rate', o.tailRate], ['--scenario', o.scenario]] as const) {
