@@ -185,10 +185,10 @@ export function registerRulesCommands(program: Command): void {
     .option('--queries <n>', 'with --early-stopping: queries issued', countOption('--queries'))
     .option('--overlatency <k>', 'with --early-stopping: queries over the latency bound (Server)', countOption('--overlatency'))
     .option('--tail-rate <r>', 'with --early-stopping: expected share of queries over the bound; prints the queries a Server run needs to pass', numberOption('--tail-rate'))
-    .addOption(choiceOption('--scenario <name>', 'with --early-stopping: SingleStream, MultiStream or Server (default Server with --overlatency, else SingleStream)', ['SingleStream', 'MultiStream', 'Server']))
+    .addOption(choiceOption('--scenario <name>', 'with --early-stopping: the scenario (default Server with --overlatency, else SingleStream)', ['SingleStream', 'MultiStream', 'Server']))
     .option('--json', 'print JSON')
     .addHelpText('after',
-      '\nNumQueries = NormsInv((1 - confidence) / 2)^2 * p * (1 - p) / margin^2, rounded up to a multiple of 2^13 (seeds/004).\n' +
+      '\nNumQueries = NormsInv((1 - confidence) / 2)^2 * p * (1 - p) / margin^2, rounded up to a multiple of 2^13\n(the inference rules\' appendix "Number of Queries").\n' +
       'Early stopping is the native core\'s, exactly as a run computes it.\nExit status: 0 printed, 2 bad input.\n' +
       'Examples:\n  loadgen stats --percentile 0.99 --confidence 0.99 --qps 1000\n' +
       '  loadgen stats --early-stopping --percentile 0.90 --queries 10000 --overlatency 120\n' +
@@ -205,7 +205,7 @@ export function registerRulesCommands(program: Command): void {
     .addOption(choiceOption('--mode <name>', 'test mode of the planned run (default PerformanceOnly)', TEST_MODES))
     .option('--user-conf <file>', 'user.conf applied after mlperf.conf')
     .option('--mlperf-conf <file>', 'mlperf.conf replacing the built-in copy (the rules stay the built-in one\'s)')
-    .addOption(choiceOption('--division <name>', 'division (default closed)', DIVISIONS).default('closed'))
+    .addOption(choiceOption('--division <name>', 'division', DIVISIONS).default('closed'))
     .option('--set <key=value>', 'any TestSettings field by its reference name, applied after the config files (repeatable)', collect, [])
     .option('--total-sample-count <n>', 'the data set\'s size (the QSL\'s total sample count)', positiveInteger('--total-sample-count'))
     .option('--performance-sample-count <n>', 'the QSL\'s performance sample count', positiveInteger('--performance-sample-count'))
