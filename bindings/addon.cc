@@ -20,6 +20,7 @@
 #include "bindings/js_host.h"
 #include "bindings/process_state.h"
 #include "bindings/progress.h"
+#include "bindings/rules_binding.h"
 #include "bindings/tables.h"
 #include "native/clock.h"
 
@@ -496,6 +497,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Napi::Object internals = Napi::Object::New(env);
   register_conformance(env, internals);
   register_bench(env, internals);
+  register_rules(env, internals);
   internals.Set("completionsOutsideRun", Napi::Function::New(env, CompletionsOutsideRun, "completionsOutsideRun"));
   exports.Set("_internals", internals);
   return exports;

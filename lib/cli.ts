@@ -22,6 +22,7 @@ import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli
 import { capErrorOutput, choiceOption, collect, positiveInteger } from './cli/options.js';
 import { addPowerOptions } from './cli/power-options.js';
 import { registerReportCommand } from './cli/report.js';
+import { addRunCheckOptions, registerRulesCommands } from './cli/rules-commands.js';
 import { registerServeCommand } from './cli/serve-command.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
@@ -79,6 +80,7 @@ function buildProgram(): Command {
   addNetworkOptions(program.commands.find((c) => c.name() === 'run')!);
   addDemoOptions(program.commands.find((c) => c.name() === 'run')!);
   addPowerOptions(program.commands.find((c) => c.name() === 'run')!);
+  addRunCheckOptions(program.commands.find((c) => c.name() === 'run')!);
   registerSettingsCommand(program);
 
   program
@@ -103,6 +105,7 @@ function buildProgram(): Command {
       process.exitCode = await traceCommand(options);
     });
   registerReportCommand(program);
+  registerRulesCommands(program);
   registerServeCommand(program);
   program
     .command('bench')

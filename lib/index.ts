@@ -118,3 +118,25 @@ export type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, Resp
 export { createKServeProtocol, createKServeSut } from './net/kserve.js';
 export type { KServeSutOptions } from './net/types.js';
 export { startKServeServer, type KServeServerOptions } from './serve/kserve-server.js';
+export {
+  DEFAULT_CONFIDENCE,
+  MIN_RUN_DURATION_MS,
+  earlyStopping,
+  normsInv,
+  planEarlyStopping,
+  requiredQueries,
+  runDuration,
+  type EarlyStoppingOptions,
+  type EarlyStoppingPlan,
+  type EarlyStoppingPlanOptions,
+  type EarlyStoppingReport,
+  type RunDuration,
+  type RunDurationOptions,
+  type SampleSize,
+  type SampleSizeOptions,
+} from './rules/stats.js';
+export { checkSettings, type CheckReport, type CheckSettingsOptions, type RuleOutcome } from './rules/check.js';
+export { checkRunLog, type CheckRunLogOptions, type RunLogCheck } from './rules/check-logdir.js';
+export { DIVISIONS, RUN_RULES, type Division, type RuleViolation, type RunKind, type RunRule } from './rules/closed-rules.js';
+export { BENCHMARKS, type Benchmark } from './rules/benchmarks.js';
+export type { FactValue, RunFacts } from './rules/facts.js';

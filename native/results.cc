@@ -124,6 +124,22 @@ int64_t estimate_at(const std::vector<int64_t>& sorted, int64_t n, int64_t t) {
   return i >= 0 ? at_or_zero(sorted, static_cast<size_t>(i)) : 0;
 }
 
+}  // namespace
+
+bool server_early_stopping(MinPassingFinder& finder, int64_t n, int64_t t, double p, std::string* recommendation) {
+  const int64_t h = finder.min_passing(t, p);
+  if (n >= h + t) {
+    *recommendation = " * Run successful.";
+    return true;
+  }
+  *recommendation = " * Run unsuccessful.\n * Processed " + std::to_string(n) +
+                    " queries.\n * Would need to run at least " + std::to_string(h + t - n) +
+                    " more queries,\n with the run being successful if every additional\n query were under latency.";
+  return false;
+}
+
+namespace {
+
 // EarlyStopping (spec/40 §5.2) over a sorted latency array. One finder per
 // evaluation, as the reference. Sets the summary's estimate fields like the
 // reference does (the last evaluation wins).
@@ -171,15 +187,7 @@ bool early_stopping(PerformanceSummary& s, const std::vector<int64_t>& sorted, i
     }
     case Scenario::Server: {
       const int64_t t = std::count_if(sorted.begin(), sorted.end(), [&](int64_t l) { return l > bound; });
-      const int64_t h = finder.min_passing(t, p);
-      if (n >= h + t) {
-        *recommendation = " * Run successful.";
-        return true;
-      }
-      *recommendation = " * Run unsuccessful.\n * Processed " + std::to_string(n) +
-                        " queries.\n * Would need to run at least " + std::to_string(h + t - n) +
-                        " more queries,\n with the run being successful if every additional\n query were under latency.";
-      return false;
+      return server_early_stopping(finder, n, t, p, recommendation);
     }
     case Scenario::Offline:
       break;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "early_stopping.h"
 #include "settings.h"
 
 namespace loadgen {
@@ -99,6 +100,11 @@ struct PerformanceSummary {
   PercentileLatency token_latency_percentiles[6];     // TTFT
   PercentileLatency tpot_percentiles[6];
 };
+
+// The Server early-stopping verdict (spec/40 §5.2) for `n` queries issued of
+// which `t` were over the latency bound, at percentile `p`: true when met,
+// with the reference's recommendation text. Also what `loadgen stats` asks.
+bool server_early_stopping(MinPassingFinder& finder, int64_t n, int64_t t, double p, std::string* recommendation);
 
 // Computes every statistic, the early-stopping verdicts and the validity of a
 // performance series exactly as the reference (spec/40 §2-§8).

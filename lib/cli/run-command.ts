@@ -24,6 +24,7 @@ import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
 import { runWithSignals } from './interrupt.js';
 import { powerFromCli, type PowerCliOptions } from './power-options.js';
 import { runProgress, writeRunReport } from './report.js';
+import { checkRunCheckFlags, runCheck, type RunCheckOptions } from './rules-commands.js';
 
 /** --sut values other than a module path. */
 const BUILTIN_SUTS = ['null', 'null-native'] as const;
@@ -56,6 +57,10 @@ export interface RunOptions extends Partial<Omit<NetworkCliOptions, 'sut' | 'mod
   auditConf?: string;
   /** false with --no-audit-config. */
   auditConfig: boolean;
+  /** --check / --force / --division (lib/cli/rules-commands.ts). */
+  check?: RunCheckOptions['check'];
+  force?: boolean;
+  division?: string;
 }
 
 /**
@@ -100,6 +105,7 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 export async function runCommand(input: RunOptions): Promise<number> {
   checkNetworkOptions({ url: [], stream: true, ...input } as NetworkCliOptions);
   const power = powerFromCli(input);
+  checkRunCheckFlags(input, input.sut !== undefined);
   // No --sut: the built-in onnxruntime demo (lib/demo/), its logs under out/demo
   // (git-ignored in a clone) unless --outdir says otherwise.
   if (input.sut === undefined) {
@@ -161,6 +167,9 @@ export async function runCommand(input: RunOptions): Promise<number> {
   });
 
   async function runAndReport(signal: AbortSignal): Promise<number> {
+    // --check: the rules first; a refused run starts nothing.
+    const refused = runCheck(options, qsl, options.quiet === true || options.json === true);
+    if (refused !== undefined) return refused;
     const progress = runProgress(options);
     const result: TestResult = await startTest(sut, qsl, settings, {
       outdir: options.outdir,

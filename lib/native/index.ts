@@ -43,6 +43,8 @@ export type {
   NativeLogEntry,
   NativeResults,
   NativeResultsInput,
+  NativeRules,
+  NativeServerEarlyStopping,
   NativeTrace,
   NativeTraceLoadCall,
   NativeTracePhase,

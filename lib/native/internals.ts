@@ -12,6 +12,7 @@ import type { NativeTestSettings } from './addon.js';
 export interface NativeInternals {
   readonly conformance: NativeConformance;
   readonly bench: NativeBench;
+  readonly rules: NativeRules;
   /** Completion calls made while no run was active in this environment (ignored, counted). */
   completionsOutsideRun(): number;
 }
@@ -162,6 +163,23 @@ export interface NativeConformance {
   earlyStoppingOdds(h: number, t: number, p: number): number;
   earlyStoppingLbeta(a: number, b: number): number;
   configDerive(input: NativeConfigCase): NativeConfigResult;
+}
+
+/** The Server early-stopping verdict for given counts (bindings/rules_binding.cc). */
+export interface NativeServerEarlyStopping {
+  earlyStoppingMet: boolean;
+  /** Minimum under-latency queries h for the given over-latency count t. */
+  minPassing: number;
+  /** h + t: the fewest queries issued with which early stopping passes. */
+  minTotalQueries: number;
+  /** The reference's early_stopping_result text. */
+  recommendation: string;
+}
+
+/** The core's rule evaluations for `loadgen stats` (bindings/rules_binding.cc). */
+export interface NativeRules {
+  /** `n` queries issued, `t` of them over the latency bound, at percentile `p`. */
+  earlyStoppingServer(p: number, n: number, t: number): NativeServerEarlyStopping;
 }
 
 /** Platform probes for `loadgen bench` (bindings/bench.cc). */

@@ -138,6 +138,19 @@ TEST(early_stopping_confidence_threshold) {
   CHECK_EQ(1 - kEarlyStoppingConfidence, 0.010000000000000009);
 }
 
+TEST(early_stopping_server_verdict_for_counts) {
+  // server_early_stopping: what a Server run with n queries, t over the bound,
+  // reports; `loadgen stats` asks it without latencies. p = 0.9, t = 1: h = 63.
+  MinPassingFinder finder;
+  std::string text;
+  CHECK(server_early_stopping(finder, 64, 1, 0.9, &text));
+  CHECK_EQ(text, std::string(" * Run successful."));
+  MinPassingFinder fresh;
+  CHECK(!server_early_stopping(fresh, 60, 1, 0.9, &text));
+  CHECK_EQ(text, std::string(" * Run unsuccessful.\n * Processed 60 queries.\n * Would need to run at least 4 more queries,\n"
+                             " with the run being successful if every additional\n query were under latency."));
+}
+
 // ---- golden/early_stopping.json, every row (read at test time) ---------------
 
 TEST(early_stopping_golden_server_min_passing) {

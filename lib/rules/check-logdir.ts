@@ -1,0 +1,156 @@
+/**
+ * `loadgen check LOGDIR`: the run rules applied to a finished run's detail
+ * log (its requested and effective settings and its results), to its
+ * accuracy run and to TEST01 / TEST04 compliance runs when the folder holds
+ * them, as the MLCommons submission checker and compliance scripts read them
+ * (spec/50 §7.2, §7.3).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
+
+import { SettingsError } from '../errors.js';
+import { parseDetailLog } from '../report/report.js';
+import { echo, PATH_ECHO_LIMIT, show } from '../settings/messages.js';
+import { SCENARIOS, type Scenario, type TestMode } from '../settings/types.js';
+import { benchmarkOf } from './benchmarks.js';
+import { evaluateRules, factsOfSettings, officialSettings, unknownModel, type CheckReport } from './check.js';
+import { DIVISIONS, type Division, type RunKind } from './closed-rules.js';
+import type { FactValue, RunFacts } from './facts.js';
+
+/** Options of {@link checkRunLog}. */
+export interface CheckRunLogOptions {
+  /** Model name (mlperf.conf's); default: a folder name on the path that is one (results/<sut>/<model>/...). */
+  readonly model?: string;
+  /** Default closed. */
+  readonly division?: Division;
+}
+
+/** What {@link checkRunLog} reports: one report per detail log found. */
+export interface RunLogCheck {
+  readonly dir: string;
+  readonly model: string;
+  readonly compliant: boolean;
+  /** The run first, then accuracy/, TEST01/ and TEST04/ when present. */
+  readonly reports: CheckReport[];
+}
+
+const DETAIL_NAME = /detail\.txt$/;
+
+/** The detail log of a run folder: in it, or under performance/run_1 (the submission layout). */
+function detailIn(dir: string): string | undefined {
+  for (const d of [dir, join(dir, 'performance', 'run_1'), join(dir, 'performance')]) {
+    if (!existsSync(d) || !statSync(d).isDirectory()) continue;
+    const names = readdirSync(d).filter((n) => DETAIL_NAME.test(n)).sort();
+    if (names.length > 0) return join(d, names.includes('mlperf_log_detail.txt') ? 'mlperf_log_detail.txt' : names[0]!);
+  }
+  return undefined;
+}
+
+/** Big integers (the seeds) lose digits in JSON.parse: read their text. */
+function rawSeeds(text: string): Map<string, bigint> {
+  const out = new Map<string, bigint>();
+  const re = /"key": "((?:requested|effective)_[a-z0-9_]*seed)", "value": (\d+)/g;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) if (!out.has(m[1]!)) out.set(m[1]!, BigInt(m[2]!));
+  return out;
+}
+
+/** The facts of one detail log: requested_* and effective_* settings, the QSL's counts and the results. */
+export function factsOfDetailLog(text: string, file = 'detail log'): RunFacts {
+  const entries = parseDetailLog(text);
+  if (entries.length === 0) throw new SettingsError('logdir', file, `${echo(file, PATH_ECHO_LIMIT)}: not a detail log (no :::MLLOG lines).`);
+  const seeds = rawSeeds(text);
+  const requested: Record<string, FactValue> = {};
+  const effective: Record<string, FactValue> = {};
+  const results: Record<string, unknown> = {};
+  let errors = 0;
+  for (const e of entries) {
+    const entry = e as unknown as { key: string; value: unknown; metadata?: { is_error?: boolean } };
+    if (entry.metadata?.is_error === true) errors += 1;
+    const value = seeds.get(entry.key) ?? entry.value;
+    if (entry.key.startsWith('requested_')) {
+      const k = entry.key.slice(10) === 'test_mode' ? 'mode' : entry.key.slice(10);
+      if (!(k in requested)) requested[k] = value as FactValue;
+    } else if (entry.key.startsWith('effective_')) {
+      const k = entry.key.slice(10) === 'test_mode' ? 'mode' : entry.key.slice(10);
+      if (!(k in effective)) effective[k] = value as FactValue;
+    } else if (!(entry.key in results)) {
+      results[entry.key] = value;
+    }
+  }
+  const scenario = effective.scenario;
+  if (!SCENARIOS.includes(scenario as Scenario)) {
+    throw new SettingsError('logdir', file, `${echo(file, PATH_ECHO_LIMIT)}: no effective_scenario in the detail log (got ${show(scenario)}); is it a complete LoadGen detail log?`);
+  }
+  // Token settings are derived but not logged as effective_* (spec/50): the requested ones decide.
+  for (const k of ['use_token_latencies', 'server_ttft_latency', 'server_tpot_latency']) {
+    if (!(k in effective) && k in requested) effective[k] = requested[k]!;
+  }
+  results.num_errors = Math.max(Number(results.num_errors ?? 0), errors);
+  const finishedRun = 'result_validity' in results || 'num_errors' in results;
+  return {
+    scenario: scenario as Scenario,
+    mode: String(effective.mode ?? requested.mode ?? ''),
+    requested, effective,
+    qslTotal: Number(results.qsl_reported_total_count ?? 0),
+    qslPerformance: Number(results.qsl_reported_performance_count ?? 0),
+    ...(finishedRun ? { results } : {}),
+  };
+}
+
+/** A model name on the path: the closest folder that mlperf.conf knows. */
+function modelFromPath(dir: string, scenario: Scenario): string | undefined {
+  const parts = resolve(dir).split(sep).filter(Boolean).reverse();
+  return parts.find((p) => /^[A-Za-z0-9_.-]+$/.test(p) && officialSettings(p, scenario, 'PerformanceOnly').known);
+}
+
+function checkOne(file: string, kind: RunKind, model: string, division: Division, reference?: RunFacts): { report: CheckReport; facts: RunFacts } {
+  const facts = factsOfDetailLog(readFileSync(file, 'utf8'), file);
+  const mode = (['PerformanceOnly', 'AccuracyOnly', 'SubmissionRun', 'FindPeakPerformance'].includes(facts.mode) ? facts.mode : 'PerformanceOnly') as TestMode;
+  const official = officialSettings(model, facts.scenario, mode);
+  if (!official.known && division === 'closed') unknownModel(model);
+  const benchmark = benchmarkOf(model);
+  const report = evaluateRules({
+    model, division, kind, facts,
+    official: factsOfSettings(official.loaded, facts.qslTotal || 1, Math.max(1, facts.qslPerformance), false),
+    ...(benchmark ? { benchmark } : {}),
+    ...(reference ? { reference } : {}),
+  }, file);
+  return { report, facts };
+}
+
+/**
+ * The run rules applied to a finished run's folder: its detail log (in the
+ * folder or under performance/run_1), and accuracy/, TEST01/ and TEST04/
+ * beside it when present (a compliance run is also compared with the run).
+ */
+export function checkRunLog(dir: string, options: CheckRunLogOptions = {}): RunLogCheck {
+  const division = options.division ?? 'closed';
+  if (!DIVISIONS.includes(division)) throw new SettingsError('division', division, `Invalid division ${show(division)}: expected ${DIVISIONS.join(' or ')}.`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    throw new SettingsError('logdir', dir, `${echo(dir, PATH_ECHO_LIMIT)}: no such folder (LOGDIR is the folder of a finished run's logs).`);
+  }
+  const main = detailIn(dir);
+  if (main === undefined) {
+    throw new SettingsError('logdir', dir, `${echo(dir, PATH_ECHO_LIMIT)}: no mlperf_log_detail.txt in it or in performance/run_1/.`);
+  }
+  const scenario = factsOfDetailLog(readFileSync(main, 'utf8'), main).scenario;
+  const model = options.model ?? modelFromPath(dir, scenario);
+  if (model === undefined) {
+    throw new SettingsError('model', undefined, `${echo(dir, PATH_ECHO_LIMIT)}: the detail log does not name the model and no folder on the path is a model mlperf.conf knows; give --model.`);
+  }
+  const run = checkOne(main, 'run', model, division);
+  const reports = [run.report];
+  const accuracy = detailIn(join(dir, 'accuracy'));
+  if (accuracy !== undefined) reports.push(checkOne(accuracy, 'run', model, division).report);
+  for (const test of ['TEST01', 'TEST04'] as const) {
+    const testDir = join(dir, test);
+    const file = detailIn(testDir);
+    if (file !== undefined) reports.push(checkOne(file, test, model, division, run.facts).report);
+    else if (existsSync(testDir)) {
+      reports.push({ ...run.report, kind: test, file: testDir, compliant: false, rules: [], notes: [],
+        violations: [{ rule: 'compliance-files', setting: test, value: 'no detail log', required: 'performance/run_1/mlperf_log_detail.txt',
+          message: `compliance-files: ${test}/ has no mlperf_log_detail.txt (in it or under performance/run_1/); the checker needs the compliance run's logs.` }] });
+    }
+  }
+  return { dir, model, compliant: reports.every((r) => r.compliant), reports };
+}
