@@ -512,11 +512,17 @@ struct HttpClient::Impl {
   // A kept-alive connection the server closed while the request was on its
   // way (the close crossed the request: nothing of a response came back)
   // is the keep-alive race every HTTP client meets; the request is sent
-  // once more on another connection (its sent_ns then restarts). Returns
-  // false when that does not apply (a fresh connection, a second attempt,
-  // response bytes seen): the caller fails the request.
+  // once more on another connection (its sent_ns then restarts), but only
+  // where that cannot make the server do a sample's work twice (RFC 9110
+  // 9.2.2): no byte of it was written, or it is a GET/HEAD. A POST that
+  // went out whole may have been read: it fails (each query goes to a node
+  // once). Returns false when no resend applies (a fresh connection, a
+  // second attempt, response bytes seen): the caller fails the request.
   bool retry_on_new_connection(Conn* c) {
     if (!c->reused || c->got_bytes || c->retried || cancel_flag.load(std::memory_order_acquire)) return false;
+    const std::string& line = c->request->line;
+    const bool idempotent = line.compare(0, 4, "GET ") == 0 || line.compare(0, 5, "HEAD ") == 0;
+    if (c->written != 0 && !idempotent) return false;
     const Pending again{c->tag, c->request, c->index, c->keep_body, true};
     Conn* other = nullptr;
     {

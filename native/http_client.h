@@ -169,7 +169,9 @@ class HttpClient {
   // `keep_body`: the outcome carries the body (accuracy-logged samples).
   // A request that crossed the server's close of a kept-alive connection
   // (the connection ended before any byte of a response) is sent once more
-  // on a new connection; its sent_ns is then that second write's.
+  // on a new connection when none of it was written or it is a GET/HEAD
+  // (a POST that went out whole fails: the server may have read it); its
+  // sent_ns is then that second write's.
   void send(uint64_t tag, uint32_t index, bool keep_body);
 
   // Every queued and in-flight request, and every later send(), fails as
