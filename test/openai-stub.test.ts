@@ -43,6 +43,12 @@ describe('startOpenAiStub', () => {
     expect(body.data.map((m) => m.id)).toEqual(['loadgen-stub']);
   });
 
+  it('keeps idle connections open 65 s (a client at a few requests/s never reconnects mid-run)', async () => {
+    const res = await fetch(`${stub.url}/v1/models`);
+    await res.arrayBuffer();
+    expect(res.headers.get('keep-alive')).toBe('timeout=65');
+  });
+
   it('streams chat tokens on the schedule, a usage chunk when asked, then [DONE]', async () => {
     const before = stub.records().length;
     const res = await post(stub, '/v1/chat/completions', {

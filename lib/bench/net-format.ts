@@ -92,7 +92,11 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     const l = t.stubLatenessNs;
     if (l) {
       lines.push(`  ${''.padEnd(34)} of which the stub's own timers: first token p50 ${us(l.ttft.p50)} us, p99 ${us(l.ttft.p99)} us; ` +
-        `token gap p50 ${us(l.tpot.p50)} us, p99 ${us(l.tpot.p99)} us (${fmt(l.requests)} requests)`);
+        `token gap p50 ${us(l.tpot.p50)} us, p99 ${us(l.tpot.p99)} us (${fmt(l.requests)} requests, timerSpinMs ${t.stubTimerSpinMs})`);
+    }
+    if (t.deliveryLagNs) {
+      lines.push(`  ${''.padEnd(34)} and the delivery (scheduled -> issueQuery): p50 ${us(t.deliveryLagNs.p50)} us, p99 ${us(t.deliveryLagNs.p99)} us ` +
+        `(after a ${fmt(t.warmupMs / 1000, 1)}-s warm-up run)`);
     }
   }
   if (n.loadAverage) lines.push(`  machine load average (1 min): ${fmt(n.loadAverage.start, 2)} at the start, ${fmt(n.loadAverage.end, 2)} at the end`);

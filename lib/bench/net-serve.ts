@@ -2,11 +2,12 @@
  * A server of the network benchmark in its own process (lib/bench/net.ts
  * starts it under `taskset -c 1`):
  *   node dist/bench/net-serve.js stamp                 node:http, answers at once with its time stamps
- *   node dist/bench/net-serve.js openai-stub TTFT TPOT the OpenAI stub streamer (ms)
+ *   node dist/bench/net-serve.js openai-stub TTFT TPOT [SPIN]  the OpenAI stub streamer (ms; SPIN: its timerSpinMs)
  * Prints "URL <url>" when listening; ends when stdin closes (its parent went
- * away) or on SIGTERM. The stub answers a line "lateness" on stdin with
+ * away) or on SIGTERM. The stub answers a line "lateness [SKIP]" on stdin with
  * "LATENESS <json>": its own lateness against its schedule over the requests
- * since the last such line (what of the client's TTFT/TPOT error is the stub's).
+ * since the last such line, the first SKIP of them left out (a warm-up's):
+ * what of the client's TTFT/TPOT error is the stub's.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -63,13 +64,13 @@ function stubLateness(stub: OpenAiStub, from: number, ttftMs: number, tpotMs: nu
 }
 
 async function main(): Promise<void> {
-  const [kind, ttft, tpot] = process.argv.slice(2);
+  const [kind, ttft, tpot, spin] = process.argv.slice(2);
   let running: { url: string; close(): Promise<void> };
   if (kind === 'stamp') running = await startStampServer();
   else if (kind === 'openai-stub') {
     const ttftMs = Number(ttft);
     const tpotMs = Number(tpot);
-    const stub = await startOpenAiStub({ host: '127.0.0.1', port: 0, ttftMs, tpotMs, recordTimes: true });
+    const stub = await startOpenAiStub({ host: '127.0.0.1', port: 0, ttftMs, tpotMs, recordTimes: true, timerSpinMs: Number(spin ?? 0) });
     running = stub;
     let from = 0;
     let pending = '';
@@ -78,8 +79,9 @@ async function main(): Promise<void> {
       for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
         const line = pending.slice(0, nl).trim();
         pending = pending.slice(nl + 1);
-        if (line !== 'lateness') continue;
-        const lateness = stubLateness(stub, from, ttftMs, tpotMs);
+        const ask = /^lateness(?: (\d+))?$/.exec(line);
+        if (!ask) continue;
+        const lateness = stubLateness(stub, from + Number(ask[1] ?? 0), ttftMs, tpotMs);
         from = stub.records().length;
         process.stdout.write(`LATENESS ${JSON.stringify(lateness)}\n`);
       }

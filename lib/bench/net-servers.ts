@@ -104,12 +104,17 @@ export function buildStampServer(dir: string): { path: string } | { note: string
 }
 
 /** Starts a bench server on CPU 1 (when `pin`): the C one (its own sched_setaffinity) or one of net-serve.js (taskset). */
-export async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }): Promise<BenchServer> {
+export async function startServer(
+  kind: BenchServer['kind'],
+  pin: boolean,
+  cPath?: string,
+  stub?: { ttftMs: number; tpotMs: number; timerSpinMs?: number },
+): Promise<BenchServer> {
   if (kind === 'c') {
     const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1'], /PORT (\d+)\n/, 'stamp-server');
     return { kind, url: `http://127.0.0.1:${match[1]}`, ask: asker(child), close: closer(child) };
   }
-  const args = kind === 'node' ? [netServeScript, 'stamp'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs)];
+  const args = kind === 'node' ? [netServeScript, 'stamp'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs), String(stub!.timerSpinMs ?? 0)];
   const taskset = pin ? pinningTaskset() : null;
   const { child, match } = taskset
     ? await startProcess(taskset, ['-c', '1', process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)

@@ -95,7 +95,16 @@ export interface TokenRow {
   tpotErrorNs: { p50: number; p99: number };
   /** The stub's own lateness against its schedule (its timers), medians over the repetitions: part of the error above. */
   stubLatenessNs: { requests: number; ttft: { p50: number; p99: number }; tpot: { p50: number; p99: number } } | null;
+  /** The stub's timerSpinMs: it waits the last this-many ms before each token in setImmediate turns, not a timer. */
+  stubTimerSpinMs: number;
+  /** The unmeasured run before each measured one (JIT, connections). */
+  warmupMs: number;
+  /** Scheduled -> in the SUT's issueQuery, medians over the repetitions: part of every TTFT; null when not reported. */
+  deliveryLagNs: { p50: number; p99: number } | null;
 }
+
+/** The stub's schedule is exact to microseconds when it has its CPU: a timer to 1 ms before each token, then setImmediate turns. */
+const STUB_TIMER_SPIN_MS = 1;
 
 export interface NetworkBenchReport {
   connections: number;
@@ -456,7 +465,8 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const outputTokens = 16;
     log(`  TTFT/TPOT against the OpenAI stub (ttft ${ttftMs} ms, tpot ${tpotMs} ms) at 20 requests/s (x${repeat})`);
     try {
-      const stub = await startServer('openai-stub', pin, undefined, { ttftMs, tpotMs });
+      const stub = await startServer('openai-stub', pin, undefined, { ttftMs, tpotMs, timerSpinMs: STUB_TIMER_SPIN_MS });
+      const warmupMs = tiny ? 500 : 3000;
       started.push(stub);
       const trials: NetTokensTrial[] = [];
       type StubLateness = { requests: number; ttftNs: { p50: number; p99: number }; tpotNs: { p50: number; p99: number } };
@@ -469,8 +479,9 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           targetQps: 20,
           durationMs: tiny ? 1000 : 10_000,
           outputTokens,
+          warmupMs,
         }, { onCpu0: pin }));
-        lateness.push(JSON.parse(await stub.ask('lateness', 'LATENESS ')) as StubLateness);
+        lateness.push(JSON.parse(await stub.ask(`lateness ${trials[trials.length - 1]!.warmupRequests}`, 'LATENESS ')) as StubLateness);
       }
       await stub.close();
       const lm = (get: (l: StubLateness) => number) => median(lateness.map(get));
@@ -489,6 +500,11 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
               ttft: { p50: lm((l) => l.ttftNs.p50), p99: lm((l) => l.ttftNs.p99) },
               tpot: { p50: lm((l) => l.tpotNs.p50), p99: lm((l) => l.tpotNs.p99) },
             }
+          : null,
+        stubTimerSpinMs: STUB_TIMER_SPIN_MS,
+        warmupMs,
+        deliveryLagNs: trials.every((t) => t.deliveryLagNs)
+          ? { p50: m((t) => t.deliveryLagNs!.p50), p99: m((t) => t.deliveryLagNs!.p99) }
           : null,
       };
     } catch (error) {
