@@ -175,7 +175,7 @@ describe('network bench: targets', () => {
       latencyNs: { p50: 60_000, p99: 90_000, p999: 1 }, serverNs: { p50: 3000, p99: 5000, p999: 1 },
       clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, deliveryLagNs: null, cpuPerRequestNs: 30_000, matched: 1, samples: 1,
     })),
-    tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null, stubTimerSpinMs: 1, warmupMs: 3000, deliveryLagNs: null },
+    tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null, stubTimerSpinMs: 1, warmupMs: 3000, clientPinned: false, deliveryLagNs: null },
     loadAverage: null,
     notes: [],
   };
@@ -257,7 +257,7 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     // The token row, with the stub's own lateness read from the stub's process.
     expect(report.tokens?.stubLatenessNs?.requests).toBeGreaterThan(0);
     expect(Number.isFinite(report.tokens?.ttftErrorNs.p99)).toBe(true);
-    expect(report.tokens).toMatchObject({ stubTimerSpinMs: 1, warmupMs: 500 });
+    expect(report.tokens).toMatchObject({ stubTimerSpinMs: 1, warmupMs: 500, clientPinned: false });
     expect(report.tokens?.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
   }, 120_000);
 });

@@ -96,7 +96,7 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     }
     if (t.deliveryLagNs) {
       lines.push(`  ${''.padEnd(34)} and the delivery (scheduled -> issueQuery): p50 ${us(t.deliveryLagNs.p50)} us, p99 ${us(t.deliveryLagNs.p99)} us ` +
-        `(after a ${fmt(t.warmupMs / 1000, 1)}-s warm-up run)`);
+        `(after a ${fmt(t.warmupMs / 1000, 1)}-s warm-up run; the client on any CPU)`);
     }
   }
   if (n.loadAverage) lines.push(`  machine load average (1 min): ${fmt(n.loadAverage.start, 2)} at the start, ${fmt(n.loadAverage.end, 2)} at the end`);

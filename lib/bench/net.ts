@@ -9,7 +9,8 @@
  *     poll) and worker threads, each peak confirmed by a second run;
  *   - the client's own share of each request's latency (loadgen's latency
  *     minus the server's send − recv) at 1k and 10k requests/s;
- *   - TTFT and TPOT against the OpenAI stub streamer's schedule at 20 requests/s.
+ *   - TTFT and TPOT against the OpenAI stub streamer's schedule at 20 requests/s
+ *     (the stub on CPU 1, the client on any CPU: see the token row).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -99,6 +100,8 @@ export interface TokenRow {
   stubTimerSpinMs: number;
   /** The unmeasured run before each measured one (JIT, connections). */
   warmupMs: number;
+  /** The client process ran on any CPU (the stub on CPU 1 when pinned). */
+  clientPinned: false;
   /** Scheduled -> in the SUT's issueQuery, medians over the repetitions: part of every TTFT; null when not reported. */
   deliveryLagNs: { p50: number; p99: number } | null;
 }
@@ -480,7 +483,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           durationMs: tiny ? 1000 : 10_000,
           outputTokens,
           warmupMs,
-        }, { onCpu0: pin }));
+          // The client is not pinned: a first token must wake it, and pinned to CPU 0 it waited for
+          // whatever else ran there (TTFT error p50 4-5 ms vs 1.4-1.6 ms free at load 11-13;
+          // benchmarks/RESULTS.md, "Issue 12: TTFT precision"), as the design notes say of the Node main thread.
+        }, { onCpu0: false }));
         lateness.push(JSON.parse(await stub.ask(`lateness ${trials[trials.length - 1]!.warmupRequests}`, 'LATENESS ')) as StubLateness);
       }
       await stub.close();
@@ -503,6 +509,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           : null,
         stubTimerSpinMs: STUB_TIMER_SPIN_MS,
         warmupMs,
+        clientPinned: false,
         deliveryLagNs: trials.every((t) => t.deliveryLagNs)
           ? { p50: m((t) => t.deliveryLagNs!.p50), p99: m((t) => t.deliveryLagNs!.p99) }
           : null,
