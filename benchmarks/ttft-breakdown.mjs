@@ -1,12 +1,13 @@
 // Where a TTFT error goes, request by request (issue 12, "TTFT precision"). Runs the bench's
 // token row by hand: the OpenAI stub in its own process on CPU 1 with socket-level stamps,
-// loadgen's OpenAI SUT here (run this under `taskset -c 0`), Server at 20 requests/s,
-// 20 ms + 5 ms/token, 16 tokens; then a bare 1-byte TCP round trip between the same two CPUs
-// after the same idle gap (the floor any Node client and server pay). Diagnosis only: it
-// stamps sockets through diagnostics_channel and wraps node:http in the stub's process.
+// loadgen's OpenAI SUT in this process (on any CPU, as the bench; under `taskset -c 0` to
+// see a pinned client), Server at 20 requests/s, 20 ms + 5 ms/token, 16 tokens; then a bare
+// 1-byte TCP round trip between the same two processes' CPUs after the same idle gap (the
+// floor any Node client and server pay). Diagnosis only: it stamps sockets through
+// diagnostics_channel and wraps node:http in the stub's process.
 //
 //   npm run build:native && npm run build:ts
-//   taskset -c 0 node benchmarks/ttft-breakdown.mjs [seconds=10] [stubSpinMs=1] [warmupMs=3000] [dispatch=wake]
+//   node benchmarks/ttft-breakdown.mjs [seconds=10] [stubSpinMs=1] [warmupMs=3000] [dispatch=wake]
 //
 // Requests are paired with the stub's records by arrival order (at 20/s two requests
 // ~never cross). Every time is CLOCK_MONOTONIC (clockNs() and process.hrtime agree on Linux).
