@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { checkClock, parseWrkLatency, peakSearch, type NetworkBenchReport, type PeakRun } from '../lib/bench/net.js';
+import { checkClock, idleRoundTripNs, parseWrkLatency, peakSearch, type NetworkBenchReport, type PeakRun } from '../lib/bench/net.js';
 import { buildStampServer, startServer, type BenchServer } from '../lib/bench/net-servers.js';
 import { evaluateNetworkTargets } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
@@ -175,7 +175,7 @@ describe('network bench: targets', () => {
       latencyNs: { p50: 60_000, p99: 90_000, p999: 1 }, serverNs: { p50: 3000, p99: 5000, p999: 1 },
       clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, deliveryLagNs: null, cpuPerRequestNs: 30_000, matched: 1, samples: 1,
     })),
-    tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null, stubTimerSpinMs: 1, warmupMs: 3000, clientPinned: false, deliveryLagNs: null },
+    tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null, stubTimerSpinMs: 1, warmupMs: 3000, clientPinned: false, deliveryLagNs: null, floorNs: null },
     loadAverage: null,
     notes: [],
   };
@@ -221,6 +221,18 @@ describe('network bench: the token row', () => {
     expect(warmed.ttftNs.p50).toBeGreaterThan(2e6);
     expect((await netTokens({ ...spec, warmupMs: 0 })).warmupRequests).toBe(0);
   }, 30_000);
+
+  it('measures the floor: a 1-byte round trip to the echo process after each idle gap', async () => {
+    const echo = await startServer('echo', false);
+    servers.push(echo);
+    expect(echo.url).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+    const started = Date.now();
+    const floor = await idleRoundTripNs(echo.url, 20, 10);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(10 * 20 - 5);
+    expect(floor.p50).toBeGreaterThan(0);
+    expect(floor.p99).toBeGreaterThanOrEqual(floor.p50);
+    await echo.close();
+  });
 });
 
 describe('loadgen bench --network --tiny without a compiler, taskset or wrk on PATH', () => {
@@ -259,5 +271,6 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     expect(Number.isFinite(report.tokens?.ttftErrorNs.p99)).toBe(true);
     expect(report.tokens).toMatchObject({ stubTimerSpinMs: 1, warmupMs: 500, clientPinned: false });
     expect(report.tokens?.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
+    expect(report.tokens?.floorNs).toMatchObject({ gapMs: 50, p50: expect.any(Number) });
   }, 120_000);
 });

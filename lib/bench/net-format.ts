@@ -98,6 +98,10 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
       lines.push(`  ${''.padEnd(34)} and the delivery (scheduled -> issueQuery): p50 ${us(t.deliveryLagNs.p50)} us, p99 ${us(t.deliveryLagNs.p99)} us ` +
         `(after a ${fmt(t.warmupMs / 1000, 1)}-s warm-up run; the client on any CPU)`);
     }
+    if (t.floorNs) {
+      lines.push(`  ${''.padEnd(34)} floor: a 1-byte TCP round trip to the stub's CPU after ${fmt(t.floorNs.gapMs)} ms idle: ` +
+        `p50 ${us(t.floorNs.p50)} us, p99 ${us(t.floorNs.p99)} us (both wake-ups of a first token, no HTTP)`);
+    }
   }
   if (n.loadAverage) lines.push(`  machine load average (1 min): ${fmt(n.loadAverage.start, 2)} at the start, ${fmt(n.loadAverage.end, 2)} at the end`);
   for (const note of n.notes) lines.push(`  note: ${note}`);

@@ -48,7 +48,7 @@ function startProcess(command: string, args: string[], pattern: RegExp, what: st
 }
 
 export interface BenchServer {
-  kind: 'c' | 'node' | 'openai-stub';
+  kind: 'c' | 'node' | 'openai-stub' | 'echo';
   url: string;
   /** Writes a line to the server's stdin; the first stdout line after it that starts with `answerPrefix`. */
   ask(line: string, answerPrefix: string): Promise<string>;
@@ -114,7 +114,7 @@ export async function startServer(
     const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1'], /PORT (\d+)\n/, 'stamp-server');
     return { kind, url: `http://127.0.0.1:${match[1]}`, ask: asker(child), close: closer(child) };
   }
-  const args = kind === 'node' ? [netServeScript, 'stamp'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs), String(stub!.timerSpinMs ?? 0)];
+  const args = kind === 'node' ? [netServeScript, 'stamp'] : kind === 'echo' ? [netServeScript, 'echo'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs), String(stub!.timerSpinMs ?? 0)];
   const taskset = pin ? pinningTaskset() : null;
   const { child, match } = taskset
     ? await startProcess(taskset, ['-c', '1', process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)

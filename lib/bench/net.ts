@@ -15,6 +15,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
+import { connect } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +105,12 @@ export interface TokenRow {
   clientPinned: false;
   /** Scheduled -> in the SUT's issueQuery, medians over the repetitions: part of every TTFT; null when not reported. */
   deliveryLagNs: { p50: number; p99: number } | null;
+  /**
+   * The floor under the TTFT error: a 1-byte TCP round trip from this process (on any CPU)
+   * to an echo on the stub's CPU after an idle gap of a request's mean interval (both
+   * wake-ups a first token pays, with no HTTP or loadgen); null when it could not run.
+   */
+  floorNs: { gapMs: number; p50: number; p99: number } | null;
 }
 
 /** The stub's schedule is exact to microseconds when it has its CPU: a timer to 1 ms before each token, then setImmediate turns. */
@@ -266,6 +273,39 @@ export async function checkClock(url: string, requests: number): Promise<boolean
     return true;
   } finally {
     agent.destroy();
+  }
+}
+
+/** A 1-byte round trip to a TCP echo at `url` (tcp://host:port) after each `gapMs` of idleness, `count` times. */
+export async function idleRoundTripNs(url: string, gapMs: number, count: number): Promise<{ p50: number; p99: number }> {
+  const { hostname, port } = new URL(url);
+  const clockNs = loadNative().clockNs;
+  const socket = connect(Number(port), hostname);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+    socket.setNoDelay(true);
+    const rtt: number[] = [];
+    const byte = Buffer.from('x');
+    for (let i = 0; i < count; i++) {
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+      const start = clockNs();
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the echo at ${url} did not answer within 5 s`)), 5000);
+        socket.once('data', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        socket.write(byte);
+      });
+      rtt.push(clockNs() - start);
+    }
+    rtt.sort((a, b) => a - b);
+    return { p50: rtt[Math.floor(count * 0.5)]!, p99: rtt[Math.min(count - 1, Math.floor(count * 0.99))]! };
+  } finally {
+    socket.destroy();
   }
 }
 
@@ -490,6 +530,16 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         lateness.push(JSON.parse(await stub.ask(`lateness ${trials[trials.length - 1]!.warmupRequests}`, 'LATENESS ')) as StubLateness);
       }
       await stub.close();
+      let floorNs: TokenRow['floorNs'] = null;
+      try {
+        const echo = await startServer('echo', pin);
+        started.push(echo);
+        const gapMs = 1000 / 20;
+        floorNs = { gapMs, ...(await idleRoundTripNs(echo.url, gapMs, tiny ? 20 : 100)) };
+        await echo.close();
+      } catch (error) {
+        report.notes.push(`TTFT floor: ${(error as Error).message.split('\n')[0]}`);
+      }
       const lm = (get: (l: StubLateness) => number) => median(lateness.map(get));
       const m = (get: (t: NetTokensTrial) => number) => median(trials.map(get));
       report.tokens = {
@@ -513,6 +563,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         deliveryLagNs: trials.every((t) => t.deliveryLagNs)
           ? { p50: m((t) => t.deliveryLagNs!.p50), p99: m((t) => t.deliveryLagNs!.p99) }
           : null,
+        floorNs,
       };
     } catch (error) {
       report.notes.push(`TTFT/TPOT: ${(error as Error).message.split('\n')[0]}`);
