@@ -233,6 +233,14 @@ describe('network bench: the token row', () => {
     expect(floor.p99).toBeGreaterThanOrEqual(floor.p50);
     await echo.close();
   });
+
+  it('fails the floor, without a hang, when the echo goes away mid-measurement', async () => {
+    const echo = await startServer('echo', false);
+    servers.push(echo);
+    const floor = idleRoundTripNs(echo.url, 20, 1000);
+    setTimeout(() => void echo.close(), 100);
+    await expect(floor).rejects.toThrow(/echo at tcp:\/\/127\.0\.0\.1:\d+ closed the connection|ECONNRESET|EPIPE/);
+  });
 });
 
 describe('loadgen bench --network --tiny without a compiler, taskset or wrk on PATH', () => {

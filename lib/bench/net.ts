@@ -281,19 +281,33 @@ export async function idleRoundTripNs(url: string, gapMs: number, count: number)
   const { hostname, port } = new URL(url);
   const clockNs = loadNative().clockNs;
   const socket = connect(Number(port), hostname);
+  // The wait in progress, and every later one, fails once the echo goes away (never an uncaught error, never a hang).
+  let gone: Error | undefined;
+  let fail: (error: Error) => void = () => undefined;
+  const lost = (error: Error): void => {
+    gone ??= error;
+    fail(gone);
+  };
+  socket.on('error', lost);
+  socket.on('close', () => lost(new Error(`the echo at ${url} closed the connection`)));
   try {
     await new Promise<void>((resolve, reject) => {
+      fail = reject;
       socket.once('connect', resolve);
-      socket.once('error', reject);
     });
     socket.setNoDelay(true);
     const rtt: number[] = [];
     const byte = Buffer.from('x');
     for (let i = 0; i < count; i++) {
       await new Promise((resolve) => setTimeout(resolve, gapMs));
+      if (gone) throw gone;
       const start = clockNs();
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`the echo at ${url} did not answer within 5 s`)), 5000);
+        fail = (error) => {
+          clearTimeout(timer);
+          reject(error);
+        };
         socket.once('data', () => {
           clearTimeout(timer);
           resolve();
