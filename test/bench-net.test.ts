@@ -4,8 +4,8 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { checkClock, idleRoundTripNs, parseWrkLatency, peakSearch, type NetworkBenchReport, type PeakRun } from '../lib/bench/net.js';
-import { buildStampServer, startServer, type BenchServer } from '../lib/bench/net-servers.js';
+import { checkClock, parseWrkLatency, peakSearch, type NetworkBenchReport, type PeakRun } from '../lib/bench/net.js';
+import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from '../lib/bench/net-servers.js';
 import { evaluateNetworkTargets } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
 import { clientShare, netTokens, readTrace, type TracedSample } from '../lib/bench/net-trial.js';

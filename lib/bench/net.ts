@@ -15,13 +15,12 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
-import { connect } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { loadNative } from '../native/index.js';
-import { buildStampServer, startServer, type BenchServer } from './net-servers.js';
+import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
 import { findOnPath, pinningTaskset, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
 
 
@@ -273,53 +272,6 @@ export async function checkClock(url: string, requests: number): Promise<boolean
     return true;
   } finally {
     agent.destroy();
-  }
-}
-
-/** A 1-byte round trip to a TCP echo at `url` (tcp://host:port) after each `gapMs` of idleness, `count` times. */
-export async function idleRoundTripNs(url: string, gapMs: number, count: number): Promise<{ p50: number; p99: number }> {
-  const { hostname, port } = new URL(url);
-  const clockNs = loadNative().clockNs;
-  const socket = connect(Number(port), hostname);
-  // The wait in progress, and every later one, fails once the echo goes away (never an uncaught error, never a hang).
-  let gone: Error | undefined;
-  let fail: (error: Error) => void = () => undefined;
-  const lost = (error: Error): void => {
-    gone ??= error;
-    fail(gone);
-  };
-  socket.on('error', lost);
-  socket.on('close', () => lost(new Error(`the echo at ${url} closed the connection`)));
-  try {
-    await new Promise<void>((resolve, reject) => {
-      fail = reject;
-      socket.once('connect', resolve);
-    });
-    socket.setNoDelay(true);
-    const rtt: number[] = [];
-    const byte = Buffer.from('x');
-    for (let i = 0; i < count; i++) {
-      await new Promise((resolve) => setTimeout(resolve, gapMs));
-      if (gone) throw gone;
-      const start = clockNs();
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the echo at ${url} did not answer within 5 s`)), 5000);
-        fail = (error) => {
-          clearTimeout(timer);
-          reject(error);
-        };
-        socket.once('data', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        socket.write(byte);
-      });
-      rtt.push(clockNs() - start);
-    }
-    rtt.sort((a, b) => a - b);
-    return { p50: rtt[Math.floor(count * 0.5)]!, p99: rtt[Math.min(count - 1, Math.floor(count * 0.99))]! };
-  } finally {
-    socket.destroy();
   }
 }
 
