@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { checkClock, parseWrkLatency, peakSearch, type NetworkBenchReport, type PeakRun } from '../lib/bench/net.js';
-import { buildStampServer, startServer, type BenchServer } from '../lib/bench/net-servers.js';
+import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from '../lib/bench/net-servers.js';
 import { evaluateNetworkTargets } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
-import { clientShare, readTrace, type TracedSample } from '../lib/bench/net-trial.js';
+import { clientShare, netTokens, readTrace, type TracedSample } from '../lib/bench/net-trial.js';
 import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
 import { repoRoot, tempDir } from './helpers.js';
 
@@ -175,7 +175,7 @@ describe('network bench: targets', () => {
       latencyNs: { p50: 60_000, p99: 90_000, p999: 1 }, serverNs: { p50: 3000, p99: 5000, p999: 1 },
       clientNs: { p50: targetQps === 1000 ? 40_000 : 55_000, p99: 80_000, p999: 1 }, deliveryLagNs: null, cpuPerRequestNs: 30_000, matched: 1, samples: 1,
     })),
-    tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null },
+    tokens: { targetQps: 20, ttftMs: 20, tpotMs: 5, outputTokens: 16, valid: true, ttftErrorNs: { p50: 1, p99: 150_000 }, tpotErrorNs: { p50: 1, p99: 100_000 }, stubLatenessNs: null, stubTimerSpinMs: 1, warmupMs: 3000, clientPinned: false, deliveryLagNs: null, floorNs: null },
     loadAverage: null,
     notes: [],
   };
@@ -190,6 +190,56 @@ describe('network bench: targets', () => {
   it("is 'n/a' when a figure is missing (no autocannon, no token run)", () => {
     const t = evaluateNetworkTargets({ ...base, closedLoop: [], clientShare: [], tokens: null });
     expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a']);
+  });
+});
+
+describe('network bench: the token row', () => {
+  const streamed = (url: string) =>
+    fetch(`${url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'loadgen-stub', prompt: 'a b', max_tokens: 3, stream: true }),
+    }).then((res) => res.text());
+
+  it("leaves the warm-up's requests out of the stub's lateness, and the stub is never early", async () => {
+    const stub = await startServer('openai-stub', false, undefined, { ttftMs: 2, tpotMs: 1, timerSpinMs: 1 });
+    servers.push(stub);
+    await stub.ask('lateness', 'LATENESS ');
+    for (let i = 0; i < 3; i++) expect(await streamed(stub.url)).toMatch(/\[DONE\]/);
+    const lateness = JSON.parse(await stub.ask('lateness 1', 'LATENESS ')) as { requests: number; ttftNs: { p50: number } };
+    expect(lateness.requests).toBe(2);
+    expect(lateness.ttftNs.p50).toBeGreaterThanOrEqual(0);
+  });
+
+  it('runs an unmeasured warm-up at the rate first (none with warmupMs 0) and reports the delivery lag', async () => {
+    const stub = await startServer('openai-stub', false, undefined, { ttftMs: 2, tpotMs: 1 });
+    servers.push(stub);
+    const spec = { kind: 'net-tokens' as const, url: stub.url, targetQps: 50, durationMs: 300, outputTokens: 3 };
+    const warmed = await netTokens({ ...spec, warmupMs: 300 });
+    expect(warmed.warmupRequests).toBeGreaterThan(0);
+    expect(warmed.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
+    expect(warmed.ttftNs.p50).toBeGreaterThan(2e6);
+    expect((await netTokens({ ...spec, warmupMs: 0 })).warmupRequests).toBe(0);
+  }, 30_000);
+
+  it('measures the floor: a 1-byte round trip to the echo process after each idle gap', async () => {
+    const echo = await startServer('echo', false);
+    servers.push(echo);
+    expect(echo.url).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+    const started = Date.now();
+    const floor = await idleRoundTripNs(echo.url, 20, 10);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(10 * 20 - 5);
+    expect(floor.p50).toBeGreaterThan(0);
+    expect(floor.p99).toBeGreaterThanOrEqual(floor.p50);
+    await echo.close();
+  });
+
+  it('fails the floor, without a hang, when the echo goes away mid-measurement', async () => {
+    const echo = await startServer('echo', false);
+    servers.push(echo);
+    const floor = idleRoundTripNs(echo.url, 20, 1000);
+    setTimeout(() => void echo.close(), 100);
+    await expect(floor).rejects.toThrow(/echo at tcp:\/\/127\.0\.0\.1:\d+ closed the connection|ECONNRESET|EPIPE/);
   });
 });
 
@@ -227,5 +277,8 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     // The token row, with the stub's own lateness read from the stub's process.
     expect(report.tokens?.stubLatenessNs?.requests).toBeGreaterThan(0);
     expect(Number.isFinite(report.tokens?.ttftErrorNs.p99)).toBe(true);
+    expect(report.tokens).toMatchObject({ stubTimerSpinMs: 1, warmupMs: 500, clientPinned: false });
+    expect(report.tokens?.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
+    expect(report.tokens?.floorNs).toMatchObject({ gapMs: 50, p50: expect.any(Number) });
   }, 120_000);
 });

@@ -95,7 +95,15 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     const l = t.stubLatenessNs;
     if (l) {
       lines.push(`  ${''.padEnd(34)} of which the stub's own timers: first token p50 ${us(l.ttft.p50)} us, p99 ${us(l.ttft.p99)} us; ` +
-        `token gap p50 ${us(l.tpot.p50)} us, p99 ${us(l.tpot.p99)} us (${fmt(l.requests)} requests)`);
+        `token gap p50 ${us(l.tpot.p50)} us, p99 ${us(l.tpot.p99)} us (${fmt(l.requests)} requests, timerSpinMs ${t.stubTimerSpinMs})`);
+    }
+    if (t.deliveryLagNs) {
+      lines.push(`  ${''.padEnd(34)} and the delivery (scheduled -> issueQuery): p50 ${us(t.deliveryLagNs.p50)} us, p99 ${us(t.deliveryLagNs.p99)} us ` +
+        `(after a ${fmt(t.warmupMs / 1000, 1)}-s warm-up run; the client on any CPU)`);
+    }
+    if (t.floorNs) {
+      lines.push(`  ${''.padEnd(34)} floor: a 1-byte TCP round trip to the stub's CPU after ${fmt(t.floorNs.gapMs)} ms idle: ` +
+        `p50 ${us(t.floorNs.p50)} us, p99 ${us(t.floorNs.p99)} us (both wake-ups of a first token, no HTTP)`);
     }
   }
   if (n.loadAverage) lines.push(`  machine load average (1 min): ${fmt(n.loadAverage.start, 2)} at the start, ${fmt(n.loadAverage.end, 2)} at the end`);

@@ -2,14 +2,16 @@
  * A server of the network benchmark in its own process (lib/bench/net.ts
  * starts it under `taskset -c 1`):
  *   node dist/bench/net-serve.js stamp                 node:http, answers at once with its time stamps
- *   node dist/bench/net-serve.js openai-stub TTFT TPOT the OpenAI stub streamer (ms)
+ *   node dist/bench/net-serve.js openai-stub TTFT TPOT [SPIN]  the OpenAI stub streamer (ms; SPIN: its timerSpinMs)
+ *   node dist/bench/net-serve.js echo               a TCP echo (the token row's idle round-trip floor)
  * Prints "URL <url>" when listening; ends when stdin closes (its parent went
- * away) or on SIGTERM. The stub answers a line "lateness" on stdin with
+ * away) or on SIGTERM. The stub answers a line "lateness [SKIP]" on stdin with
  * "LATENESS <json>": its own lateness against its schedule over the requests
- * since the last such line (what of the client's TTFT/TPOT error is the stub's).
+ * since the last such line, the first SKIP of them left out (a warm-up's):
+ * what of the client's TTFT/TPOT error is the stub's.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 
 import { startOpenAiStub, type OpenAiStub } from '../serve/openai-stub.js';
 
@@ -46,6 +48,27 @@ async function startStampServer(): Promise<{ url: string; close(): Promise<void>
   };
 }
 
+/** Writes back every byte it reads (no delay): the other end of a bare round trip. */
+async function startEchoServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.setNoDelay(true);
+    socket.on('data', (chunk) => socket.write(chunk));
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `tcp://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
 function percentiles(values: number[]): { p50: number; p99: number } {
   const s = [...values].sort((a, b) => a - b);
   const at = (p: number) => s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? Number.NaN;
@@ -63,13 +86,14 @@ function stubLateness(stub: OpenAiStub, from: number, ttftMs: number, tpotMs: nu
 }
 
 async function main(): Promise<void> {
-  const [kind, ttft, tpot] = process.argv.slice(2);
+  const [kind, ttft, tpot, spin] = process.argv.slice(2);
   let running: { url: string; close(): Promise<void> };
   if (kind === 'stamp') running = await startStampServer();
+  else if (kind === 'echo') running = await startEchoServer();
   else if (kind === 'openai-stub') {
     const ttftMs = Number(ttft);
     const tpotMs = Number(tpot);
-    const stub = await startOpenAiStub({ host: '127.0.0.1', port: 0, ttftMs, tpotMs, recordTimes: true });
+    const stub = await startOpenAiStub({ host: '127.0.0.1', port: 0, ttftMs, tpotMs, recordTimes: true, timerSpinMs: Number(spin ?? 0) });
     running = stub;
     let from = 0;
     let pending = '';
@@ -78,13 +102,14 @@ async function main(): Promise<void> {
       for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
         const line = pending.slice(0, nl).trim();
         pending = pending.slice(nl + 1);
-        if (line !== 'lateness') continue;
-        const lateness = stubLateness(stub, from, ttftMs, tpotMs);
+        const ask = /^lateness(?: (\d+))?$/.exec(line);
+        if (!ask) continue;
+        const lateness = stubLateness(stub, from + Number(ask[1] ?? 0), ttftMs, tpotMs);
         from = stub.records().length;
         process.stdout.write(`LATENESS ${JSON.stringify(lateness)}\n`);
       }
     });
-  } else throw new Error(`net-serve: unknown server '${kind}' (stamp, openai-stub)`);
+  } else throw new Error(`net-serve: unknown server '${kind}' (stamp, echo, openai-stub)`);
   process.stdout.write(`URL ${running.url}\n`);
   const stop = () => void running.close().finally(() => process.exit(0));
   process.stdin.on('end', stop);

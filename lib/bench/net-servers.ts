@@ -1,14 +1,17 @@
 /**
  * The bench's servers in their own processes: the C stamp server
  * (benchmarks/stamp-server.c, built with the system compiler) and the
- * node:http twin or the OpenAI stub (net-serve.ts), pinned to CPU 1 when
- * the machine allows, each asked for its records over its stdin/stdout.
+ * node:http twin, the OpenAI stub or a TCP echo (net-serve.ts), pinned to
+ * CPU 1 when the machine allows, each asked for its records over its
+ * stdin/stdout; and the idle round trip to that echo (the TTFT floor).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { loadNative } from '../native/index.js';
 import { findOnPath, pinningTaskset } from './trials.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -48,7 +51,7 @@ function startProcess(command: string, args: string[], pattern: RegExp, what: st
 }
 
 export interface BenchServer {
-  kind: 'c' | 'node' | 'openai-stub';
+  kind: 'c' | 'node' | 'openai-stub' | 'echo';
   url: string;
   /** Writes a line to the server's stdin; the first stdout line after it that starts with `answerPrefix`. */
   ask(line: string, answerPrefix: string): Promise<string>;
@@ -107,15 +110,68 @@ export function buildStampServer(dir: string): { path: string } | { note: string
  * Starts a bench server on CPU 1 (when `pin`): the C one (its own sched_setaffinity) or one of net-serve.js (taskset).
  * `spin`: the C server polls epoll without sleeping, so its receive stamp is not late by its own wake-up.
  */
-export async function startServer(kind: BenchServer['kind'], pin: boolean, cPath?: string, stub?: { ttftMs: number; tpotMs: number }, spin = false): Promise<BenchServer> {
+export async function startServer(
+  kind: BenchServer['kind'],
+  pin: boolean,
+  cPath?: string,
+  stub?: { ttftMs: number; tpotMs: number; timerSpinMs?: number },
+  spin = false,
+): Promise<BenchServer> {
   if (kind === 'c') {
     const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1', ...(spin ? ['spin'] : [])], /PORT (\d+)\n/, 'stamp-server');
     return { kind, url: `http://127.0.0.1:${match[1]}`, ask: asker(child), close: closer(child) };
   }
-  const args = kind === 'node' ? [netServeScript, 'stamp'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs)];
+  const args = kind === 'node' ? [netServeScript, 'stamp'] : kind === 'echo' ? [netServeScript, 'echo'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs), String(stub!.timerSpinMs ?? 0)];
   const taskset = pin ? pinningTaskset() : null;
   const { child, match } = taskset
     ? await startProcess(taskset, ['-c', '1', process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)
     : await startProcess(process.execPath, args, /URL (\S+)\n/, `net-serve ${kind}`);
   return { kind, url: match[1]!, ask: asker(child), close: closer(child) };
+}
+
+/** A 1-byte round trip to a TCP echo at `url` (tcp://host:port) after each `gapMs` of idleness, `count` times. */
+export async function idleRoundTripNs(url: string, gapMs: number, count: number): Promise<{ p50: number; p99: number }> {
+  const { hostname, port } = new URL(url);
+  const clockNs = loadNative().clockNs;
+  const socket = connect(Number(port), hostname);
+  // The wait in progress, and every later one, fails once the echo goes away (never an uncaught error, never a hang).
+  let gone: Error | undefined;
+  let fail: (error: Error) => void = () => undefined;
+  const lost = (error: Error): void => {
+    gone ??= error;
+    fail(gone);
+  };
+  socket.on('error', lost);
+  socket.on('close', () => lost(new Error(`the echo at ${url} closed the connection`)));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      fail = reject;
+      socket.once('connect', resolve);
+    });
+    socket.setNoDelay(true);
+    const rtt: number[] = [];
+    const byte = Buffer.from('x');
+    for (let i = 0; i < count; i++) {
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+      if (gone) throw gone;
+      const start = clockNs();
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the echo at ${url} did not answer within 5 s`)), 5000);
+        fail = (error) => {
+          clearTimeout(timer);
+          reject(error);
+        };
+        socket.once('data', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        socket.write(byte);
+      });
+      rtt.push(clockNs() - start);
+    }
+    rtt.sort((a, b) => a - b);
+    return { p50: rtt[Math.floor(count * 0.5)]!, p99: rtt[Math.min(count - 1, Math.floor(count * 0.99))]! };
+  } finally {
+    socket.destroy();
+  }
 }

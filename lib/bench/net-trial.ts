@@ -163,14 +163,21 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
   for (let i = 0; i < 64; i++) lines.push(JSON.stringify({ prompt: `bench prompt ${i}`, max_tokens: spec.outputTokens }));
   writeFileSync(dataset, `${lines.join('\n')}\n`);
   const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens });
+  const settings = { scenario: 'Server' as const, serverTargetQps: spec.targetQps, useTokenLatencies: true, minQueryCount: 1 };
   try {
-    const r = await startTest(sut, sut.qsl, {
-      scenario: 'Server',
-      serverTargetQps: spec.targetQps,
-      useTokenLatencies: true,
-      minDurationMs: spec.durationMs,
-      minQueryCount: 1,
-    }, { outdir });
+    let warmupRequests = 0;
+    if (spec.warmupMs > 0) {
+      // Not measured: it compiles the request path and opens the connections a Poisson burst needs,
+      // so no measured TTFT holds cold code or a connect.
+      const warmDir = mkdtempSync(join(tmpdir(), 'loadgen-net-warmup-'));
+      try {
+        const w = await startTest(sut, sut.qsl, { ...settings, minDurationMs: spec.warmupMs }, { outdir: warmDir });
+        warmupRequests = w.counts.issuedSamples;
+      } finally {
+        rmSync(warmDir, { recursive: true, force: true });
+      }
+    }
+    const r = await startTest(sut, sut.qsl, { ...settings, minDurationMs: spec.durationMs }, { outdir });
     const ttft = r.tokens?.ttftNs?.percentiles;
     const tpot = r.tokens?.tpotNs?.percentiles;
     if (!ttft || !tpot) throw new Error('the run reported no TTFT/TPOT');
@@ -178,6 +185,10 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
       valid: r.valid,
       ttftNs: { p50: ttft[50], p99: ttft[99], p999: ttft[99.9] },
       tpotNs: { p50: tpot[50], p99: tpot[99], p999: tpot[99.9] },
+      warmupRequests,
+      deliveryLagNs: r.overhead?.deliveryLagNs
+        ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
+        : null,
     };
   } finally {
     await sut.close();

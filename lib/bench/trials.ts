@@ -64,7 +64,15 @@ export type TrialSpec =
       readEveryResponse?: boolean;
     }
   /** A token-latency Server run of the OpenAI SUT against the stub streamer. */
-  | { kind: 'net-tokens'; url: string; targetQps: number; durationMs: number; outputTokens: number };
+  | {
+      kind: 'net-tokens';
+      url: string;
+      targetQps: number;
+      durationMs: number;
+      outputTokens: number;
+      /** A run at targetQps before the measured one (JIT, the pool's connections); 0: none. */
+      warmupMs: number;
+    };
 
 export interface PlatformTrial {
   clockReadNs: number;
@@ -109,6 +117,10 @@ export interface NetTokensTrial {
   valid: boolean;
   ttftNs: Percentiles;
   tpotNs: Percentiles;
+  /** Requests the warm-up run sent (the stub's first this-many records are not the measured run's). */
+  warmupRequests: number;
+  /** Scheduled -> in the SUT's issueQuery (part of every TTFT); null when not reported. */
+  deliveryLagNs: Percentiles | null;
 }
 
 const trialScript = join(dirname(fileURLToPath(import.meta.url)), 'trial.js');

@@ -19,6 +19,10 @@ export const OPENAI_STUB_DEFAULT_MAX_TOKENS = 16;
 export const OPENAI_STUB_MAX_TOKENS_LIMIT = 65536;
 // A request body larger than this is refused (413): prompts are small.
 const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+// How long an idle keep-alive connection stays open (`Keep-Alive: timeout=65`,
+// as the KServe server's): with node:http's 5 s, clients at a few requests/s
+// reconnected mid-run, the connect landing inside a request's TTFT.
+const KEEP_ALIVE_MS = 65_000;
 
 /**
  * A fault the stub injects into one generation request, for failure tests:
@@ -107,7 +111,7 @@ export async function startOpenAiStub(options: OpenAiStubOptions): Promise<OpenA
   const records: OpenAiStubRecord[] = [];
   let requestCount = 0;
 
-  const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {
+  const server = createServer({ noDelay: true, keepAlive: true, keepAliveTimeout: KEEP_ALIVE_MS }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     if (config.apiKey !== undefined && req.headers.authorization !== `Bearer ${config.apiKey}`) {
       // Read and drop the body so a keep-alive connection stays usable.
