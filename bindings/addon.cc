@@ -17,6 +17,7 @@
 #include "bindings/convert.h"
 #include "bindings/errors.h"
 #include "bindings/js_host.h"
+#include "bindings/platform_info.h"
 #include "bindings/process_state.h"
 #include "bindings/progress.h"
 #include "bindings/tables.h"
@@ -474,6 +475,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   register_config(env, exports);
   register_progress(env, exports);
   register_tables(env, exports);
+  register_platform_info(env, exports);
   // Not public API, apart from the production surface: the core's pure
   // functions (loadgen trace, the conformance runner), the platform probes
   // (loadgen bench) and counters only tests read.

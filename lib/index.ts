@@ -85,7 +85,8 @@ export { startProgress, type ProgressHandle, type ProgressOptions, type Progress
 export { currentProgress } from './api/progress.js';
 export { FAILURE_KINDS, type FailureKind } from './net/protocol.js';
 export { reportDataFileName, writeReport, type ReportData, type WriteReportOptions } from './report/report.js';
-export type { NativeProgress } from './native/index.js';
+export type { NativePlatformInfo, NativeProgress } from './native/index.js';
+export { doctorReport, formatDoctorReport, type BinaryKind, type DoctorReport } from './platform/doctor.js';
 export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
 export { createHttpProtocol, createHttpSut } from './net/http-map.js';
 export { createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
