@@ -77,8 +77,9 @@ namespace {
 constexpr int64_t kHardSpinNs = 20000;
 
 #if LOADGEN_PLATFORM_WINDOWS
-// Sleep() and std::this_thread::sleep_for end on the 15.6 ms system tick; a
-// high-resolution waitable timer (one per thread) ends within ~0.5 ms.
+// Sleep() and std::this_thread::sleep_for end on the system tick (15.6 ms by
+// default); a high-resolution waitable timer (one per thread, Windows 10
+// 1803+) does not. Where it cannot be created, sleep_for it is.
 struct ThreadTimer {
   HANDLE handle = CreateWaitableTimerExW(nullptr, nullptr, CREATE_WAITABLE_TIMER_HIGH_RESOLUTION, TIMER_ALL_ACCESS);
   ~ThreadTimer() {

@@ -88,20 +88,30 @@ step('arm64 Node loads the addon (LD_BIND_NOW=1)', () => {
 
 step('the core C++ tests under qemu', () => {
   // Emulation is slower: the timed tests get 10x their time (test_util.h).
-  const r = qemu([coreTests], { env: { ...process.env, LOADGEN_TEST_TIME_FACTOR: '10' } });
+  const env = { ...process.env, LOADGEN_TEST_TIME_FACTOR: '10' };
+  const r = qemu([coreTests], { env });
   const last = (r.stdout ?? '').trimEnd().split('\n').pop();
-  if (r.status !== 0) throw new Error(`exit ${r.status}\n${tail(r.stdout)}\n${tail(r.stderr)}`);
-  return last;
+  if (r.status === 0) return last;
+  // A few tests hold wall-clock bounds of a millisecond, which an emulated
+  // thread on a busy host can miss: each failed test runs once more alone
+  // (the golden-vector tests are exact and never timing-bound).
+  const failedTests = [...`${r.stderr}`.matchAll(/^FAIL (\S+)$/gm)].map((m) => m[1]);
+  if (failedTests.length === 0 || failedTests.length > 3) throw new Error(`exit ${r.status}\n${tail(r.stdout)}\n${tail(r.stderr)}`);
+  const still = failedTests.filter((name) => qemu([coreTests, name], { env }).status !== 0);
+  if (still.length) throw new Error(`failed twice: ${still.join(', ')}\n${tail(r.stderr)}`);
+  return `${last}; passed when run again alone: ${failedTests.join(', ')}`;
 });
 
 const runs = join(root, 'build', 'arm64-runs');
 rmSync(runs, { recursive: true, force: true });
 for (const [sut, scenario, sets] of [
-  ['null', 'SingleStream', ['min_duration_ms=100', 'min_query_count=200']],
+  // min_duration_ms=0: the null SUTs' defaults generate 1M SingleStream queries for 100 ms.
+  ['null', 'SingleStream', ['min_duration_ms=0', 'min_query_count=500']],
   ['null', 'MultiStream', ['min_duration_ms=100', 'min_query_count=800']],
-  ['null', 'Server', ['min_duration_ms=1000', 'server_target_qps=200', 'min_query_count=100']],
+  // Server: a 1 s latency bound; an emulated process on a busy host has tens of ms of latency.
+  ['null', 'Server', ['min_duration_ms=1500', 'server_target_qps=200', 'min_query_count=100', 'server_target_latency_ns=1000000000']],
   ['null', 'Offline', ['min_duration_ms=0', 'min_query_count=1000']],
-  ['null-native', 'Server', ['min_duration_ms=1000', 'server_target_qps=1000', 'min_query_count=100']],
+  ['null-native', 'Server', ['min_duration_ms=1500', 'server_target_qps=1000', 'min_query_count=100', 'server_target_latency_ns=1000000000']],
 ]) {
   step(`loadgen run --sut ${sut} --scenario ${scenario}`, () => {
     const outdir = join(runs, `${sut}-${scenario}`);
@@ -116,7 +126,8 @@ for (const [sut, scenario, sets] of [
     const summary = readFileSync(summaryFile, 'utf8');
     const result = /^Result is : (\w+)$/m.exec(summary)?.[1];
     if (r.status !== 0 || result !== 'VALID') throw new Error(`exit ${r.status}, Result is : ${result}\n${tail(r.stderr)}`);
-    return `VALID, ${/^Completed samples per second\s*:\s*(\S+)|^Samples per second\s*:\s*(\S+)|^Scheduled samples per second\s*:\s*(\S+)/m.exec(summary)?.slice(1).find(Boolean) ?? '?'} samples/s`;
+    const figure = /^(Completed samples per second|Samples per second|90th percentile latency \(ns\)|99\.0th percentile latency \(ns\))\s*:\s*(\S+)/m.exec(summary);
+    return `VALID${figure ? `, ${figure[1]} ${figure[2]}` : ''}`;
   });
 }
 
