@@ -10,7 +10,8 @@
 //     its platformInfo() says arm64 with futex waits;
 //  3. the core's C++ test binary (cross-built) passes under qemu, golden
 //     vectors included (bit-exact traces on arm64);
-//  4. one short run of each scenario with the null SUTs (`loadgen run` from
+//  4. the conformance suite over the golden vectors through the arm64 addon;
+//  5. one short run of each scenario with the null SUTs (`loadgen run` from
 //     dist/), whose summaries must say VALID.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -100,6 +101,20 @@ step('the core C++ tests under qemu', () => {
   const still = failedTests.filter((name) => qemu([coreTests, name], { env }).status !== 0);
   if (still.length) throw new Error(`failed twice: ${still.join(', ')}\n${tail(r.stderr)}`);
   return `${last}; passed when run again alone: ${failedTests.join(', ')}`;
+});
+
+step('the conformance suite (golden vectors) through the arm64 addon', () => {
+  // Every reference vector, bit-exact, computed by the arm64 core; a missing
+  // user.conf case also exercises the addon's stat calls (glibc_compat.cc).
+  const golden = process.env.LOADGEN_GOLDEN_DIR ? resolve(process.env.LOADGEN_GOLDEN_DIR) : resolve(root, '..', 'shared', 'golden');
+  if (!existsSync(join(golden, 'README.md'))) throw new Error(`no golden vectors at ${golden} (LOADGEN_GOLDEN_DIR names another folder)`);
+  const r = qemu([node, join(root, 'dist', 'conformance', 'cli.js'), golden], { env: { ...process.env, LOADGEN_ADDON_PATH: prebuild } });
+  const lines = (r.stdout ?? '').trimEnd().split('\n');
+  const last = lines.pop();
+  if (r.status !== 0 || !/^\d+ passed, 0 failed$/.test(last ?? '')) {
+    throw new Error(`${lines.filter((l) => !l.startsWith('PASS ')).slice(0, 20).join('\n')}\n${last}\n${tail(r.stderr)}`);
+  }
+  return last;
 });
 
 const runs = join(root, 'build', 'arm64-runs');
