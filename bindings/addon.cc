@@ -18,6 +18,7 @@
 #include "bindings/errors.h"
 #include "bindings/http_sut_binding.h"
 #include "bindings/js_host.h"
+#include "bindings/platform_info.h"
 #include "bindings/process_state.h"
 #include "bindings/progress.h"
 #include "bindings/rules_binding.h"
@@ -491,6 +492,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   register_config(env, exports);
   register_progress(env, exports);
   register_tables(env, exports);
+  register_platform_info(env, exports);
   // Not public API, apart from the production surface: the core's pure
   // functions (loadgen trace, the conformance runner), the platform probes
   // (loadgen bench) and counters only tests read.

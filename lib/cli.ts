@@ -4,6 +4,9 @@
  * how an error becomes an exit code (lib/cli/exit-codes.ts). Each command's
  * work lives in lib/cli/.
  */
+// First: `loadgen doctor` must work when the addon, which later imports load, does not.
+import './cli/doctor-rescue.js';
+
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
@@ -17,6 +20,7 @@ import { evaluateNetworkTargets, formatNetworkBench } from './bench/net-format.j
 import { targetsTable } from './bench/targets.js';
 import { formatSoakReport, runSoak } from './bench/soak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
+import { registerDoctorCommand } from './cli/doctor-command.js';
 import { addNetworkOptions } from './cli/network.js';
 import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
 import { capErrorOutput, choiceOption, collect, positiveInteger } from './cli/options.js';
@@ -107,6 +111,7 @@ function buildProgram(): Command {
   registerReportCommand(program);
   registerRulesCommands(program);
   registerServeCommand(program);
+  registerDoctorCommand(program);
   program
     .command('bench')
     .description("measure loadgen's own overhead on this machine (each trial in a fresh process)")

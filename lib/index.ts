@@ -89,7 +89,8 @@ export { inferredResults, RULES_MULTISTREAM_SAMPLES, type InferredFigure, type I
 export { energyOverWindow, parsePowerTimestamp, powerProblems, RULES_MIN_POWER_SAMPLES, type PowerReading, type WindowEnergy } from './power/energy.js';
 export { powerResult, powerWindowOf, type PowerResult, type PowerRun } from './power/run-extras.js';
 export { POWER_SOURCES, type PowerOptions, type PowerSourceName } from './power/sources.js';
-export type { NativeProgress } from './native/index.js';
+export type { NativePlatformInfo, NativeProgress } from './native/index.js';
+export { doctorReport, formatDoctorReport, type BinaryKind, type DoctorReport } from './platform/doctor.js';
 export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
 export { TRANSPORTS, type TransportChoice } from './net/native-transport.js';
 export { createHttpProtocol, createHttpSut } from './net/http-map.js';

@@ -5,6 +5,9 @@
 
 #include <chrono>
 #include <cstdint>
+#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86) || defined(_M_ARM64))
+#include <intrin.h>
+#endif
 
 namespace loadgen {
 
@@ -26,6 +29,10 @@ inline void cpu_relax() {
   __builtin_ia32_pause();
 #elif defined(__aarch64__)
   asm volatile("yield" ::: "memory");
+#elif defined(_M_X64) || defined(_M_IX86)
+  _mm_pause();
+#elif defined(_M_ARM64)
+  __yield();
 #endif
 }
 

@@ -68,7 +68,7 @@ function fail(why) {
     linux:
       '  Debian/Ubuntu:  sudo apt-get install cmake g++        (ninja-build optional)\n' +
       '  Fedora/RHEL:    sudo dnf install cmake gcc-c++\n' +
-      '  Alpine:         apk add cmake g++ make\n',
+      '  Alpine:         apk add cmake make g++ linux-headers\n',
     darwin: '  macOS:          xcode-select --install && brew install cmake\n',
     win32: '  Windows:        Visual Studio 2019+ ("Desktop development with C++", includes CMake)\n',
   }[process.platform] ?? '  CMake >= 3.15 and a C++17 compiler from your system\'s package manager\n';

@@ -4,7 +4,9 @@
 // build when one loads; builds from source with cmake-js (scripts/
 // build-native.mjs) only when none does. `npm install --build-from-source`
 // (npm_config_build_from_source) always builds, and so does `npm install`/
-// `npm ci` in a git checkout of the repository.
+// `npm ci` in a git checkout of the repository. Either way it says what it did
+// in one line on stderr (npm shows it with --foreground-scripts, or when a
+// build fails).
 //
 // Nothing at run time depends on this script having run: lib/native/loader.ts loads
 // the same binary through node-gyp-build, and says what to do when none loads.
@@ -30,7 +32,10 @@ if (fromSource) {
   reason = 'this is a git checkout';
 } else {
   const found = tryLoad();
-  if (found.ok) process.exit(0);
+  if (found.ok) {
+    console.error(`loadgen: using the ${found.kind} ${found.file} (${target()}); nothing to build.`);
+    process.exit(0);
+  }
   reason = found.reason;
 }
 
@@ -46,13 +51,24 @@ function tryLoad() {
   try {
     file = require('node-gyp-build').path(root);
   } catch {
-    return { ok: false, reason: `this package has no prebuilt binary for ${process.platform}-${process.arch}` };
+    return { ok: false, reason: `this package has no prebuilt binary for ${target()}` };
   }
   try {
     require(file);
-    return { ok: true };
+    const rel = relative(root, file);
+    return { ok: true, file: rel, kind: rel.startsWith('prebuilds') ? 'prebuilt binary' : 'local build' };
   } catch (err) {
     const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
     return { ok: false, reason: `${relative(root, file)} does not load here (${why})` };
   }
+}
+
+/** e.g. "linux-x64, glibc 2.36" (what node-gyp-build matches prebuilds against). */
+function target() {
+  let libc = '';
+  if (process.platform === 'linux') {
+    const glibc = process.report?.getReport?.().header?.glibcVersionRuntime;
+    libc = glibc ? `, glibc ${glibc}` : ', musl';
+  }
+  return `${process.platform}-${process.arch}${libc}`;
 }

@@ -2,6 +2,8 @@
 // Builds and runs the C++ core's own test binary (no Node headers involved).
 // LOADGEN_SANITIZE=1 (or =address) builds it with ASan/UBSan, LOADGEN_SANITIZE=thread
 // with ThreadSanitizer, each into its own directory; a sanitizer report fails the run.
+// LOADGEN_PORTABLE=1 builds the core with the generic waits and sleeps macOS uses
+// (native/platform.h, LOADGEN_FORCE_PORTABLE), into build/native-tests-portable.
 // The golden-driven tests read ../shared/golden beside the repository, or
 // LOADGEN_GOLDEN_DIR; without it they fail, naming where they looked.
 //
@@ -15,8 +17,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const mode = sanitizerMode(process.env.LOADGEN_SANITIZE);
-const buildDir = join(root, 'build', { none: 'native-tests', address: 'native-tests-asan', thread: 'native-tests-tsan' }[mode]);
+const portable = process.env.LOADGEN_PORTABLE === '1';
+const buildDir = join(root, 'build', { none: 'native-tests', address: 'native-tests-asan', thread: 'native-tests-tsan' }[mode] + (portable ? '-portable' : ''));
 const hasNinja = spawnSync('ninja', ['--version']).status === 0;
+// TSan at -O0 is too slow for the timed tests; -O2 -g keeps stacks readable.
+const buildType = { none: 'Release', address: 'Debug', thread: 'RelWithDebInfo' }[mode];
 
 run('cmake', [
   '-S', join(root, 'native'),
@@ -25,11 +30,12 @@ run('cmake', [
   '-DLOADGEN_CORE_TESTS=ON',
   `-DLOADGEN_SANITIZE=${mode === 'address' ? 'ON' : 'OFF'}`,
   `-DLOADGEN_SANITIZE_THREAD=${mode === 'thread' ? 'ON' : 'OFF'}`,
-  // TSan at -O0 is too slow for the timed tests; -O2 -g keeps stacks readable.
-  `-DCMAKE_BUILD_TYPE=${{ none: 'Release', address: 'Debug', thread: 'RelWithDebInfo' }[mode]}`,
+  `-DLOADGEN_FORCE_PORTABLE=${portable ? 'ON' : 'OFF'}`,
+  `-DCMAKE_BUILD_TYPE=${buildType}`,
 ]);
-run('cmake', ['--build', buildDir, '--parallel', '2']);
-const exe = join(buildDir, process.platform === 'win32' ? 'Release/loadgen_core_tests.exe' : 'loadgen_core_tests');
+// --config: Visual Studio's generator (Windows) builds every configuration in one tree.
+run('cmake', ['--build', buildDir, '--parallel', '2', '--config', buildType]);
+const exe = join(buildDir, process.platform === 'win32' && !hasNinja ? `${buildType}/loadgen_core_tests.exe` : 'loadgen_core_tests');
 const env = { ...process.env };
 if (mode === 'address') {
   // UBSan only prints by default; a finding must fail the run.

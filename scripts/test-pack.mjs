@@ -2,7 +2,10 @@
 // Packed-tarball test (part of `npm test`): what a user gets from the registry.
 //
 //  1. `npm run prebuild` when prebuilds/<platform>-<arch>/loadgen.napi.node is
-//     missing or older than the native sources;
+//     missing or older than the native sources; on linux-x64, a
+//     prebuilds/linux-arm64/ (npm run prebuild:arm64) older than them fails
+//     (it would ship stale), and one that is present must be in the tarball
+//     and be what node-gyp-build picks for arm64 (step 4);
 //  2. `npm pack` into a temporary directory; the file list must hold the
 //     prebuild, dist (JS + .d.ts), the native sources and the install scripts,
 //     and nothing from test/, benchmarks/ or source maps;
@@ -41,6 +44,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const prebuild = join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'loadgen.napi.node');
+// The cross-compiled arm64 prebuild ships beside linux-x64 when it has been built.
+const arm64Prebuild = join(root, 'prebuilds', 'linux-arm64', 'loadgen.napi.node');
+const withArm64 = process.platform === 'linux' && process.arch === 'x64' && existsSync(arm64Prebuild);
 const started = Date.now();
 let passed = 0;
 let failed = 0;
@@ -116,7 +122,10 @@ function main() {
       newestMtime(join(root, 'bindings'), (n) => /\.(cc|h)$/.test(n)),
       statSync(join(root, 'CMakeLists.txt')).mtimeMs,
     );
-    if (existsSync(prebuild) && statSync(prebuild).mtimeMs >= sources) return 'up to date';
+    if (withArm64 && statSync(arm64Prebuild).mtimeMs < sources) {
+      throw new Error(`${relative(root, arm64Prebuild)} is older than the native sources: npm run prebuild:arm64 (or delete it)`);
+    }
+    if (existsSync(prebuild) && statSync(prebuild).mtimeMs >= sources) return `up to date${withArm64 ? ', with linux-arm64' : ''}`;
     mustRun('npm', ['run', 'prebuild'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     if (!existsSync(prebuild)) throw new Error(`npm run prebuild did not produce ${relative(root, prebuild)}`);
     return `built ${relative(root, prebuild)}`;
@@ -134,6 +143,9 @@ function main() {
     const files = info.files.map((f) => f.path);
     const required = [
       `prebuilds/${process.platform}-${process.arch}/loadgen.napi.node`,
+      ...(withArm64 ? ['prebuilds/linux-arm64/loadgen.napi.node'] : []),
+      'cmake/portable_link.cmake',
+      'bindings/glibc_compat.cc',
       'dist/index.js',
       'dist/index.d.ts',
       'dist/cli.js',
@@ -216,10 +228,14 @@ function main() {
   });
 
   step('npm install <tarball> into an empty project', () => {
-    mustRun('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], inProject);
+    // --foreground-scripts: the install step's one line reaches the output.
+    const r = mustRun('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--foreground-scripts', tarball], inProject);
     const pkg = join(project, 'node_modules', 'loadgen');
     if (!existsSync(join(pkg, 'package.json'))) throw new Error('node_modules/loadgen is missing');
-    return `node_modules/loadgen ${JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version}`;
+    const line = `${r.stdout}\n${r.stderr}`.split('\n').find((l) => l.startsWith('loadgen: '));
+    const want = `loadgen: using the prebuilt binary ${relative(root, prebuild)} (`;
+    if (!line?.startsWith(want)) throw new Error(`the install step said ${JSON.stringify(line)}, expected "${want}..."`);
+    return `node_modules/loadgen ${JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version}; ${line}`;
   });
 
   // -- 4. the prebuild is what loads ----------------------------------------
@@ -235,6 +251,20 @@ function main() {
     if (relative(pkg, loaded) !== relative(root, prebuild)) throw new Error(`loaded ${loaded}`);
     return relative(project, loaded);
   });
+
+  if (withArm64) {
+    step('node-gyp-build picks prebuilds/linux-arm64 for arm64', () => {
+      const pkg = join(project, 'node_modules', 'loadgen');
+      // node-gyp-build takes the architecture from npm_config_arch when set.
+      const r = mustRun('node', ['-e', "console.log(require('node-gyp-build').path(process.argv[1]))", pkg], {
+        ...inProject,
+        env: { ...env, npm_config_arch: 'arm64' },
+      });
+      const picked = relative(pkg, r.stdout.trim());
+      if (picked !== join('prebuilds', 'linux-arm64', 'loadgen.napi.node')) throw new Error(`picked ${picked}`);
+      return `${picked} (it runs under qemu in npm run test:arm64)`;
+    });
+  }
 
   // -- 5. the CLI ----------------------------------------------------------------
   step('npx loadgen run --sut null --scenario Offline', () => {

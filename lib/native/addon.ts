@@ -434,4 +434,28 @@ export interface NativeAddon {
   takeWorkerError(): Uint8Array | undefined;
   readonly napiVersion: number;
   readonly config: NativeConfig;
+  /** What this build of the addon can do here (bindings/platform_info.cc; `loadgen doctor`). */
+  platformInfo(): NativePlatformInfo;
+}
+
+/** The addon's build and its OS facilities (native/platform.h). */
+export interface NativePlatformInfo {
+  /** The OS and CPU it was compiled for: 'linux' | 'darwin' | 'win32' | 'other', 'x64' | 'arm64' | 'other'. */
+  os: string;
+  arch: string;
+  /** e.g. 'gcc 12.2.0'. */
+  compiler: string;
+  /** How a waiting thread sleeps: 'futex' (Linux), 'WaitOnAddress' (Windows) or 'condition variable'. */
+  waitKind: string;
+  futex: boolean;
+  /** Whether issueThreadCpu can pin the issue thread (Linux, Windows; not macOS). */
+  canPin: boolean;
+  knowsCurrentCpu: boolean;
+  /** 1 ns timer slack (Linux) or a high-resolution timer (Windows); else plain sleeps. */
+  preciseSleep: boolean;
+  /** The CPU the calling thread runs on (-1 where unknown). */
+  currentCpu: number;
+  hardwareThreads: number;
+  /** Linux: static libstdc++/libgcc and glibc >= 2.28 symbol versions (cmake/portable_link.cmake). */
+  portableLink: boolean;
 }

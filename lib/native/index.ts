@@ -3,7 +3,7 @@
  * declaration of its production surface (addon.ts) and, apart, of its
  * test-only surface (internals.ts: not public API).
  */
-export { loadNative, loadNativeInternals, packageRoot } from './loader.js';
+export { loadedAddonFile, loadNative, loadNativeInternals, packageRoot } from './loader.js';
 export { nativeTables, runSettingLimit, type NativeTables } from './tables.js';
 export {
   DispatchStatus,
@@ -20,6 +20,7 @@ export {
   type NativeErrorClasses,
   type NativeMessage,
   type NativeOutcome,
+  type NativePlatformInfo,
   type NativeProgress,
   type NativeRunConfig,
   type NativeHttpSut,

@@ -21,14 +21,17 @@ type NativeModule = NativeAddon & { readonly _internals: NativeInternals };
 export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 let loaded: NativeModule | undefined;
+let loadedFile: string | undefined;
 
 function loadModule(): NativeModule {
   if (loaded) return loaded;
   const require = createRequire(import.meta.url);
   try {
     const override = addonPathOverride();
-    const load = require('node-gyp-build') as (dir: string) => unknown;
-    const addon = (override ? require(override) : load(packageRoot)) as NativeModule;
+    const nodeGypBuild = require('node-gyp-build') as { path(dir: string): string };
+    const file = override ?? nodeGypBuild.path(packageRoot);
+    const addon = require(file) as NativeModule;
+    loadedFile = file;
     // The addon throws these classes, with their codes, in this environment.
     addon.setErrorClasses({ BusyError, NotRunningError, SettingsError });
     loaded = addon;
@@ -51,6 +54,11 @@ export function loadNative(): NativeAddon {
  */
 export function loadNativeInternals(): NativeInternals {
   return loadModule()._internals;
+}
+
+/** The file the addon was loaded from (absolute); undefined before loadNative(). */
+export function loadedAddonFile(): string | undefined {
+  return loadedFile;
 }
 
 /** LOADGEN_ADDON_PATH (tests only), absolute; undefined when unset. */

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -84,8 +85,8 @@ inline bool has_single_error(const std::vector<LogMessage>& msgs, const std::str
 }
 
 inline std::string temp_path(const char* name) {
-  const char* dir = std::getenv("TMPDIR");
-  return std::string(dir != nullptr ? dir : "/tmp") + "/loadgen_test_config_" + name;
+  // The OS's temporary folder (TMPDIR, or %TEMP% on Windows); "/tmp" has no meaning there.
+  return (std::filesystem::temp_directory_path() / (std::string("loadgen_test_config_") + name)).string();
 }
 
 }  // namespace config_test

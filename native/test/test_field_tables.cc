@@ -3,7 +3,9 @@
 // the rows of one config key agree on what the linter reports per key.
 #include <cstring>
 #ifdef __linux__
+#ifdef __linux__
 #include <sched.h>
+#endif
 #endif
 #include <set>
 #include <string>
