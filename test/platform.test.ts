@@ -109,7 +109,7 @@ describe('loadgen doctor', () => {
       napi: Number(process.versions.napi),
       addonNapi: 8,
     });
-    expect(report.binary.path).toBe(existsSync(releaseAddon) ? releaseAddon : expect.stringContaining('prebuilds'));
+    expect(report.binary.path).toEqual(existsSync(releaseAddon) ? releaseAddon : expect.stringContaining('prebuilds'));
     expect(report.binary.kind).toBe(existsSync(releaseAddon) ? 'source build' : 'prebuild');
     expect(report.addon?.waitKind).toBeTypeOf('string');
     expect(report.futex).toBe(report.addon?.futex);
