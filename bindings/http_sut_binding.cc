@@ -2,11 +2,12 @@
 // `new NativeHttpSut(options)`, its request table, start (connects, a
 // Promise), node statistics, cancel and close. startTest passes it to
 // start(); the issue thread then sends the requests itself. Responses whose
-// bodies JS must read reach `options.onResponse(id, index, stampNs, body)`
-// through one threadsafe function (woken once per batch).
+// bodies JS must read reach `options.onResponses(meta, data, count)` through
+// one threadsafe function, once per batch.
 #include "bindings/http_sut_binding.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -107,8 +108,8 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     if (!every.IsUndefined() && !every.IsBoolean()) type_error(env, "hostReadsEveryBody must be a boolean");
     const Napi::Value secret = o.Get("secret");
     if (!secret.IsUndefined() && !secret.IsString()) type_error(env, "secret must be a string");
-    const Napi::Value on_response = o.Get("onResponse");
-    if (!on_response.IsFunction()) type_error(env, "onResponse must be a function");
+    const Napi::Value on_response = o.Get("onResponses");
+    if (!on_response.IsFunction()) type_error(env, "onResponses must be a function");
 
     if (napi_type_tag_object(env, info.This(), &kNativeHttpSutTag) != napi_ok) type_error(env, "cannot tag the object");
     sut_ = std::make_shared<loadgen::HttpSut>(std::move(config));
@@ -128,11 +129,27 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
         if (!sut || env == nullptr) return;
         std::vector<loadgen::HttpOutcome> responses;
         sut->take_host_responses(&responses);
-        for (loadgen::HttpOutcome& r : responses) {
-          callback.Call({Napi::Number::New(env, static_cast<double>(r.tag)), Napi::Number::New(env, r.index),
-                         Napi::Number::New(env, static_cast<double>(r.done_ns)),
-                         Napi::Buffer<uint8_t>::Copy(env, r.body.data(), r.body.size()), Napi::Number::New(env, r.node)});
+        if (responses.empty()) return;
+        // One call per wake: the bodies back to back in one buffer (one
+        // backing store, not one per response) and 6 numbers per response.
+        size_t bytes = 0;
+        for (const loadgen::HttpOutcome& r : responses) bytes += r.body.size();
+        Napi::Buffer<uint8_t> data = Napi::Buffer<uint8_t>::New(env, bytes);
+        Napi::Float64Array meta = Napi::Float64Array::New(env, responses.size() * 6);
+        size_t at = 0;
+        for (size_t i = 0; i < responses.size(); ++i) {
+          const loadgen::HttpOutcome& r = responses[i];
+          if (!r.body.empty()) std::memcpy(data.Data() + at, r.body.data(), r.body.size());
+          double* m = meta.Data() + i * 6;
+          m[0] = static_cast<double>(r.tag);
+          m[1] = r.index;
+          m[2] = static_cast<double>(r.done_ns);
+          m[3] = r.node;
+          m[4] = static_cast<double>(at);
+          m[5] = static_cast<double>(r.body.size());
+          at += r.body.size();
         }
+        callback.Call({meta, data, Napi::Number::New(env, static_cast<double>(responses.size()))});
       });
     });
   }

@@ -311,12 +311,16 @@ export interface NativeHttpSutOptions {
   nodeBackoffMs?: number;
   maxBodyBytes?: number;
   reactorCpu?: number;
-  /** Every body goes to onResponse, not only the accuracy-logged samples'. */
+  /** Every body goes to onResponses, not only the accuracy-logged samples'. */
   hostReadsEveryBody?: boolean;
   /** Never in a failure message (the API key): replaced by '<api key>'. */
   secret?: string;
-  /** A response whose body JS reads (stamped already: its last byte's clockNs()), from node `node`. */
-  onResponse: (id: number, index: number, stampNs: number, body: Buffer, node: number) => void;
+  /**
+   * Responses whose bodies JS reads, stamped already (their last byte's
+   * clockNs()), one call per batch: response i is meta[6i..6i+5] = id, QSL
+   * index, stamp, node, offset and length of its body in `data`.
+   */
+  onResponses: (meta: Float64Array, data: Buffer, count: number) => void;
 }
 
 /**

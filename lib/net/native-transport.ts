@@ -116,7 +116,11 @@ export class NativeTransport {
       nodeBackoffMs: config.backoffMs,
       hostReadsEveryBody: readEveryResponse,
       ...(config.apiKey !== undefined ? { secret: config.apiKey } : {}),
-      onResponse: (id, index, stampNs, body, node) => this.read(id, index, stampNs, body, node),
+      onResponses: (meta, data, count) => {
+        for (let i = 0, m = 0; i < count; i++, m += 6) {
+          this.read(meta[m]!, meta[m + 1]!, meta[m + 2]!, data.subarray(meta[m + 4]!, meta[m + 4]! + meta[m + 5]!), meta[m + 3]!);
+        }
+      },
     });
   }
 
@@ -195,7 +199,7 @@ export class NativeTransport {
   }
 
   /** A response whose body JS reads: through the protocol's reader, completed with the native stamp. */
-  private read(id: number, index: number, stampNs: number, body: Buffer, node: number): void {
+  private read(id: number, index: number, stampNs: number, body: Uint8Array, node: number): void {
     const label = this.addresses[node]?.url ?? this.addresses[0]!.url;
     const wantData = wantsResponse(id);
     let outcome;
