@@ -320,7 +320,7 @@ export interface NativeHttpSutOptions {
    * clockNs()), one call per batch: response i is meta[6i..6i+5] = id, QSL
    * index, stamp, node, offset and length of its body in `data`.
    */
-  onResponses: (meta: Float64Array, data: Buffer, count: number) => void;
+  onResponses: (meta: Float64Array, data: Uint8Array, count: number) => void;
 }
 
 /**
