@@ -46,6 +46,9 @@ const subset = [
   'test/hangs.test.ts',
   // issue 12: failed samples and completion stamps (from workers too)
   'test/failures.test.ts',
+  // the native HTTP transport through its binding (NativeHttpSut, the threadsafe function, the type tag)
+  'test/net-native.test.ts',
+  'test/net-failures.test.ts',
 ];
 
 if (process.platform !== 'linux') {
