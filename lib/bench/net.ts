@@ -398,22 +398,23 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     report.closedLoop.push(wrk
       ? { tool: 'wrk', requestsPerSec: spreadOf(rates.wrk) }
       : { tool: 'wrk', requestsPerSec: null, note: 'wrk is not on PATH (Debian: apt-get install wrk)' });
-    // The client's share and the floor: against the C server in spin mode (see shareServer).
-    let shareServer = server;
-    if ('path' in built) {
-      shareServer = await startServer('c', pin, built.path, undefined, true);
-      started.push(shareServer);
-      report.server.shareServer = 'c-spin';
-    } else {
-      report.server.shareServer = server.kind as 'c' | 'node';
-    }
+    // The client's share and the floor: against the C server in spin mode (see shareServer). It
+    // spins on CPU 1, so it runs only for those rows, never beside the server of the other rows.
+    const startShareServer = async (): Promise<BenchServer> => ('path' in built ? startServer('c', pin, built.path, undefined, true) : server);
+    report.server.shareServer = 'path' in built ? 'c-spin' : (server.kind as 'c' | 'node');
+    let shareUrl = server.url;
     if (wrk) {
-      const floors: { p50: number; p99: number }[] = [];
-      for (let i = 0; i < repeat; i++) {
-        const seconds = tiny ? 1 : 5;
-        floors.push(parseWrkLatency(await runClient(wrk, ['-t1', '-c1', `-d${seconds}s`, '--latency', `${shareServer.url}/`], pin, seconds * 1000 + 30_000)));
+      const spinning = await startShareServer();
+      try {
+        const floors: { p50: number; p99: number }[] = [];
+        for (let i = 0; i < repeat; i++) {
+          const seconds = tiny ? 1 : 5;
+          floors.push(parseWrkLatency(await runClient(wrk, ['-t1', '-c1', `-d${seconds}s`, '--latency', `${spinning.url}/`], pin, seconds * 1000 + 30_000)));
+        }
+        report.floorNs = { p50: median(floors.map((f) => f.p50)), p99: median(floors.map((f) => f.p99)) };
+      } finally {
+        if (spinning !== server) await spinning.close();
       }
-      report.floorNs = { p50: median(floors.map((f) => f.p50)), p99: median(floors.map((f) => f.p99)) };
     }
     for (const row of report.closedLoop) {
       log(`  ${row.tool} closed loop, ${NET_CONNECTIONS} connections: ${row.requestsPerSec ? `${Math.round(row.requestsPerSec.median)} requests/s` : row.note}`);
@@ -424,7 +425,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const serverRun = (dispatch: NetDispatch, clientShare: boolean) => (targetQps: number) =>
       runTrial<NetServerTrial>({
         kind: 'net-server',
-        url: clientShare ? shareServer.url : server.url,
+        url: clientShare ? shareUrl : server.url,
         dispatch,
         targetQps,
         durationMs,
@@ -463,6 +464,9 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const rank = (p: PeakRow) => [p.peakQps, Math.max(0, ...p.runs.filter((r) => r.valid).map((r) => r.targetQps))] as const;
     const single = report.peaks.filter((p) => p.dispatch !== 'worker')
       .sort((a, b) => rank(b)[0] - rank(a)[0] || rank(b)[1] - rank(a)[1])[0]?.dispatch ?? 'wake';
+    const shareServer = await startShareServer();
+    if (shareServer !== server) started.push(shareServer);  // closed on a failure too (closing twice is harmless)
+    shareUrl = shareServer.url;
     for (const targetQps of [1000, 10_000]) {
       log(`  client share at ${targetQps} requests/s, dispatch ${single} (x${repeat})`);
       try {
