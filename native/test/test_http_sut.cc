@@ -5,6 +5,7 @@
 #if defined(__linux__)
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,44 +82,52 @@ SessionConfig config_for(Scenario scenario, const std::string& name, std::shared
   return c;
 }
 
+// One whole run of an HttpSut against a fresh loopback server: even QSL
+// indices request `even`, odd ones `odd`; `adjust` changes the config.
+struct NativeRun {
+  HttpTestServer server;
+  std::shared_ptr<HttpSut> sut;
+  NativeSutHost host;
+  RunOutcome outcome;
+
+  void run(Scenario scenario, const std::string& name, uint32_t connections, const std::string& even,
+           const std::string& odd, const std::function<void(SessionConfig&)>& adjust = {}) {
+    CHECK(server.start());
+    sut = make_sut(server, connections);
+    set_requests(*sut, 64, even, odd);
+    std::string error;
+    CHECK(sut->client().start(&error));
+    host.sut = sut;
+    SessionConfig c = config_for(scenario, name, sut);
+    if (adjust) adjust(c);
+    Session session(c, &host);
+    outcome = host.run(session);
+    sut->detach();
+  }
+};
+
 }  // namespace
 
 TEST(http_sut_server_run_completes_every_sample_through_the_client) {
-  HttpTestServer server;
-  CHECK(server.start());
-  auto sut = make_sut(server, 8);
-  set_requests(*sut, 64, "/ok/hello", "/ok/world");
-  std::string error;
-  CHECK(sut->client().start(&error));
-  NativeSutHost host;
-  host.sut = sut;
-  Session session(config_for(Scenario::Server, "http-sut-server", sut), &host);
-  const RunOutcome& o = host.run(session);
-  sut->detach();
+  NativeRun r;
+  r.run(Scenario::Server, "http-sut-server", 8, "/ok/hello", "/ok/world");
+  const RunOutcome& o = r.outcome;
   CHECK(o.issued_sample_count >= 200);
   CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
   CHECK_EQ(o.failed_samples.total, uint64_t{0});
-  CHECK_EQ(host.wakes.load(), 0);    // no query went through the host
-  CHECK_EQ(host.flushes.load(), 0);
-  CHECK_EQ(host.series.load(), 1);   // the host still hears of the series (its reads complete into it)
-  CHECK_EQ(host.host_reads.load(), uint64_t{0});  // nothing accuracy-logged in a performance run
+  CHECK_EQ(r.host.wakes.load(), 0);    // no query went through the host
+  CHECK_EQ(r.host.flushes.load(), 0);
+  CHECK_EQ(r.host.series.load(), 1);   // the host still hears of the series (its reads complete into it)
+  CHECK_EQ(r.host.host_reads.load(), uint64_t{0});  // nothing accuracy-logged in a performance run
 }
 
 TEST(http_sut_failures_are_counted_by_kind) {
-  HttpTestServer server;
-  CHECK(server.start());
-  auto sut = make_sut(server, 4);
-  set_requests(*sut, 64, "/ok/fine", "/status/503");
-  std::string error;
-  CHECK(sut->client().start(&error));
-  NativeSutHost host;
-  host.sut = sut;
-  SessionConfig c = config_for(Scenario::Offline, "http-sut-failures", sut);
-  c.settings.min_duration_ms = 0;
-  c.settings.min_query_count = 100;
-  Session session(c, &host);
-  const RunOutcome& o = host.run(session);
-  sut->detach();
+  NativeRun r;
+  r.run(Scenario::Offline, "http-sut-failures", 4, "/ok/fine", "/status/503", [](SessionConfig& c) {
+    c.settings.min_duration_ms = 0;
+    c.settings.min_query_count = 100;
+  });
+  const RunOutcome& o = r.outcome;
   CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
   CHECK(o.failed_samples.total > 0);
   CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::HttpStatus)], o.failed_samples.total);
@@ -126,21 +135,11 @@ TEST(http_sut_failures_are_counted_by_kind) {
 }
 
 TEST(http_sut_accuracy_mode_hands_every_body_to_the_host) {
-  HttpTestServer server;
-  CHECK(server.start());
-  auto sut = make_sut(server, 4);
-  set_requests(*sut, 64, "/ok/even", "/ok/odd");
-  std::string error;
-  CHECK(sut->client().start(&error));
-  NativeSutHost host;
-  host.sut = sut;
-  SessionConfig c = config_for(Scenario::Offline, "http-sut-accuracy", sut);
-  c.settings.mode = Mode::AccuracyOnly;
-  Session session(c, &host);
-  const RunOutcome& o = host.run(session);
-  sut->detach();
-  CHECK_EQ(o.completed_sample_count, uint64_t{64});
-  CHECK_EQ(host.host_reads.load(), uint64_t{64});
+  NativeRun r;
+  r.run(Scenario::Offline, "http-sut-accuracy", 4, "/ok/even", "/ok/odd",
+        [](SessionConfig& c) { c.settings.mode = Mode::AccuracyOnly; });
+  CHECK_EQ(r.outcome.completed_sample_count, uint64_t{64});
+  CHECK_EQ(r.host.host_reads.load(), uint64_t{64});
 }
 
 TEST(http_sut_redacts_the_secret_also_cut_at_the_end) {
