@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+
+import { describePeak, findConfirmedPeak, peakConfirmation, type PeakProcedureOptions, type PeakRun } from '../lib/bench/peak.js';
+
+/** A fake Server run: VALID at or below `capacity` unless `fails(qps, attempt)` says this attempt stalls. */
+function fake(capacity: number, fails: (qps: number, attempt: number) => boolean = () => false) {
+  const attempts = new Map<number, number>();
+  const calls: { qps: number; phase: string }[] = [];
+  const run = async (qps: number, phase: 'search' | 'confirm'): Promise<PeakRun> => {
+    const attempt = (attempts.get(qps) ?? 0) + 1;
+    attempts.set(qps, attempt);
+    calls.push({ qps, phase });
+    const valid = qps <= capacity && !fails(qps, attempt);
+    return { targetQps: qps, valid, latencyP99Ns: valid ? 1e6 : 2e7, achievedQps: qps, durationS: 10, queries: qps * 10 };
+  };
+  return { run, calls };
+}
+
+const options = (o: Partial<PeakProcedureOptions> = {}): PeakProcedureOptions => ({
+  startQps: 10_000, precision: 0.05, confirmRuns: 3, stepDown: 0.07, maxRuns: 20, minQps: 100, ...o,
+});
+
+describe('bench peak procedure (findConfirmedPeak)', () => {
+  it('brackets to the precision, then confirms with N consecutive VALID runs at one rate', async () => {
+    const f = fake(23_000);
+    const r = await findConfirmedPeak(f.run, options());
+    expect(r.confirmedQps).toBeLessThanOrEqual(23_000);
+    expect(r.confirmedQps).toBeGreaterThan(23_000 / 1.05);
+    const last3 = r.runs.slice(-3);
+    expect(last3.map((x) => [x.targetQps, x.phase, x.valid])).toEqual(Array(3).fill([r.confirmedQps, 'confirm', true]));
+    expect(r.runs.filter((x) => x.phase === 'confirm')).toHaveLength(3);
+    expect(r.highestValidQps).toBe(r.confirmedQps);
+    expect(describePeak(r, { confirmRuns: 3, confirmSeconds: 10 })).toMatch(/confirmed by 3 VALID run\(s\) \(10\.0 s\/\d+ q\/p99 1\.00 ms/);
+  });
+
+  it('needs consecutive runs: a failed confirming run steps down by stepDown and the count starts again', async () => {
+    // The second confirming run at the bracket's top stalls; every other run holds.
+    const f = fake(23_000);
+    let confirmCalls = 0;
+    const run = async (qps: number, phase: 'search' | 'confirm'): Promise<PeakRun> => {
+      const r = await f.run(qps, phase);
+      return phase === 'confirm' && ++confirmCalls === 2 ? { ...r, valid: false, latencyP99Ns: 2e7 } : r;
+    };
+    const r = await findConfirmedPeak(run, options());
+    const confirms = r.runs.filter((x) => x.phase === 'confirm');
+    // Two confirming runs at the top (VALID, INVALID), then 3 VALID at top x 0.93.
+    expect(confirms.map((x) => x.valid)).toEqual([true, false, true, true, true]);
+    expect(confirms[0]!.targetQps).toBe(confirms[1]!.targetQps);
+    expect(r.confirmedQps).toBe(Math.round(confirms[0]!.targetQps * 0.93));
+    expect(r.highestValidQps).toBeGreaterThan(r.confirmedQps);
+  });
+
+  it('a rate never VALID is halved in the confirmation; nothing VALID at all gives 0 and no unconfirmed rate', async () => {
+    const r = await findConfirmedPeak(fake(0).run, options({ startQps: 1000 }));
+    expect(r.confirmedQps).toBe(0);
+    expect(r.highestValidQps).toBe(0);
+    expect(r.runs.every((x) => x.targetQps >= 100)).toBe(true);
+    expect(describePeak(r, { confirmRuns: 3, confirmSeconds: 10 })).toBe('0 confirmed; no run was VALID');
+  });
+
+  it('leaves budget for the confirmation: a search that would run on still ends with its 3 confirming runs', async () => {
+    // VALID everywhere: doubling alone would use the whole budget.
+    const f = fake(Number.POSITIVE_INFINITY);
+    const r = await findConfirmedPeak(f.run, options({ startQps: 1000, maxRuns: 10 }));
+    expect(r.runs.filter((x) => x.phase === 'search')).toHaveLength(4);
+    expect(r.runs.slice(-3).every((x) => x.phase === 'confirm' && x.valid)).toBe(true);
+    expect(r.confirmedQps).toBe(8000);
+    expect(r.runs.length).toBeLessThanOrEqual(10);
+    // Two confirmations' worth is reserved by default; the search gets the rest.
+    const g = await findConfirmedPeak(fake(Number.POSITIVE_INFINITY).run, options({ startQps: 1000, maxRuns: 16 }));
+    expect(g.runs.filter((x) => x.phase === 'search')).toHaveLength(10);
+  });
+
+  it('reports 0 confirmed and the highest single VALID rate, unconfirmed, when the budget ends first', async () => {
+    // Every rate stalls on its 2nd run at it: single runs pass, no rate passes twice in a row.
+    const f = fake(50_000, (_qps, attempt) => attempt === 2);
+    const r = await findConfirmedPeak(f.run, options({ maxRuns: 12 }));
+    expect(r.confirmedQps).toBe(0);
+    expect(r.highestValidQps).toBeGreaterThan(40_000);
+    expect(r.runs.length).toBeLessThanOrEqual(12);
+    expect(describePeak(r, { confirmRuns: 3, confirmSeconds: 10 })).toMatch(/^0 confirmed; highest single VALID run [\d,]+ \(UNCONFIRMED\)$/);
+  });
+
+  it('never goes above maxQps nor below minQps, and one confirming run is enough with confirmRuns 1', async () => {
+    const f = fake(Number.POSITIVE_INFINITY);
+    const r = await findConfirmedPeak(f.run, options({ startQps: 3000, maxQps: 5000, confirmRuns: 1 }));
+    expect(Math.max(...r.runs.map((x) => x.targetQps))).toBe(5000);
+    expect(r.confirmedQps).toBe(5000);
+    expect(r.runs.filter((x) => x.phase === 'confirm')).toHaveLength(1);
+    const low = await findConfirmedPeak(fake(0).run, options({ startQps: 50 }));
+    expect(low.runs).toHaveLength(0);
+  });
+});
+
+describe('bench peak confirmation options', () => {
+  it('defaults to 3 runs of 10 s, 1 of 0.2 s when tiny', () => {
+    expect(peakConfirmation(false)).toEqual({ confirmRuns: 3, confirmSeconds: 10 });
+    expect(peakConfirmation(true)).toEqual({ confirmRuns: 1, confirmSeconds: 0.2 });
+    expect(peakConfirmation(true, { confirmRuns: 2, confirmSeconds: 1.5 })).toEqual({ confirmRuns: 2, confirmSeconds: 1.5 });
+  });
+
+  it('refuses bad values naming the option, the value and what is allowed', () => {
+    expect(() => peakConfirmation(false, { confirmRuns: 0 })).toThrow(/confirmRuns must be an integer from 1 to 20, got 0/);
+    expect(() => peakConfirmation(false, { confirmRuns: 2.5 })).toThrow(/confirmRuns .* got 2\.5/);
+    expect(() => peakConfirmation(false, { confirmSeconds: 0 })).toThrow(/confirmSeconds must be a number of seconds from 0\.1 to 3600, got 0/);
+    expect(() => peakConfirmation(false, { confirmSeconds: Number.NaN })).toThrow(/confirmSeconds .* got NaN/);
+  });
+});
