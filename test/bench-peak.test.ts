@@ -1,6 +1,10 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
 import { describePeak, findConfirmedPeak, peakConfirmation, type PeakProcedureOptions, type PeakRun } from '../lib/bench/peak.js';
+import { repoRoot } from './helpers.js';
 
 /** A fake Server run: VALID at or below `capacity` unless `fails(qps, attempt)` says this attempt stalls. */
 function fake(capacity: number, fails: (qps: number, attempt: number) => boolean = () => false) {
@@ -104,5 +108,22 @@ describe('bench peak confirmation options', () => {
     expect(() => peakConfirmation(false, { confirmRuns: 2.5 })).toThrow(/confirmRuns .* got 2\.5/);
     expect(() => peakConfirmation(false, { confirmSeconds: 0 })).toThrow(/confirmSeconds must be a number of seconds from 0\.1 to 3600, got 0/);
     expect(() => peakConfirmation(false, { confirmSeconds: Number.NaN })).toThrow(/confirmSeconds .* got NaN/);
+  });
+});
+
+describe('loadgen bench --confirm-runs / --confirm-seconds', () => {
+  it.each([
+    [['--confirm-runs', '0'], /--confirm-runs must be an integer from 1 to 20, got '0'/],
+    [['--confirm-runs', '2.5'], /--confirm-runs must be an integer from 1 to 20, got '2\.5'/],
+    [['--confirm-runs', '21'], /--confirm-runs must be an integer from 1 to 20, got '21'/],
+    [['--confirm-seconds', 'ten'], /--confirm-seconds must be a number of seconds from 0\.1 to 3600, got 'ten'/],
+    [['--confirm-seconds', '0.05'], /--confirm-seconds must be a number of seconds from 0\.1 to 3600, got '0\.05'/],
+    [['--confirm-seconds', '-1'], /--confirm-seconds/],
+    [['--soak', '3', '--confirm-runs', '2'], /cannot be used with option '--confirm-runs/],
+  ])('refuses %j before anything runs (exit 2)', (args, message) => {
+    const r = spawnSync(process.execPath, [join(repoRoot, 'dist', 'cli.js'), 'bench', ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
   });
 });

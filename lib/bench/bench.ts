@@ -216,7 +216,7 @@ const PURE_JS_MAX_QUERIES_PER_RUN = 20e6;
 async function corePeak(sut: BenchSut, tiny: boolean, p: PeakProcedureReport, log: (line: string) => void): Promise<CorePeakRow> {
   const baseQps = tiny ? 20000 : 50000;
   const trialMs = tiny ? 100 : 1000;
-  log(`peak Server QPS ${sut}: bracket (FindPeakPerformance, ${trialMs / 1000}-s trials)`);
+  log(`peak Server QPS ${sut}: bracket (${sut === 'pure-js' ? 'its own doubling and bisection' : 'FindPeakPerformance'}, ${trialMs / 1000}-s trials)`);
   const bracket = await runTrial<PeakTrial>({ kind: 'peak', sut, baseQps, durationMs: trialMs, targetLatencyNs: p.settings.targetLatencyNs });
   log(`    bracket: ${Math.round(bracket.peakQps)} QPS after ${bracket.trials} trials`);
   const durationMs = Math.round(p.confirmSeconds * 1000);

@@ -46,7 +46,7 @@ export function formatBenchReport(r: BenchReport): string {
     `one search per row, not x${r.config.repeat}: the confirmation replaces the repetitions`);
   for (const row of r.serverPeaks) {
     lines.push(`  ${row.sut.padEnd(12)} ${describePeak(row, p)}`);
-    lines.push(`  ${''.padEnd(12)} bracket ${fmt(row.bracket.peakQps)} (FindPeakPerformance, ${row.bracket.trials} trials of ${row.bracket.trialSeconds} s); ` +
+    lines.push(`  ${''.padEnd(12)} bracket ${fmt(row.bracket.peakQps)} (${row.sut === 'pure-js' ? 'doubling and bisection' : 'FindPeakPerformance'}, ${row.bracket.trials} trials of ${row.bracket.trialSeconds} s); ` +
       `runs (c: confirming, ✗ INVALID): ${describeRuns(row.runs)}`);
   }
   lines.push(keyed('SingleStream queries/s', r.singleStreamQps, ''));
