@@ -54,6 +54,18 @@ describe('bench peak procedure (findConfirmedPeak)', () => {
     expect(r.highestValidQps).toBeGreaterThan(r.confirmedQps);
   });
 
+  it('keeps stepping down by stepDown (not halving) below a rate that passed once, even from a rate never VALID itself', async () => {
+    // 20k VALID in the search, then every run at 20k and above stalls: 18.6k (never VALID) fails too, 17,298 holds.
+    const stalls = fake(17_500);
+    const r = await findConfirmedPeak(async (qps, phase) => {
+      const run = await stalls.run(qps, phase);
+      return qps === 20_000 && phase === 'search' ? { ...run, valid: true } : run;
+    }, options({ startQps: 20_000, maxRuns: 14, reservedConfirmations: 3 }));
+    const confirms = r.runs.filter((x) => x.phase === 'confirm').map((x) => [x.targetQps, x.valid]);
+    expect(confirms.slice(0, 2)).toEqual([[20_000, false], [18_600, false]]);
+    expect(r.confirmedQps).toBe(17_298);
+  });
+
   it('a rate never VALID is halved in the confirmation; nothing VALID at all gives 0 and no unconfirmed rate', async () => {
     const r = await findConfirmedPeak(fake(0).run, options({ startQps: 1000 }));
     expect(r.confirmedQps).toBe(0);

@@ -61,8 +61,8 @@ const RESERVED_CONFIRMATIONS = 2;
  * Searches (double from startQps while VALID, halve while not, then bisect
  * to `precision`) within a budget that leaves room for the confirmations,
  * then confirms the highest VALID rate with confirmRuns consecutive runs;
- * a failed confirming run steps down (by stepDown from a rate that was VALID
- * once, by half from one never VALID) and the count starts again.
+ * a failed confirming run steps down (see nextRate) and the count starts
+ * again.
  */
 export async function findConfirmedPeak(
   run: (qps: number, phase: 'search' | 'confirm') => Promise<PeakRun>,
@@ -98,10 +98,19 @@ export async function findConfirmedPeak(
     let passed = 0;
     while (passed < confirmRuns && (await at(rate, 'confirm'))) passed++;
     if (passed === confirmRuns) return { confirmedQps: rate, highestValidQps: highestValid(runs), runs };
-    const validOnce = runs.some((r) => r.valid && r.targetQps === rate);
-    rate = Math.min(rate - 1, Math.round(validOnce ? rate * (1 - stepDown) : rate / 2));
+    rate = Math.min(rate - 1, nextRate(runs, rate, stepDown));
   }
   return { confirmedQps: 0, highestValidQps: highestValid(runs), runs };
+}
+
+/**
+ * After a failed confirming run at `rate`: a step of stepDown when any run at
+ * this rate or above was VALID (rates here can pass: the failure was a
+ * stall), else half (nothing this high has passed: the search ran out of
+ * budget while halving).
+ */
+function nextRate(runs: readonly PeakRun[], rate: number, stepDown: number): number {
+  return Math.round(runs.some((r) => r.valid && r.targetQps >= rate) ? rate * (1 - stepDown) : rate / 2);
 }
 
 function highestValid(runs: readonly PeakRun[]): number {
