@@ -142,6 +142,11 @@ describe('network bench: targets', () => {
     const t = evaluateNetworkTargets(base);
     expect(t.map((x) => x.holds)).toEqual(['yes', 'no', 'yes']);
     expect(t[0]!.measured).toContain('met by worker');
+    expect(t[0]!.target).toContain('confirmed by 3 consecutive VALID 10-s runs');
+    // Judged on the confirmed peak only: a single VALID run above autocannon does not meet it.
+    const unconfirmed = evaluateNetworkTargets({ ...base, peaks: [{ ...base.peaks[0]!, peakQps: 0, highestValidQps: 30_000 }] });
+    expect(unconfirmed[0]!.holds).toBe('no');
+    expect(unconfirmed[0]!.measured).toContain('wake 0 (single run 30,000, unconfirmed)');
     expect(t[0]!.measured).toContain('wrk -');
   });
 

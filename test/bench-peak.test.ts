@@ -3,7 +3,9 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import type { BenchReport } from '../lib/bench/bench.js';
 import { describePeak, findConfirmedPeak, peakConfirmation, type PeakProcedureOptions, type PeakRun } from '../lib/bench/peak.js';
+import { evaluateTargets } from '../lib/bench/targets.js';
 import { repoRoot } from './helpers.js';
 
 /** A fake Server run: VALID at or below `capacity` unless `fails(qps, attempt)` says this attempt stalls. */
@@ -137,5 +139,42 @@ describe('loadgen bench --confirm-runs / --confirm-seconds', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('bench targets: confirmed peaks and flat memory', () => {
+  const report = (o: Partial<BenchReport>): BenchReport => ({
+    config: { tiny: false, repeat: 3 },
+    platform: { tsfnWakeNs: { p50: 1, p99: 1 } },
+    server: [],
+    serverMaxValidQps: { wake: 1_200_000, poll: 1_100_000, worker: 1_000_000, 'null-native': 2_500_000 },
+    serverPeaks: [],
+    peakProcedure: { confirmRuns: 3, confirmSeconds: 10 },
+    singleStreamQps: {},
+    offlineSamplesPerSec: {},
+    bytesPerSampleByRun: [{ samples: 1_000_000, bytesPerSample: 40 }, { samples: 4_000_000, bytesPerSample: 38 }],
+    network: { confirmation: { confirmRuns: 3, confirmSeconds: 10 }, closedLoop: [], peaks: [], clientShare: [], tokens: null, connections: 32 },
+    ...o,
+  } as unknown as BenchReport);
+  const peakTarget = (r: BenchReport) => evaluateTargets(r).find((t) => t.target.startsWith('highest VALID Server QPS'))!;
+  const memoryTarget = (r: BenchReport) => evaluateTargets(r).find((t) => t.target.startsWith('<= 64 bytes'))!;
+
+  it('judges the confirmed peaks only and shows a higher single run as unconfirmed', () => {
+    expect(peakTarget(report({})).holds).toBe('yes');
+    expect(peakTarget(report({})).target).toContain('confirmed by 3 consecutive VALID 10-s runs');
+    const r = report({
+      serverMaxValidQps: { wake: 0, poll: 1_100_000, worker: 1_000_000, 'null-native': 2_500_000 },
+      serverPeaks: [{ sut: 'wake', confirmedQps: 0, highestValidQps: 1_500_000, bracket: { peakQps: 2e6, trials: 30, trialSeconds: 1 }, runs: [] }],
+    });
+    expect(peakTarget(r).holds).toBe('no');
+    expect(peakTarget(r).measured).toContain('wake 0 (single run 1,500,000, unconfirmed)');
+  });
+
+  it('memory holds when <= 64 B at both lengths and the longer run is not above 1.25x the shorter', () => {
+    expect(memoryTarget(report({})).holds).toBe('yes');
+    const growing = report({ bytesPerSampleByRun: [{ samples: 1_000_000, bytesPerSample: 30 }, { samples: 4_000_000, bytesPerSample: 45 }] });
+    expect(memoryTarget(growing).holds).toBe('no');
+    expect(memoryTarget(growing).measured).toContain("longest run > 1.25 x the shortest's");
+    expect(memoryTarget(report({ bytesPerSampleByRun: [{ samples: 1_000_000, bytesPerSample: 30 }] })).holds).toBe('n/a');
   });
 });
