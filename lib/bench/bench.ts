@@ -1,7 +1,8 @@
 /**
  * `loadgen bench`: loadgen's own cost on this machine. Every trial runs in a
  * fresh process (lib/bench/trial.ts); each is repeated and reported as the
- * median with its spread (min..max). The report ends with the issue-5
+ * median with its spread (min..max), except the peak rows, whose peak is
+ * confirmed by consecutive VALID runs instead (lib/bench/peak.ts). The report ends with the issue-5
  * targets evaluated against the figures (lib/bench/targets.ts); its text
  * form is lib/bench/format.ts.
  */
