@@ -208,6 +208,8 @@ interface ServerRun {
 
 /** Each pure-js run holds three Float64Arrays of rate x length entries: at most ~480 MB (as its bracket search). */
 const PURE_JS_MAX_QUERIES_PER_RUN = 20e6;
+/** The core records every sample (<= 64 B each): at most ~6.4 GB in one run. */
+const CORE_MAX_QUERIES_PER_RUN = 100e6;
 
 /**
  * One core peak row: FindPeakPerformance's 1-s trials give the first
@@ -221,7 +223,7 @@ async function corePeak(sut: BenchSut, tiny: boolean, p: PeakProcedureReport, lo
   const bracket = await runTrial<PeakTrial>({ kind: 'peak', sut, baseQps, durationMs: trialMs, targetLatencyNs: p.settings.targetLatencyNs });
   log(`    bracket: ${Math.round(bracket.peakQps)} QPS after ${bracket.trials} trials`);
   const durationMs = Math.round(p.confirmSeconds * 1000);
-  const cap = sut === 'pure-js' ? PURE_JS_MAX_QUERIES_PER_RUN / p.confirmSeconds : Number.POSITIVE_INFINITY;
+  const cap = (sut === 'pure-js' ? PURE_JS_MAX_QUERIES_PER_RUN : CORE_MAX_QUERIES_PER_RUN) / p.confirmSeconds;
   const startQps = Math.min(bracket.peakQps > 0 ? bracket.peakQps : baseQps, cap);
   const result = await findConfirmedPeak(async (qps, phase) => {
     const r = await runTrial<PeakRun>({ kind: 'peak-run', sut, targetQps: qps, durationMs });
