@@ -19,11 +19,12 @@ import { runNetworkBench } from './bench/net.js';
 import { evaluateNetworkTargets, formatNetworkBench } from './bench/net-format.js';
 import { targetsTable } from './bench/targets.js';
 import { formatSoakReport, runSoak } from './bench/soak.js';
+import { MAX_CONFIRM_RUNS, MAX_CONFIRM_SECONDS, peakConfirmation } from './bench/peak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { registerDoctorCommand } from './cli/doctor-command.js';
 import { addNetworkOptions } from './cli/network.js';
 import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
-import { capErrorOutput, choiceOption, collect, positiveInteger } from './cli/options.js';
+import { capErrorOutput, choiceOption, collect, integerInRange, numberInRange, positiveInteger } from './cli/options.js';
 import { addPowerOptions } from './cli/power-options.js';
 import { registerReportCommand } from './cli/report.js';
 import { addRunCheckOptions, registerRulesCommands } from './cli/rules-commands.js';
@@ -118,12 +119,18 @@ function buildProgram(): Command {
     .option('--json', 'print every figure as one JSON document')
     .option('--tiny', 'short trials, one repetition: only proves the benchmark works')
     .option('--repeat <n>', 'repetitions of each trial (default 3; 1 with --tiny)', positiveInteger('--repeat'))
+    .addOption(new Option('--confirm-runs <n>', `consecutive VALID runs that confirm a peak Server rate (1 to ${MAX_CONFIRM_RUNS}; default 3, 1 with --tiny)`)
+      .argParser(integerInRange('--confirm-runs', 1, MAX_CONFIRM_RUNS)))
+    .addOption(new Option('--confirm-seconds <s>', `length of each peak run (0.1 to ${MAX_CONFIRM_SECONDS}; default 10, 0.2 with --tiny)`)
+      .argParser(numberInRange('--confirm-seconds', 0.1, MAX_CONFIRM_SECONDS, 'seconds')))
     .addOption(new Option('--soak <seconds>', 'instead: Server at 100k QPS with the JS null SUT for <seconds> (consecutive runs in this process), RSS every 10 s, lost completions')
-      .argParser(positiveInteger('--soak')).conflicts(['tiny', 'repeat']))
+      .argParser(positiveInteger('--soak')).conflicts(['tiny', 'repeat', 'confirmRuns', 'confirmSeconds']))
     .addOption(new Option('--soak-run <seconds>', 'length of each run of a soak (default 60)').argParser(positiveInteger('--soak-run')))
     .addOption(new Option('--network', 'only the network rows: stamp server, autocannon, wrk, open-loop peaks, client share, TTFT/TPOT').conflicts(['soak']))
     .addHelpText('after', '\n--soak exit status: 0 no lost completions and RSS flat (or too short to judge), 1 otherwise.')
-    .action(async (options: { json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number; network?: boolean }) => {
+    .action(async (options: {
+      json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number; network?: boolean; confirmRuns?: number; confirmSeconds?: number;
+    }) => {
       if (options.soak !== undefined) {
         const soak = await runSoak({ seconds: options.soak, ...(options.soakRun !== undefined ? { runSeconds: options.soakRun } : {}) });
         process.stdout.write(options.json ? `${JSON.stringify(soak, null, 2)}\n` : `${formatSoakReport(soak)}\n`);
@@ -131,11 +138,16 @@ function buildProgram(): Command {
         return;
       }
       if (options.soakRun !== undefined) throw new SettingsError('--soak-run', options.soakRun, '--soak-run applies only with --soak <seconds>.');
+      const confirmation = peakConfirmation(options.tiny ?? false, {
+        ...(options.confirmRuns !== undefined ? { confirmRuns: options.confirmRuns } : {}),
+        ...(options.confirmSeconds !== undefined ? { confirmSeconds: options.confirmSeconds } : {}),
+      });
       if (options.network) {
         const tiny = options.tiny ?? false;
         const network = await runNetworkBench({
           tiny,
           repeat: options.repeat ?? (tiny ? 1 : 3),
+          confirmation,
           log: (line) => process.stderr.write(`${line}\n`),
         });
         process.stdout.write(options.json
@@ -146,6 +158,7 @@ function buildProgram(): Command {
       const report = await runBenchmark({
         ...(options.tiny ? { tiny: true } : {}),
         ...(options.repeat !== undefined ? { repeat: options.repeat } : {}),
+        ...confirmation,
       });
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatBenchReport(report)}\n`);
     });

@@ -58,7 +58,30 @@ describe('loadgen bench --tiny --json', () => {
     const leadRows = report.server.filter((row) => row.wakeLeadUs > 0);
     expect(leadRows.map((row) => [row.sut, row.targetQps, row.wakeLeadUs])).toEqual([['wake', 1000, 100]]);
     expect(leadRows[0]!.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
-    positive(report.serverMaxValidQps['null-native']);
+    // Each peak row: one search and its confirming runs (tiny: 1 of 0.2 s) with resnet50's Server settings.
+    expect(report.peakProcedure).toMatchObject({ confirmRuns: 1, confirmSeconds: 0.2 });
+    expect(report.peakProcedure.settings).toMatchObject({
+      model: 'resnet50', targetLatencyNs: 15_000_000, targetLatencyPercentile: 0.99, minQueryCount: 100, minDurationMs: 200, mlperfConfMinDurationMs: 600_000,
+    });
+    expect(report.serverPeaks.map((p) => p.sut)).toEqual([...BENCH_SUTS]);
+    positive(report.serverPeaks.find((p) => p.sut === 'null-native')!.bracket.peakQps);
+    for (const peak of report.serverPeaks) {
+      expect(report.serverMaxValidQps[peak.sut]).toBe(peak.confirmedQps);
+      expect(peak.highestValidQps).toBeGreaterThanOrEqual(peak.confirmedQps);
+      expect(peak.runs.length).toBeLessThanOrEqual(report.peakProcedure.maxRuns);
+      nonNegative(peak.bracket.peakQps);
+      // Whether a rate is confirmed depends on the machine's load: the row ran its search either way.
+      expect(peak.runs.length).toBeGreaterThan(0);
+      if (peak.confirmedQps > 0) {
+        const confirming = peak.runs[peak.runs.length - 1]!;
+        expect(confirming).toMatchObject({ phase: 'confirm', valid: true, targetQps: peak.confirmedQps });
+        expect(confirming.durationS).toBeGreaterThanOrEqual(0.2 * 0.9);
+        expect(confirming.queries).toBeGreaterThanOrEqual(100);
+      }
+    }
+    // Memory at two run lengths, 4x apart.
+    expect(report.bytesPerSampleByRun).toHaveLength(2);
+    expect(report.bytesPerSampleByRun[1]!.samples).toBeGreaterThan(3 * report.bytesPerSampleByRun[0]!.samples);
     positive(report.bytesPerSample);
 
     // The network rows (issue 12) run in tiny form too; a row that cannot run says why.

@@ -1,7 +1,8 @@
 /**
  * `loadgen bench`: loadgen's own cost on this machine. Every trial runs in a
  * fresh process (lib/bench/trial.ts); each is repeated and reported as the
- * median with its spread (min..max). The report ends with the issue-5
+ * median with its spread (min..max), except the peak rows, whose peak is
+ * confirmed by consecutive VALID runs instead (lib/bench/peak.ts). The report ends with the issue-5
  * targets evaluated against the figures (lib/bench/targets.ts); its text
  * form is lib/bench/format.ts.
  */
@@ -10,6 +11,15 @@ import { cpus } from 'node:os';
 import type { CpuNoise } from '../native/index.js';
 import { serverRowLabel } from './figures.js';
 import { runNetworkBench, type NetworkBenchReport } from './net.js';
+import {
+  describePeakRunSettings,
+  findConfirmedPeak,
+  formatPeakRun,
+  peakConfirmation,
+  type PeakConfirmation,
+  type PeakRun,
+  type PeakRunSettings,
+} from './peak.js';
 import { evaluateTargets } from './targets.js';
 import {
   BENCH_SUTS,
@@ -29,6 +39,10 @@ export interface BenchOptions {
   /** Short durations and one repetition: proves the benchmark works (CI). */
   tiny?: boolean;
   repeat?: number;
+  /** Consecutive VALID runs that confirm a peak (default 3; 1 with tiny). */
+  confirmRuns?: number;
+  /** Length of each peak run in seconds (default 10; 0.2 with tiny). */
+  confirmSeconds?: number;
   /** Progress lines go here (stderr by default). */
   log?: (line: string) => void;
 }
@@ -64,6 +78,29 @@ export interface ServerRow {
   floorNs?: { p99: number; p999: number };
 }
 
+/** A core peak row: FindPeakPerformance's short trials bracket it, runs of the confirming length find and confirm it. */
+export interface CorePeakRow {
+  sut: BenchSut;
+  /** Highest rate confirmed by `confirmRuns` consecutive VALID runs; 0: none within the budget. */
+  confirmedQps: number;
+  /** Highest rate a single run (of the confirming length) was VALID at: unconfirmed when above confirmedQps. */
+  highestValidQps: number;
+  /** The first bracket: FindPeakPerformance (pure-js: its own doubling and bisection) with trials of `trialSeconds`. */
+  bracket: { peakQps: number; trials: number; trialSeconds: number };
+  /** Every run of the confirming length, search and confirmation, in order. */
+  runs: PeakRun[];
+}
+
+/** How the peak rows were found (lib/bench/peak.ts), and the settings of their runs. */
+export interface PeakProcedureReport extends PeakConfirmation {
+  /** Runs of the confirming length per row, search and confirmation (the search leaves 2 confirmations' worth). */
+  maxRuns: number;
+  precision: number;
+  stepDown: number;
+  /** The core rows' runs: the built-in mlperf.conf's resnet50 Server settings, min_duration set to the confirming length. */
+  settings: PeakRunSettings;
+}
+
 /** Medians of loadNativeInternals().bench.cpuNoise over the repetitions. */
 export interface CpuNoiseFigure {
   /** The CPU probed (-1: the probe thread was not pinned). */
@@ -93,6 +130,8 @@ export interface BenchReport {
   date: string;
   machine: { cpu: string; cpus: number; node: string; platform: string };
   config: { tiny: boolean; repeat: number };
+  /** The peak rows (core and network) run once each: the confirmation replaces `repeat` searches. */
+  peakProcedure: PeakProcedureReport;
   platform: {
     clockReadNs: number;
     jsToNativeCallNs: number;
@@ -100,7 +139,9 @@ export interface BenchReport {
     cpuNoise: CpuNoiseFigure;
   };
   server: ServerRow[];
+  /** The confirmed peaks (0: none confirmed; see serverPeaks for the unconfirmed highest). */
   serverMaxValidQps: Partial<Record<BenchSut, number>>;
+  serverPeaks: CorePeakRow[];
   singleStreamQps: Partial<Record<BenchSut, number>>;
   singleStreamP90Ns: Partial<Record<BenchSut, number>>;
   offlineSamplesPerSec: Partial<Record<BenchSut, number>>;
@@ -165,10 +206,42 @@ interface ServerRun {
   wakeLeadUs: number;
 }
 
+/** Each pure-js run holds three Float64Arrays of rate x length entries: at most ~480 MB (as its bracket search). */
+const PURE_JS_MAX_QUERIES_PER_RUN = 20e6;
+/** The core records every sample (<= 64 B each): at most ~6.4 GB in one run. */
+const CORE_MAX_QUERIES_PER_RUN = 100e6;
+
+/**
+ * One core peak row: FindPeakPerformance's 1-s trials give the first
+ * bracket, then runs of the confirming length search from there (at most
+ * twice the bracket) and confirm (lib/bench/peak.ts), each in a fresh process.
+ */
+async function corePeak(sut: BenchSut, tiny: boolean, p: PeakProcedureReport, log: (line: string) => void): Promise<CorePeakRow> {
+  const baseQps = tiny ? 20000 : 50000;
+  const trialMs = tiny ? 100 : 1000;
+  log(`peak Server QPS ${sut}: bracket (${sut === 'pure-js' ? 'its own doubling and bisection' : 'FindPeakPerformance'}, ${trialMs / 1000}-s trials)`);
+  const bracket = await runTrial<PeakTrial>({ kind: 'peak', sut, baseQps, durationMs: trialMs, targetLatencyNs: p.settings.targetLatencyNs });
+  log(`    bracket: ${Math.round(bracket.peakQps)} QPS after ${bracket.trials} trials`);
+  const durationMs = Math.round(p.confirmSeconds * 1000);
+  const cap = (sut === 'pure-js' ? PURE_JS_MAX_QUERIES_PER_RUN : CORE_MAX_QUERIES_PER_RUN) / p.confirmSeconds;
+  const startQps = Math.min(bracket.peakQps > 0 ? bracket.peakQps : baseQps, cap);
+  const result = await findConfirmedPeak(async (qps, phase) => {
+    const r = await runTrial<PeakRun>({ kind: 'peak-run', sut, targetQps: qps, durationMs });
+    log(`    ${formatPeakRun({ ...r, phase })}`);
+    return r;
+  }, { startQps, precision: p.precision, confirmRuns: p.confirmRuns, stepDown: p.stepDown, maxRuns: p.maxRuns, minQps: 100, maxQps: Math.min(2 * startQps, cap) });
+  log(`    ${sut}: ${result.confirmedQps > 0 ? `confirmed ${result.confirmedQps} QPS` : `none confirmed; highest single VALID ${result.highestValidQps} QPS (unconfirmed)`}`);
+  return { sut, ...result, bracket: { peakQps: bracket.peakQps, trials: bracket.trials, trialSeconds: trialMs / 1000 } };
+}
+
 /** Runs the whole benchmark and returns every figure. */
 export async function runBenchmark(options: BenchOptions = {}): Promise<BenchReport> {
   const tiny = options.tiny ?? false;
   const repeat = options.repeat ?? (tiny ? 1 : 3);
+  const confirmation = peakConfirmation(tiny, {
+    ...(options.confirmRuns !== undefined ? { confirmRuns: options.confirmRuns } : {}),
+    ...(options.confirmSeconds !== undefined ? { confirmSeconds: options.confirmSeconds } : {}),
+  });
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const serverMs = tiny ? 300 : 3000;
   const targetLatencyNs = 10_000_000;
@@ -242,15 +315,20 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
     });
   }
 
+  const confirmMs = Math.round(confirmation.confirmSeconds * 1000);
+  const peakSettings = describePeakRunSettings(confirmMs);
+  const procedure: PeakProcedureReport = {
+    ...confirmation, maxRuns: (tiny ? 4 : 10) + 2 * confirmation.confirmRuns, precision: 0.05, stepDown: 0.07, settings: peakSettings,
+  };
+  log(`peak Server QPS: ${confirmation.confirmRuns} consecutive VALID run(s) of ${confirmation.confirmSeconds} s confirm a peak ` +
+    `(${peakSettings.model} Server in the built-in mlperf.conf: p${peakSettings.targetLatencyPercentile * 100} <= ` +
+    `${peakSettings.targetLatencyNs / 1e6} ms, min_query_count ${peakSettings.minQueryCount}, min_duration ${confirmation.confirmSeconds} s ` +
+    `(mlperf.conf: ${peakSettings.mlperfConfMinDurationMs / 1000} s)); one search per row, not x${repeat}`);
   const serverMaxValidQps: BenchReport['serverMaxValidQps'] = {};
+  const serverPeaks: CorePeakRow[] = [];
   for (const sut of BENCH_SUTS) {
-    log(`peak Server QPS ${sut} (x${repeat})`);
-    // A search is ~30 Server runs (bisection to 1 QPS); tiny keeps each short.
-    const peaks = await repeatTrial<PeakTrial>(
-      { kind: 'peak', sut, baseQps: tiny ? 20000 : 50000, durationMs: tiny ? 100 : 1000, targetLatencyNs },
-      repeat,
-    );
-    serverMaxValidQps[sut] = median(peaks.map((p) => p.peakQps));
+    serverPeaks.push(await corePeak(sut, tiny, procedure, log));
+    serverMaxValidQps[sut] = serverPeaks[serverPeaks.length - 1]!.confirmedQps;
   }
 
   const singleStreamQps: BenchReport['singleStreamQps'] = {};
@@ -275,20 +353,23 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
     offlineSamplesPerSec[sut] = median(trials.map((t) => t.samplesPerSecond));
   }
 
-  log('memory per sample');
-  const memoryRuns = tiny ? [500] : [2000, 8000];
+  // Two run lengths, 4x apart (1M and 4M samples): bytes per sample must not grow with the run.
+  const memoryQps = tiny ? 50_000 : 200_000;
+  const memoryRuns = tiny ? [500, 2000] : [5000, 20_000];
+  log(`memory per sample (${memoryRuns.map((ms) => (memoryQps * ms) / 1000).join(' and ')} samples)`);
   const bytesPerSampleByRun: BenchReport['bytesPerSampleByRun'] = [];
   for (const durationMs of memoryRuns) {
-    bytesPerSampleByRun.push(await runTrial({ kind: 'memory', targetQps: tiny ? 50_000 : 200_000, durationMs }));
+    bytesPerSampleByRun.push(await runTrial({ kind: 'memory', targetQps: memoryQps, durationMs }));
   }
 
   log(`network rows (x${repeat})`);
-  const network = await runNetworkBench({ tiny, repeat, log });
+  const network = await runNetworkBench({ tiny, repeat, log, confirmation });
 
   const report: BenchReport = {
     date: new Date().toISOString(),
     machine: { cpu: cpus()[0]?.model ?? 'unknown', cpus: cpus().length, node: process.version, platform: `${process.platform}-${process.arch}` },
     config: { tiny, repeat },
+    peakProcedure: procedure,
     platform: {
       clockReadNs: median(platform.map((p) => p.clockReadNs)),
       jsToNativeCallNs: median(platform.map((p) => p.jsToNativeCallNs)),
@@ -300,6 +381,7 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
     },
     server,
     serverMaxValidQps,
+    serverPeaks,
     singleStreamQps,
     singleStreamP90Ns,
     offlineSamplesPerSec,

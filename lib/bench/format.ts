@@ -4,6 +4,7 @@
 import type { BenchReport, CpuNoiseFigure } from './bench.js';
 import { fmt, serverRowLabel, us } from './figures.js';
 import { formatNetworkBench } from './net-format.js';
+import { describePeak, describeRuns } from './peak.js';
 import { formatTargets } from './targets.js';
 import { BENCH_SUTS, type BenchSut } from './trials.js';
 
@@ -37,7 +38,17 @@ export function formatBenchReport(r: BenchReport): string {
   lines.push('');
   const keyed = (title: string, values: Partial<Record<BenchSut, number>>, unit: string) =>
     `${title.padEnd(30)} ${BENCH_SUTS.map((s) => `${s}: ${fmt(values[s])}`).join('   ')} ${unit}`;
-  lines.push(keyed('highest VALID Server QPS', r.serverMaxValidQps, ''));
+  const p = r.peakProcedure;
+  const st = p.settings;
+  lines.push(`highest VALID Server QPS: confirmed by ${p.confirmRuns} consecutive VALID run(s) of ${p.confirmSeconds} s, each a fresh process ` +
+    `(${st.model} Server, built-in mlperf.conf: p${fmt(st.targetLatencyPercentile * 100)} <= ${fmt(st.targetLatencyNs / 1e6)} ms, early stopping, ` +
+    `min_query_count ${fmt(st.minQueryCount)}, min_duration ${fmt(st.minDurationMs / 1000, 1)} s (mlperf.conf: ${fmt(st.mlperfConfMinDurationMs / 1000)} s)); ` +
+    `one search per row, not x${r.config.repeat}: the confirmation replaces the repetitions`);
+  for (const row of r.serverPeaks) {
+    lines.push(`  ${row.sut.padEnd(12)} ${describePeak(row, p)}`);
+    lines.push(`  ${''.padEnd(12)} bracket ${fmt(row.bracket.peakQps)} (${row.sut === 'pure-js' ? 'doubling and bisection' : 'FindPeakPerformance'}, ${row.bracket.trials} trials of ${row.bracket.trialSeconds} s); ` +
+      `runs (c: confirming, ✗ INVALID): ${describeRuns(row.runs)}`);
+  }
   lines.push(keyed('SingleStream queries/s', r.singleStreamQps, ''));
   lines.push(keyed('SingleStream p90 latency', r.singleStreamP90Ns, 'ns'));
   lines.push(keyed('Offline samples/s', r.offlineSamplesPerSec, ''));

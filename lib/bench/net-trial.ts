@@ -144,6 +144,8 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       achievedQps: r.completedSamplesPerSecond ?? 0,
       latencyNs: resultPercentiles(r),
       failed: failedRequests(sut.stats()) - failedBefore,
+      durationS: r.timing.finalQueryAllSamplesDoneSeconds,
+      queries: r.counts.issuedQueries,
       cpuPerRequestNs: cpuNs(process.cpuUsage(cpuBefore)) / Math.max(1, r.counts.completedSamples),
       deliveryLagNs: r.overhead?.deliveryLagNs
         ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }

@@ -5,8 +5,9 @@
  * answers faster), pinned to CPU 1, every client on CPU 0:
  *   - the closed-loop rates of autocannon and wrk (each skipped with a note
  *     when not installed);
- *   - loadgen's highest VALID open-loop Server rate, one client thread (wake,
- *     poll) and worker threads, each peak confirmed by a second run;
+ *   - loadgen's highest VALID open-loop Server rate, the native transport, one
+ *     client thread (wake, poll) and worker threads, each peak confirmed by
+ *     consecutive VALID runs (lib/bench/peak.ts);
  *   - the client's own share of each request's latency (loadgen's latency
  *     minus the server's send − recv) at 1k and 10k requests/s;
  *   - TTFT and TPOT against the OpenAI stub streamer's schedule at 20 requests/s
@@ -20,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { loadNative } from '../native/index.js';
+import { findConfirmedPeak, formatPeakRun, peakConfirmation, type PeakConfirmation, type PeakRun } from './peak.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
 import { findOnPath, pinningTaskset, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
 
@@ -45,21 +47,15 @@ export interface ClosedLoopRow {
   note?: string;
 }
 
-/** One open-loop Server run of a peak search. */
-export interface PeakRun {
-  targetQps: number;
-  valid: boolean;
-  latencyP99Ns: number;
-  achievedQps: number;
-  failed: number;
-  /** The client process's CPU time per request. */
-  cpuPerRequestNs?: number;
-}
+export type { PeakRun };
 
 export interface PeakRow {
   dispatch: NetDispatch;
-  /** Highest rate VALID twice (search + confirmation); 0 when none was. */
+  /** Highest rate confirmed by consecutive VALID runs (the report's confirmation); 0 when none was. */
   peakQps: number;
+  /** Highest rate a single run was VALID at: unconfirmed when above peakQps. */
+  highestValidQps: number;
+  /** Every run, search and confirmation, in order. */
   runs: PeakRun[];
   note?: string;
 }
@@ -118,6 +114,8 @@ const STUB_TIMER_SPIN_MS = 1;
 
 export interface NetworkBenchReport {
   connections: number;
+  /** The peak rows' confirmation: consecutive VALID runs of this length (each also the search's run length). */
+  confirmation: PeakConfirmation;
   server: {
     /** The server the rows ran against. */
     kind: 'c' | 'node';
@@ -162,6 +160,8 @@ function loadAverage1m(): number | null {
 export interface NetworkBenchOptions {
   tiny: boolean;
   repeat: number;
+  /** Default: 3 runs of 10 s (tiny: 1 of 0.2 s). */
+  confirmation?: PeakConfirmation;
   log: (line: string) => void;
 }
 
@@ -283,67 +283,13 @@ export async function checkClock(url: string, requests: number): Promise<boolean
   }
 }
 
-/**
- * The highest rate VALID in two runs: from `startQps`, doubling while valid
- * (halving while not), then bisecting to `precision`, then the peak is run
- * again; a peak that fails its confirmation is replaced by a lower one.
- */
-export async function peakSearch(
-  run: (qps: number) => Promise<PeakRun>,
-  startQps: number,
-  precision: number,
-  maxRuns: number,
-): Promise<{ peakQps: number; runs: PeakRun[] }> {
-  const runs: PeakRun[] = [];
-  const at = async (qps: number) => {
-    const r = await run(Math.round(qps));
-    runs.push(r);
-    return r.valid;
-  };
-  // lo: the highest rate VALID and not since disproved (0: none); hi: the lowest INVALID one.
-  let lo = 0;
-  let hi = Number.POSITIVE_INFINITY;
-  let everValid = false;
-  let qps = startQps;
-  while (runs.length < maxRuns) {
-    if (await at(qps)) {
-      lo = qps;
-      everValid = true;
-    } else {
-      hi = qps;
-      if (lo >= hi) lo = 0;
-    }
-    if (lo === 0) {
-      // Nothing VALID below: halve from the start; after a failed confirmation, step down by the precision.
-      qps = everValid ? hi / (1 + precision) : hi / 2;
-      // Below ~100/s a 10-s run has too few queries for early stopping to pass after any late one.
-      if (qps < 100) break;
-      continue;
-    }
-    if (hi === Number.POSITIVE_INFINITY) {
-      qps = lo * 2;
-      continue;
-    }
-    if (hi / lo > 1 + precision) {
-      qps = (lo + hi) / 2;
-      continue;
-    }
-    // The bracket is narrow: the peak must hold a second run.
-    if (runs.length >= maxRuns) break;
-    if (await at(lo)) return { peakQps: Math.round(lo), runs };
-    hi = lo;
-    lo = 0;
-    qps = hi / (1 + precision);
-  }
-  return { peakQps: 0, runs };
-}
-
 /** Runs every network row; a row that cannot run says why in `notes` or its own note. */
 export async function runNetworkBench(options: NetworkBenchOptions): Promise<NetworkBenchReport> {
   const { tiny, repeat, log } = options;
+  const confirmation = options.confirmation ?? peakConfirmation(tiny);
   const loadAtStart = loadAverage1m();
   const report: NetworkBenchReport = {
-    connections: NET_CONNECTIONS, server: null, closedLoop: [], peaks: [], clientShare: [], floorNs: null, tokens: null, loadAverage: null, notes: [],
+    connections: NET_CONNECTIONS, confirmation, server: null, closedLoop: [], peaks: [], clientShare: [], floorNs: null, tokens: null, loadAverage: null, notes: [],
   };
   const pin = pinningTaskset() !== null;
   if (!pin) report.notes.push('not pinned: the server and the clients share the CPUs (pinning needs Linux, 2 CPUs and taskset)');
@@ -420,8 +366,8 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       log(`  ${row.tool} closed loop, ${NET_CONNECTIONS} connections: ${row.requestsPerSec ? `${Math.round(row.requestsPerSec.median)} requests/s` : row.note}`);
     }
 
-    // Open loop: loadgen's peak per dispatch mode.
-    const durationMs = tiny ? 500 : 10_000;
+    // Open loop: loadgen's peak per dispatch mode; every run (search and confirmation) has the confirming length.
+    const durationMs = Math.round(confirmation.confirmSeconds * 1000);
     const serverRun = (dispatch: NetDispatch, clientShare: boolean) => (targetQps: number) =>
       runTrial<NetServerTrial>({
         kind: 'net-server',
@@ -438,30 +384,32 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const startQps = tiny ? 1000 : Math.max(1000, Math.round(autocannonMedian ?? 10_000));
     for (const dispatch of ['native', 'wake', 'poll', 'worker'] as const) {
       if (dispatch === 'native' && !loadNative().nativeHttpAvailable) {
-        report.peaks.push({ dispatch, peakQps: 0, runs: [], note: `the native HTTP client is not available on ${process.platform}` });
+        report.peaks.push({ dispatch, peakQps: 0, highestValidQps: 0, runs: [], note: `the native HTTP client is not available on ${process.platform}` });
         continue;
       }
-      log(`  peak open-loop Server rate, ${dispatch === 'native' ? 'native transport' : `undici, dispatch ${dispatch}`} (runs of ${durationMs / 1000} s)`);
+      log(`  peak open-loop Server rate, ${dispatch === 'native' ? 'native transport' : `undici, dispatch ${dispatch}`} ` +
+        `(runs of ${durationMs / 1000} s; ${confirmation.confirmRuns} consecutive VALID confirm a peak)`);
       try {
-        const peak = await peakSearch(async (qps) => {
+        const peak = await findConfirmedPeak(async (qps, phase) => {
           const t = await serverRun(dispatch, false)(qps);
           const r: PeakRun = {
             targetQps: qps, valid: t.valid, latencyP99Ns: t.latencyNs.p99, achievedQps: t.achievedQps, failed: t.failed, cpuPerRequestNs: t.cpuPerRequestNs,
+            ...(t.durationS !== undefined ? { durationS: t.durationS } : {}), ...(t.queries !== undefined ? { queries: t.queries } : {}),
           };
-          log(`    ${qps} QPS: ${t.valid ? 'VALID' : 'INVALID'}, p99 ${(t.latencyNs.p99 / 1e6).toFixed(2)} ms, achieved ${Math.round(t.achievedQps)}, ` +
-            `client CPU ${(t.cpuPerRequestNs / 1000).toFixed(1)} us/request${t.failed ? `, ${t.failed} failed` : ''}`);
+          log(`    ${formatPeakRun({ ...r, phase })}`);
           return r;
-        }, startQps, tiny ? 1 : 0.05, tiny ? 2 : 14);
-        report.peaks.push({ dispatch, ...peak });
+          // Below ~100/s a run has too few queries for early stopping to pass after any late one.
+        }, { startQps, precision: tiny ? 1 : 0.05, confirmRuns: confirmation.confirmRuns, stepDown: 0.07, maxRuns: (tiny ? 2 : 8) + 2 * confirmation.confirmRuns, minQps: 100 });
+        report.peaks.push({ dispatch, peakQps: peak.confirmedQps, highestValidQps: peak.highestValidQps, runs: peak.runs });
       } catch (error) {
-        report.peaks.push({ dispatch, peakQps: 0, runs: [], note: (error as Error).message.split('\n')[0]! });
+        report.peaks.push({ dispatch, peakQps: 0, highestValidQps: 0, runs: [], note: (error as Error).message.split('\n')[0]! });
         log(`    ${(error as Error).message}`);
       }
     }
 
     // The client's share at 1k and 10k requests/s, with the faster single-thread mode (native counts as one).
     // Ranked by the confirmed peak, then by the highest rate VALID once (a busy machine may confirm none).
-    const rank = (p: PeakRow) => [p.peakQps, Math.max(0, ...p.runs.filter((r) => r.valid).map((r) => r.targetQps))] as const;
+    const rank = (p: PeakRow) => [p.peakQps, p.highestValidQps] as const;
     const single = report.peaks.filter((p) => p.dispatch !== 'worker')
       .sort((a, b) => rank(b)[0] - rank(a)[0] || rank(b)[1] - rank(a)[1])[0]?.dispatch ?? 'wake';
     const shareServer = await startShareServer();

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import type { BenchSut, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './trials.js';
 import { netServer, netTokens } from './net-trial.js';
+import { peakRunSettings, type PeakRun } from './peak.js';
 import { loadNative, loadNativeInternals } from '../native/index.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
 import { startTest, type StartTestOptions } from '../api/start-test.js';
@@ -207,6 +208,32 @@ async function peak(spec: Extract<TrialSpec, { kind: 'peak' }>): Promise<PeakTri
   });
 }
 
+/**
+ * One run of a core peak row: a Server PerformanceOnly run with the built-in
+ * mlperf.conf's resnet50 settings (pure-js: its own issuer, judged by the
+ * same latency bound).
+ */
+async function peakRun(spec: Extract<TrialSpec, { kind: 'peak-run' }>): Promise<PeakRun> {
+  const settings = peakRunSettings(spec.targetQps, spec.durationMs);
+  if (spec.sut === 'pure-js') {
+    const r = await pureJsServer(spec.targetQps, spec.durationMs, Number(settings.serverTargetLatencyNs));
+    const queries = Math.max(1, Math.round((spec.targetQps * spec.durationMs) / 1000));
+    return { targetQps: spec.targetQps, valid: r.valid, latencyP99Ns: r.latencyNs.p99, achievedQps: r.achievedQps, durationS: queries / r.achievedQps, queries };
+  }
+  const sut = spec.sut;
+  return withOutdir(async (outdir) => {
+    const r = await startTest(sutFor(sut), createSyntheticQsl(1024), { ...settings, ...dispatchOf(sut) }, { outdir }, optionsOf(sut));
+    return {
+      targetQps: spec.targetQps,
+      valid: r.valid,
+      latencyP99Ns: r.percentilesNs[99],
+      achievedQps: r.completedSamplesPerSecond ?? 0,
+      durationS: r.timing.finalQueryAllSamplesDoneSeconds,
+      queries: r.counts.issuedQueries,
+    };
+  });
+}
+
 async function singleStream(spec: Extract<TrialSpec, { kind: 'single-stream' }>) {
   if (spec.sut === 'pure-js') {
     // The JS ceiling: issue, complete, issue the next, in one loop.
@@ -310,6 +337,9 @@ async function main(): Promise<void> {
       break;
     case 'peak':
       result = await peak(spec);
+      break;
+    case 'peak-run':
+      result = await peakRun(spec);
       break;
     case 'single-stream':
       result = await singleStream(spec);

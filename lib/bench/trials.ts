@@ -43,6 +43,8 @@ export type TrialSpec =
       wakeLeadUs?: number;
     }
   | { kind: 'peak'; sut: BenchSut; baseQps: number; durationMs: number; targetLatencyNs: number }
+  /** One run of a core peak row (lib/bench/peak.ts): the built-in mlperf.conf's resnet50 Server settings with this rate and min_duration. */
+  | { kind: 'peak-run'; sut: BenchSut; targetQps: number; durationMs: number }
   | { kind: 'single-stream'; sut: BenchSut; durationMs: number }
   | { kind: 'offline'; sut: BenchSut; samples: number }
   | { kind: 'memory'; targetQps: number; durationMs: number }
@@ -105,6 +107,9 @@ export interface NetServerTrial {
   latencyNs: Percentiles;
   /** Requests that failed (every kind). */
   failed: number;
+  /** Seconds from the start of issuing to the last completion, and the queries issued. */
+  durationS?: number;
+  queries?: number;
   /** Scheduled -> received by the SUT's issueQuery (result.overhead; null when not reported). */
   deliveryLagNs: Percentiles | null;
   /** CPU time (user + system) of the whole client process during the measured run, per completed request. */

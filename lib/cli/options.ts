@@ -27,6 +27,27 @@ export function positiveInteger(name: string): (value: string) => number {
   };
 }
 
+/** Parses an integer option from `min` to `max`, naming the option, the value and the range in the error. */
+export function integerInRange(name: string, min: number, max: number): (value: string) => number {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got '${echo(value)}'.`);
+    }
+    return Number(value);
+  };
+}
+
+/** Parses a decimal number option from `min` to `max`, naming the option, the value and the range in the error. */
+export function numberInRange(name: string, min: number, max: number, unit: string): (value: string) => number {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+(\.\d+)?$/.test(value) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be a number of ${unit} from ${min} to ${max}, got '${echo(value)}'.`);
+    }
+    return n;
+  };
+}
+
 /** Collects a repeatable option into an array. */
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
