@@ -109,6 +109,10 @@ struct HttpClientConfig {
   int64_t node_backoff_ns = 1'000'000'000;      // a node whose connection failed is skipped this long
   uint64_t max_body_bytes = uint64_t{1} << 32;
   int reactor_cpu = -1;  // pin the reactor thread (-1: not pinned)
+  // Streamed responses (token streams): a 2xx body goes to HttpSink::on_body
+  // as each read brings it (chunked framing removed), never kept whole; the
+  // outcome then carries no body. Non-2xx bodies are still excerpted.
+  bool stream_bodies = false;
 };
 
 // How one request ended. Handed to the sink on the reactor thread (or on
@@ -131,11 +135,26 @@ struct HttpOutcome {
   std::vector<uint8_t> body;
 };
 
+// The body bytes one read brought (stream_bodies), on the reactor thread.
+// `data` is valid during the call only.
+struct HttpBodyChunk {
+  uint64_t tag = 0;
+  uint32_t index = 0;
+  uint32_t node = 0;
+  int64_t read_ns = 0;  // now_ns() right after the read that brought them
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 class HttpSink {
  public:
   virtual ~HttpSink() = default;
-  // Exactly once per send(). Must not call back into the client.
+  // Exactly once per send(). Must not call back into the client. With
+  // stream_bodies it follows the request's last on_body, on the same thread.
   virtual void on_outcome(HttpOutcome& outcome) = 0;
+  // stream_bodies: zero or more times per request before its outcome, in
+  // the order of the bytes. Must not call back into the client.
+  virtual void on_body(const HttpBodyChunk& chunk) { (void)chunk; }
 };
 
 class HttpClient {
