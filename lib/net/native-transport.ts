@@ -97,6 +97,7 @@ export class NativeTransport {
   private readonly headerBlocks = new WeakMap<Record<string, string>, Uint8Array>();
   private lastHeaders: Record<string, string> | undefined;
   private lastBlock: Uint8Array | undefined;
+  private readonly streams: NativeStreamReader | undefined;
 
   constructor(
     private readonly protocol: NetworkProtocol,
@@ -108,9 +109,9 @@ export class NativeTransport {
     this.corrections = createStatsBuffer(addresses.length, 1, false);
     this.correctionRecorders = addresses.map((_, i) => new NodeStatsRecorder(nodeSlice(this.corrections, addresses.length, 0, i)));
     this.authorization = config.apiKey === undefined ? '' : `authorization: Bearer ${config.apiKey}\r\n`;
-    const streams = protocol.streamsTokens
+    const streams = (this.streams = protocol.streamsTokens
       ? new NativeStreamReader(protocol, addresses.map((a) => a.url), this.correctionRecorders, (text) => this.redact(text))
-      : undefined;
+      : undefined);
     this.handle = new (loadNative().NativeHttpSut)({
       nodes: addresses.map(nativeNode),
       connectionsPerNode: config.connections,
@@ -150,7 +151,10 @@ export class NativeTransport {
 
   async unload(indices: readonly number[]): Promise<void> {
     // The whole table goes: loads come in sets (one per series or FindPeak search).
-    if (this.handle.outstanding() === 0) this.handle.clearRequests();
+    if (this.handle.outstanding() === 0) {
+      this.handle.clearRequests();
+      this.streams?.reset();
+    }
     await this.protocol.unload(indices);
   }
 
