@@ -1,8 +1,9 @@
-// A native HTTP/1.1 keep-alive client for network SUTs whose responses are
-// read whole (KServe v2, mapped HTTP APIs): the issue thread writes each
-// request on an idle connection itself (no hop to another thread before the
-// bytes leave), one reactor thread reads every response, stamps the moment
-// its last byte was read (now_ns()) and hands the outcome to a sink. It is
+// A native HTTP/1.1 keep-alive client for network SUTs (KServe v2, mapped
+// HTTP APIs, OpenAI token streams): the issue thread writes each request on
+// an idle connection itself (no hop to another thread before the bytes
+// leave), one reactor thread reads every response, stamps the moment its
+// last byte was read (now_ns()) and hands the outcome to a sink; streamed
+// responses also hand over each read's body bytes with that read's stamp. It is
 // what lets a network SUT reach wrk-like rates and a client share of
 // latency of tens of microseconds: undici on the JS thread costs ~75 us of
 // CPU per request (benchmarks/RESULTS.md, issue 12).

@@ -3,7 +3,9 @@
 // reactor thread completes it through the session with the stamp of its
 // last byte. Responses whose bodies the host must read (accuracy-logged
 // samples, or all when asked) go to the host's thread instead, stamped
-// already: reading them there adds nothing to a latency.
+// already: reading them there adds nothing to a latency. With streamed
+// bodies (token streams) every response goes to the host event by event
+// (bytes, end, failure), each with its native stamp, and the host completes it.
 #pragma once
 
 #include <atomic>
