@@ -2,7 +2,8 @@
  * Token streams through the native transport (lib/net/native-stream.ts):
  * 'auto' picks it for the OpenAI protocol on plain http:, and a stream that
  * breaks after its first token (the connection closed, bad chunked framing)
- * fails its sample by kind, naming the node, the run INVALID.
+ * fails its sample by kind, naming the node, the run INVALID; an error
+ * status that echoes the API key is logged without it.
  */
 import { createServer, type Server } from 'node:http';
 import { writeFileSync } from 'node:fs';
@@ -94,6 +95,35 @@ describe.skipIf(!available)('OpenAI token streams over the native transport', ()
       const stats = sut.stats().nodes[0]!;
       expect(stats.failed.connection).toBe(3);
       expect(stats.failed.malformed_response).toBe(3);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('an error status that echoes the API key fails as http_status without the key in any log', async () => {
+    const KEY = 'sk-loadgen-stream-echo-5a4b3c2d1e';
+    const server = createServer((req, res) => {
+      if (req.url === '/v1/models') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'echo', object: 'model' }] }));
+        return;
+      }
+      req.resume();
+      res.statusCode = 500;
+      res.end(`you sent ${String(req.headers.authorization)}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push(server);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const sut = await createOpenAiSut({ urls: [url], model: 'echo', dataset, transport: 'native', apiKey: KEY });
+    const outdir = tempDir();
+    try {
+      const result = await startTest(sut, sut.qsl, { scenario: 'SingleStream', singleStreamExpectedLatencyNs: 20 * MS, minDurationMs: 0, minQueryCount: 3, useTokenLatencies: true }, { outdir });
+      expect(result.errors.count).toBe(3);
+      const detail = readText(join(outdir, 'mlperf_log_detail.txt'));
+      expect(detail).toContain(`node ${url}: HTTP 500: you sent Bearer <api key>`);
+      expect(detail).not.toContain(KEY.slice(3));
+      expect(readText(join(outdir, 'mlperf_log_summary.txt'))).not.toContain(KEY.slice(3));
     } finally {
       await sut.close();
     }
