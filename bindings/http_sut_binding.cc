@@ -108,8 +108,13 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     if (!every.IsUndefined() && !every.IsBoolean()) type_error(env, "hostReadsEveryBody must be a boolean");
     const Napi::Value secret = o.Get("secret");
     if (!secret.IsUndefined() && !secret.IsString()) type_error(env, "secret must be a string");
-    const Napi::Value on_response = o.Get("onResponses");
-    if (!on_response.IsFunction()) type_error(env, "onResponses must be a function");
+    const Napi::Value stream = o.Get("streamBodies");
+    if (!stream.IsUndefined() && !stream.IsBoolean()) type_error(env, "streamBodies must be a boolean");
+    config.stream_bodies = stream.IsBoolean() && stream.As<Napi::Boolean>().Value();
+    // Whole responses reach onResponses; streamed ones (streamBodies) onStream.
+    const char* callback_name = config.stream_bodies ? "onStream" : "onResponses";
+    const Napi::Value on_response = o.Get(callback_name);
+    if (!on_response.IsFunction()) type_error(env, std::string(callback_name) + " must be a function");
 
     if (napi_type_tag_object(env, info.This(), &kNativeHttpSutTag) != napi_ok) type_error(env, "cannot tag the object");
     sut_ = std::make_shared<loadgen::HttpSut>(std::move(config));
@@ -121,6 +126,10 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     channel_->open = true;
     std::weak_ptr<loadgen::HttpSut> weak_sut = sut_;
     std::shared_ptr<HostChannel> channel = channel_;
+    if (config_streams()) {
+      set_stream_wake(channel, weak_sut);
+      return;
+    }
     sut_->set_host_wake([channel, weak_sut] {
       std::lock_guard<std::mutex> lock(channel->mutex);
       if (!channel->open) return;
@@ -155,6 +164,46 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
   }
 
   ~NativeHttpSut() override { release_channel(); }
+
+  // Stream events, one call per wake: onStream(meta, data, count), the bytes
+  // back to back in `data` and kStreamRecord numbers per event in `meta`:
+  // id, stamp, offset, length, event (0 bytes, 1 end, 2 failed: the bytes are
+  // the message), QSL index, node, failure kind (lib/net/native-transport.ts).
+  static constexpr size_t kStreamRecord = 8;
+
+  bool config_streams() const { return sut_->streams(); }
+
+  void set_stream_wake(const std::shared_ptr<HostChannel>& channel, const std::weak_ptr<loadgen::HttpSut>& weak_sut) {
+    // The host's vectors, swapped with the SUT's each wake: capacity reused both sides.
+    auto events = std::make_shared<std::vector<loadgen::HttpStreamEvent>>();
+    auto bytes = std::make_shared<std::vector<uint8_t>>();
+    sut_->set_host_wake([channel, weak_sut, events, bytes] {
+      std::lock_guard<std::mutex> lock(channel->mutex);
+      if (!channel->open) return;
+      channel->tsfn.NonBlockingCall([weak_sut, events, bytes](Napi::Env env, Napi::Function callback) {
+        std::shared_ptr<loadgen::HttpSut> sut = weak_sut.lock();
+        if (!sut || env == nullptr) return;
+        sut->take_stream_events(events.get(), bytes.get());
+        if (events->empty()) return;
+        Napi::Buffer<uint8_t> data = Napi::Buffer<uint8_t>::Copy(env, bytes->data(), bytes->size());
+        Napi::Float64Array meta = Napi::Float64Array::New(env, events->size() * kStreamRecord);
+        double* m = meta.Data();
+        for (const loadgen::HttpStreamEvent& e : *events) {
+          m[0] = static_cast<double>(e.tag);
+          m[1] = static_cast<double>(e.stamp_ns);
+          m[2] = static_cast<double>(e.offset);
+          m[3] = static_cast<double>(e.size);
+          m[4] = static_cast<double>(e.kind);
+          m[5] = e.index;
+          m[6] = e.node;
+          m[7] = static_cast<double>(e.failure);
+          m += kStreamRecord;
+        }
+        const double count = static_cast<double>(events->size());
+        callback.Call({meta, data, Napi::Number::New(env, count)});
+      });
+    });
+  }
 
   std::shared_ptr<loadgen::HttpSut> sut() const { return sut_; }
 

@@ -314,8 +314,9 @@ struct HttpClient::Impl {
     c->total = p.request->line.size() + nodes[c->node]->host_line.size() + p.request->rest.size();
     c->write_errno = 0;
     c->got_bytes = false;
-    // Without keep_body, enough of the body for a failure's excerpt.
-    c->parser.reset(&c->body, p.keep_body ? SIZE_MAX : kExcerptBytes + 1, config.max_body_bytes);
+    // Without keep_body, enough of the body for a failure's excerpt. Streamed
+    // bodies are kept per read only (deliver_streamed empties them).
+    c->parser.reset(&c->body, p.keep_body || config.stream_bodies ? SIZE_MAX : kExcerptBytes + 1, config.max_body_bytes);
   }
 
   // ---- The issue thread ----
@@ -672,6 +673,26 @@ struct HttpClient::Impl {
     }
   }
 
+  // stream_bodies: the body bytes this read brought go to the sink now, with
+  // the read's stamp (a 2xx response; an error status keeps its excerpt).
+  void deliver_streamed(Conn* c, int64_t read_ns) {
+    if (c->body.empty()) return;
+    const int status = c->parser.status();
+    if (status < 200 || status > 299) {
+      if (c->body.size() > kExcerptBytes + 1) c->body.resize(kExcerptBytes + 1);
+      return;
+    }
+    HttpBodyChunk chunk;
+    chunk.tag = c->tag;
+    chunk.index = c->index;
+    chunk.node = c->node;
+    chunk.read_ns = read_ns;
+    chunk.data = c->body.data();
+    chunk.size = c->body.size();
+    sink->on_body(chunk);
+    c->body.clear();
+  }
+
   void on_readable(Conn* c) {
     for (;;) {
       ssize_t n;
@@ -681,6 +702,7 @@ struct HttpClient::Impl {
       if (n > 0) {
         c->got_bytes = true;
         const size_t used = c->parser.feed(read_buffer.data(), static_cast<size_t>(n));
+        if (config.stream_bodies) deliver_streamed(c, read_ns);
         const auto state = c->parser.state();
         if (state == HttpResponseParser::State::Done) return finish(c, read_ns, static_cast<size_t>(n) - used);
         if (state == HttpResponseParser::State::Error)

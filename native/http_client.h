@@ -1,8 +1,9 @@
-// A native HTTP/1.1 keep-alive client for network SUTs whose responses are
-// read whole (KServe v2, mapped HTTP APIs): the issue thread writes each
-// request on an idle connection itself (no hop to another thread before the
-// bytes leave), one reactor thread reads every response, stamps the moment
-// its last byte was read (now_ns()) and hands the outcome to a sink. It is
+// A native HTTP/1.1 keep-alive client for network SUTs (KServe v2, mapped
+// HTTP APIs, OpenAI token streams): the issue thread writes each request on
+// an idle connection itself (no hop to another thread before the bytes
+// leave), one reactor thread reads every response, stamps the moment its
+// last byte was read (now_ns()) and hands the outcome to a sink; streamed
+// responses also hand over each read's body bytes with that read's stamp. It is
 // what lets a network SUT reach wrk-like rates and a client share of
 // latency of tens of microseconds: undici on the JS thread costs ~75 us of
 // CPU per request (benchmarks/RESULTS.md, issue 12).
@@ -109,6 +110,10 @@ struct HttpClientConfig {
   int64_t node_backoff_ns = 1'000'000'000;      // a node whose connection failed is skipped this long
   uint64_t max_body_bytes = uint64_t{1} << 32;
   int reactor_cpu = -1;  // pin the reactor thread (-1: not pinned)
+  // Streamed responses (token streams): a 2xx body goes to HttpSink::on_body
+  // as each read brings it (chunked framing removed), never kept whole; the
+  // outcome then carries no body. Non-2xx bodies are still excerpted.
+  bool stream_bodies = false;
 };
 
 // How one request ended. Handed to the sink on the reactor thread (or on
@@ -131,11 +136,26 @@ struct HttpOutcome {
   std::vector<uint8_t> body;
 };
 
+// The body bytes one read brought (stream_bodies), on the reactor thread.
+// `data` is valid during the call only.
+struct HttpBodyChunk {
+  uint64_t tag = 0;
+  uint32_t index = 0;
+  uint32_t node = 0;
+  int64_t read_ns = 0;  // now_ns() right after the read that brought them
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 class HttpSink {
  public:
   virtual ~HttpSink() = default;
-  // Exactly once per send(). Must not call back into the client.
+  // Exactly once per send(). Must not call back into the client. With
+  // stream_bodies it follows the request's last on_body, on the same thread.
   virtual void on_outcome(HttpOutcome& outcome) = 0;
+  // stream_bodies: zero or more times per request before its outcome, in
+  // the order of the bytes. Must not call back into the client.
+  virtual void on_body(const HttpBodyChunk& chunk) { (void)chunk; }
 };
 
 class HttpClient {

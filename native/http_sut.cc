@@ -10,7 +10,8 @@
 
 namespace loadgen {
 
-HttpSut::HttpSut(HttpClientConfig config) : client_(std::make_unique<HttpClient>(std::move(config), this)) {}
+HttpSut::HttpSut(HttpClientConfig config)
+    : streams_(config.stream_bodies), client_(std::make_unique<HttpClient>(std::move(config), this)) {}
 
 HttpSut::~HttpSut() {
   detach();
@@ -32,6 +33,41 @@ void HttpSut::take_host_responses(std::vector<HttpOutcome>* out) {
   std::lock_guard<std::mutex> lock(host_mutex_);
   for (HttpOutcome& o : host_responses_) out->push_back(std::move(o));
   host_responses_.clear();
+}
+
+void HttpSut::take_stream_events(std::vector<HttpStreamEvent>* events, std::vector<uint8_t>* bytes) {
+  host_wake_pending_.store(false, std::memory_order_seq_cst);
+  events->clear();
+  bytes->clear();
+  std::lock_guard<std::mutex> lock(host_mutex_);
+  events->swap(stream_events_);
+  bytes->swap(stream_bytes_);
+}
+
+void HttpSut::push_stream_event(HttpStreamEvent event, const uint8_t* bytes, size_t size) {
+  {
+    std::lock_guard<std::mutex> lock(host_mutex_);
+    event.offset = stream_bytes_.size();
+    event.size = size;
+    if (size > 0) stream_bytes_.insert(stream_bytes_.end(), bytes, bytes + size);
+    stream_events_.push_back(event);
+  }
+  if (!host_wake_pending_.exchange(true, std::memory_order_seq_cst) && host_wake_) host_wake_();
+}
+
+void HttpSut::on_body(const HttpBodyChunk& chunk) {
+  in_outcome_.fetch_add(1, std::memory_order_seq_cst);
+  // Bytes of a request no attached run issued belong to no series: dropped.
+  if (session_.load(std::memory_order_seq_cst) != nullptr) {
+    HttpStreamEvent event;
+    event.tag = chunk.tag;
+    event.index = chunk.index;
+    event.node = chunk.node;
+    event.stamp_ns = chunk.read_ns;
+    event.kind = HttpStreamEvent::kData;
+    push_stream_event(event, chunk.data, chunk.size);
+  }
+  in_outcome_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 std::string HttpSut::redact(std::string text) const {
@@ -81,7 +117,23 @@ void HttpSut::on_outcome(HttpOutcome& outcome) {
   Session* session = session_.load(std::memory_order_seq_cst);
   if (session != nullptr) {
     const double id = static_cast<double>(outcome.tag);
-    if (!outcome.ok) {
+    if (streams_) {
+      // The host ran the response's reader on its bytes: it completes the sample.
+      HttpStreamEvent event;
+      event.tag = outcome.tag;
+      event.index = outcome.index;
+      event.node = outcome.node;
+      event.stamp_ns = outcome.done_ns;
+      if (outcome.ok) {
+        event.kind = HttpStreamEvent::kEnd;
+        push_stream_event(event, nullptr, 0);
+      } else {
+        event.kind = HttpStreamEvent::kFailed;
+        event.failure = outcome.kind;
+        const std::string message = secret_.empty() ? outcome.message : redact(outcome.message);
+        push_stream_event(event, reinterpret_cast<const uint8_t*>(message.data()), message.size());
+      }
+    } else if (!outcome.ok) {
       session->fail(outcome.done_ns, id, outcome.kind, secret_.empty() ? outcome.message : redact(outcome.message));
     } else if (host_reads_body(outcome.tag)) {
       // Kept bodies (even empty ones) are the host's to read and complete.

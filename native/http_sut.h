@@ -3,7 +3,9 @@
 // reactor thread completes it through the session with the stamp of its
 // last byte. Responses whose bodies the host must read (accuracy-logged
 // samples, or all when asked) go to the host's thread instead, stamped
-// already: reading them there adds nothing to a latency.
+// already: reading them there adds nothing to a latency. With streamed
+// bodies (token streams) every response goes to the host event by event
+// (bytes, end, failure), each with its native stamp, and the host completes it.
 #pragma once
 
 #include <atomic>
@@ -20,6 +22,21 @@
 namespace loadgen {
 
 class Session;
+
+// One event of a streamed response for the host (stream_bodies): body bytes
+// as read, the response's end, or its failure. `offset`/`size` locate the
+// bytes (or the failure's message) in the batch's byte buffer.
+struct HttpStreamEvent {
+  enum Kind : uint8_t { kData = 0, kEnd = 1, kFailed = 2 };
+  uint64_t tag = 0;
+  uint32_t index = 0;
+  uint32_t node = 0;
+  int64_t stamp_ns = 0;  // the read that brought the bytes / the end / the failure
+  size_t offset = 0;
+  size_t size = 0;
+  Kind kind = kData;
+  FailureKind failure = FailureKind::Connection;  // kFailed
+};
 
 class HttpSut final : public NativeSut, public HttpSink {
  public:
@@ -49,16 +66,28 @@ class HttpSut final : public NativeSut, public HttpSink {
   // Host thread: the waiting responses (ok, body kept), oldest first.
   void take_host_responses(std::vector<HttpOutcome>* out);
 
+  // The client streams bodies (HttpClientConfig::stream_bodies): every
+  // response is the host's to read and complete (token streams), event by
+  // event with the native stamps; this SUT completes nothing itself.
+  bool streams() const { return streams_; }
+  // Host thread: the waiting stream events, oldest first, and their bytes.
+  // Swaps with the given (emptied) vectors: their capacity is reused.
+  void take_stream_events(std::vector<HttpStreamEvent>* events, std::vector<uint8_t>* bytes);
+
   // NativeSut
   void series_started(Series& series) override;
   void issue(Series& series, uint64_t first, uint64_t last) override;
   // HttpSink (reactor thread)
   void on_outcome(HttpOutcome& outcome) override;
+  void on_body(const HttpBodyChunk& chunk) override;
 
  private:
   // Whether sample `id`'s body goes to the host (as issue() decided).
   bool host_reads_body(uint64_t id) const;
+  // Queues a stream event (reactor thread) and wakes the host if it is not woken yet.
+  void push_stream_event(HttpStreamEvent event, const uint8_t* bytes, size_t size);
 
+  bool streams_ = false;
   std::unique_ptr<HttpClient> client_;
   std::atomic<const Series*> series_{nullptr};  // the current series (series_started)
   std::atomic<Session*> session_{nullptr};
@@ -69,6 +98,8 @@ class HttpSut final : public NativeSut, public HttpSink {
   std::mutex host_mutex_;
   std::vector<HttpOutcome> host_responses_;
   std::atomic<bool> host_wake_pending_{false};
+  std::vector<HttpStreamEvent> stream_events_;  // under host_mutex_
+  std::vector<uint8_t> stream_bytes_;           // under host_mutex_
 };
 
 }  // namespace loadgen

@@ -6,10 +6,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { checkClock, parseWrkLatency, type NetworkBenchReport } from '../lib/bench/net.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from '../lib/bench/net-servers.js';
-import { evaluateNetworkTargets } from '../lib/bench/net-format.js';
+import { evaluateNetworkTargets, formatNetworkBench } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
 import { clientShare, netTokens, readTrace, type TracedSample } from '../lib/bench/net-trial.js';
 import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
+import { loadNative } from '../lib/native/index.js';
 import { repoRoot, tempDir } from './helpers.js';
 
 const dirs: string[] = [];
@@ -150,6 +151,10 @@ describe('network bench: targets', () => {
     expect(t[0]!.measured).toContain('wrk -');
   });
 
+  it('the token row names the transport that ran', () => {
+    expect(formatNetworkBench({ ...base, tokens: { ...base.tokens!, transport: 'native' } })).toMatch(/TTFT error p50 .* \(transport native\)/);
+  });
+
   it("is 'n/a' when a figure is missing (no autocannon, no token run)", () => {
     const t = evaluateNetworkTargets({ ...base, closedLoop: [], clientShare: [], tokens: null });
     expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a']);
@@ -182,7 +187,11 @@ describe('network bench: the token row', () => {
     expect(warmed.warmupRequests).toBeGreaterThan(0);
     expect(warmed.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
     expect(warmed.ttftNs.p50).toBeGreaterThan(2e6);
-    expect((await netTokens({ ...spec, warmupMs: 0 })).warmupRequests).toBe(0);
+    // 'auto' by default: the native client on Linux; the row says which ran.
+    expect(warmed.transport).toBe(loadNative().nativeHttpAvailable ? 'native' : 'undici');
+    const cold = await netTokens({ ...spec, warmupMs: 0, transport: 'undici' });
+    expect(cold.warmupRequests).toBe(0);
+    expect(cold.transport).toBe('undici');
   }, 30_000);
 
   it('measures the floor: a 1-byte round trip to the echo process after each idle gap', async () => {

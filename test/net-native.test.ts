@@ -27,25 +27,28 @@ describe.skipIf(!available)('native transport', () => {
     node = await server(nodeHandler('native-node'));
   });
 
-  it("'auto' picks it for plain http: and whole responses; undici for token streams", async () => {
+  it("'auto' picks it for plain http:, whole responses and token streams; undici for http2", async () => {
     const sut = await createNetworkSut(testProtocol(), { urls: [node.url] });
     const tokens = await createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url] });
+    const h2 = await createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], http2: true });
     try {
       expect(sut.stats().transport).toBe('native');
-      expect(tokens.stats().transport).toBe('undici');
+      expect(tokens.stats().transport).toBe('native');
+      expect(h2.stats().transport).toBe('undici');
       const report = (sut as unknown as { report(): { lines: string[] } }).report();
       expect(report.lines).toContain("Transport : native (the core's HTTP/1.1 client)");
     } finally {
       await sut.close();
       await tokens.close();
+      await h2.close();
     }
   });
 
   it("'native' where it cannot serve is a SettingsError naming transport, before anything runs", async () => {
-    const attempt = createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], transport: 'native' });
+    const attempt = createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], transport: 'native', http2: true });
     await expect(attempt).rejects.toBeInstanceOf(SettingsError);
-    await expect(createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], transport: 'native' }))
-      .rejects.toThrow(/transport 'native' cannot serve this SUT: the test protocol streams tokens/);
+    await expect(createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], transport: 'native', http2: true }))
+      .rejects.toThrow(/transport 'native' cannot serve this SUT: http2 is on/);
     await expect(createNetworkSut(testProtocol(), { urls: [node.url], transport: 'bogus' as never }))
       .rejects.toThrow(/transport 'bogus' is not one of auto, native, undici/);
   });

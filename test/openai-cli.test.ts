@@ -4,6 +4,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { loadNative } from '../lib/native/index.js';
 import { startOpenAiStub, type OpenAiStub } from '../lib/serve/openai-stub.js';
 import { readText, repoRoot, tempDir } from './helpers.js';
 
@@ -38,6 +39,8 @@ const dir = tempDir('loadgen-openai-cli-');
 const dataset = join(dir, 'prompts.jsonl');
 writeFileSync(dataset, ['{"prompt": "Tell me a story", "max_tokens": 8}', '{"messages": [{"role": "user", "content": "Hello there"}], "max_tokens": 4}'].join('\n') + '\n');
 
+const nativeHttp = loadNative().nativeHttpAvailable;
+
 describe('loadgen run --sut openai', () => {
   let stub: OpenAiStub;
   beforeAll(async () => {
@@ -66,6 +69,8 @@ describe('loadgen run --sut openai', () => {
     expect(summary).toContain('TTFT');
     // The SUT block after the summary says where the token counts came from.
     expect(summary).toMatch(/output tokens: usage in (\d+) of \1 responses \(content chunks otherwise\)/);
+    // 'auto': the token streams go through the native client where it exists.
+    expect(summary).toContain(nativeHttp ? "Transport : native (the core's HTTP/1.1 client)" : 'Transport : undici (JS thread)');
     const secret = KEY.slice(3);
     expect(r.stdout).not.toContain(secret);
     expect(r.stderr).not.toContain(secret);
@@ -86,7 +91,8 @@ describe('loadgen run --sut openai', () => {
   });
 
   it('--no-stream and --api completions run from the command line', async () => {
-    const noStream = await loadgen([...base(), '--no-stream', '--mode', 'AccuracyOnly', '--outdir', join(tempDir(), 'o'), '--json'], { OPENAI_API_KEY: KEY });
+    const transport = nativeHttp ? ['--transport', 'native'] : [];
+    const noStream = await loadgen([...base(), ...transport, '--no-stream', '--mode', 'AccuracyOnly', '--outdir', join(tempDir(), 'o'), '--json'], { OPENAI_API_KEY: KEY });
     expect(noStream.stderr).toBe('');
     expect(noStream.status).toBe(0);
     // No first token can be timed without a stream: token latencies are not defaulted on.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { startTest } from '../lib/index.js';
+import { loadNative } from '../lib/native/index.js';
 import { createOpenAiSut } from '../lib/net/openai.js';
 import type { NetworkSut } from '../lib/net/types.js';
 import { startOpenAiStub } from '../lib/serve/openai-stub.js';
@@ -14,9 +15,12 @@ const dir = tempDir('loadgen-openai-fail-');
 const dataset = join(dir, 'prompts.jsonl');
 writeFileSync(dataset, '{"prompt": "a b c", "max_tokens": 4}\n');
 
+// Both transports where the native client exists (Linux).
+const transports = loadNative().nativeHttpAvailable ? (['undici', 'native'] as const) : (['undici'] as const);
+
 describe('failed OpenAI responses', () => {
-  for (const stream of [true, false]) {
-    it(`are counted by kind, logged naming the node, and make the run INVALID (${stream ? 'stream' : 'no-stream'})`, async () => {
+  for (const transport of transports) for (const stream of [true, false]) {
+    it(`are counted by kind, logged naming the node, and make the run INVALID (${stream ? 'stream' : 'no-stream'}, ${transport})`, async () => {
       // SingleStream sends one request at a time: request n is the n-th sample.
       const stub = await startOpenAiStub({
         port: 0,
@@ -27,7 +31,8 @@ describe('failed OpenAI responses', () => {
       const outdir = tempDir();
       let sut: NetworkSut | undefined;
       try {
-        sut = await createOpenAiSut({ urls: [stub.url], model: stub.model, dataset, stream });
+        sut = await createOpenAiSut({ urls: [stub.url], model: stub.model, dataset, stream, transport });
+        expect(sut.stats().transport).toBe(transport);
         const result = await startTest(
           sut,
           sut.qsl,

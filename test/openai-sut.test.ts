@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTest } from '../lib/index.js';
 import { DatasetError, NetworkSetupError } from '../lib/errors.js';
 import { createOpenAiProtocol, createOpenAiSut } from '../lib/net/openai.js';
+import { loadNative } from '../lib/native/index.js';
 import { createNetworkSut } from '../lib/net/transport.js';
 import type { OpenAiSutOptions } from '../lib/net/types.js';
 import { openAiStubTokens, startOpenAiStub, type OpenAiStub } from '../lib/serve/openai-stub.js';
@@ -31,8 +32,12 @@ async function stub(options: Partial<Parameters<typeof startOpenAiStub>[0]> = {}
   return s;
 }
 
+// Each suite runs on both transports where the native client exists (Linux).
+const transports = loadNative().nativeHttpAvailable ? (['undici', 'native'] as const) : (['undici'] as const);
+let transport: 'undici' | 'native' = 'undici';
+
 function options(s: OpenAiStub, extra: Partial<OpenAiSutOptions> = {}): OpenAiSutOptions {
-  return { urls: [s.url], model: s.model, dataset: datasetFile, ...extra };
+  return { urls: [s.url], model: s.model, dataset: datasetFile, transport, ...extra };
 }
 
 const singleStream = { scenario: 'SingleStream', singleStreamExpectedLatencyNs: 100 * MS, minDurationMs: 0, minQueryCount: 24 } as const;
@@ -45,9 +50,10 @@ function filesUnder(root: string): string[] {
   });
 }
 
-describe('createOpenAiSut against the stub streamer', () => {
+for (const using of transports) describe(`createOpenAiSut against the stub streamer (${using})`, () => {
   let s: OpenAiStub;
   beforeAll(async () => {
+    transport = using;
     s = await stub({ recordTimes: true });
   });
 
@@ -57,6 +63,7 @@ describe('createOpenAiSut against the stub streamer', () => {
       expect((sut as { defaultSettings?: unknown }).defaultSettings).toEqual({ useTokenLatencies: true });
       expect(sut.name).toContain('Network SUT');
       expect(sut.name).toContain('loadgen-stub (loadgen-stub)');
+      expect(sut.stats().transport).toBe(using);
       const result = await startTest(sut, sut.qsl, { ...singleStream, useTokenLatencies: true }, { outdir: tempDir() });
       expect(result.errors.count).toBe(0);
       expect(result.counts.completedSamples).toBe(24);
@@ -111,7 +118,8 @@ describe('createOpenAiSut against the stub streamer', () => {
     }
   });
 
-  it("runs from dispatch worker threads, whose usage counts reach describe()", async () => {
+  // Dispatch workers send through undici whatever the transport.
+  it.skipIf(using === 'native')("runs from dispatch worker threads, whose usage counts reach describe()", async () => {
     const server = await stub({ ttftMs: 1, tpotMs: 1, recordTimes: true });
     // As createOpenAiSut does: the counters in shared memory travel with the options to the workers.
     const shared = { ...options(server), tokenSourceCounts: new Int32Array(new SharedArrayBuffer(8)) };
@@ -160,6 +168,7 @@ describe('createOpenAiSut against the stub streamer', () => {
       expect(result.tokens).toBeUndefined();
       expect(result.errors.count).toBe(0);
       expect(server.records().every((r) => !r.stream)).toBe(true);
+      expect(sut.stats().transport).toBe(using);
       const records = JSON.parse(readText(join(outdir, 'mlperf_log_accuracy.json'))) as { qsl_idx: number; data: string }[];
       for (const r of records) expect(Buffer.from(r.data, 'hex').toString('utf8')).toBe(openAiStubTokens(prompts[r.qsl_idx]!, TOKENS).join(''));
     } finally {
@@ -171,7 +180,8 @@ describe('createOpenAiSut against the stub streamer', () => {
 describe('the API key', () => {
   const KEY = 'sk-loadgen-test-9f8e7d6c5b4a';
 
-  it('is sent, and never written to a log, the report or the result', async () => {
+  for (const using of transports) it(`is sent, and never written to a log, the report or the result (${using})`, async () => {
+    transport = using;
     const server = await stub({ ttftMs: 1, tpotMs: 1, apiKey: KEY });
     const sut = await createOpenAiSut(options(server, { apiKey: KEY }));
     const outdir = tempDir();
@@ -183,12 +193,14 @@ describe('the API key', () => {
       const files = filesUnder(outdir);
       expect(files.length).toBeGreaterThan(2);
       for (const file of files) expect(readFileSync(file, 'latin1')).not.toContain(KEY.slice(3));
+      expect(sut.stats().transport).toBe(using);
     } finally {
       await sut.close();
     }
   });
 
   it('a refused or missing key is a NetworkSetupError that does not show it', async () => {
+    transport = 'undici';
     const server = await stub({ ttftMs: 1, tpotMs: 1, apiKey: KEY });
     const wrong = (await createOpenAiSut(options(server, { apiKey: 'sk-wrong-key-123456' })).catch((e: unknown) => e)) as Error;
     expect(wrong).toBeInstanceOf(NetworkSetupError);

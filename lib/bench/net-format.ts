@@ -100,7 +100,7 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
   const t = n.tokens;
   if (t) {
     lines.push(`  ${`OpenAI stub, ${t.targetQps} requests/s`.padEnd(34)} TTFT error p50 ${us(t.ttftErrorNs.p50)} us, p99 ${us(t.ttftErrorNs.p99)} us; ` +
-      `TPOT error p50 ${us(t.tpotErrorNs.p50)} us, p99 ${us(t.tpotErrorNs.p99)} us`);
+      `TPOT error p50 ${us(t.tpotErrorNs.p50)} us, p99 ${us(t.tpotErrorNs.p99)} us (transport ${t.transport ?? 'undici'})`);
     const l = t.stubLatenessNs;
     if (l) {
       lines.push(`  ${''.padEnd(34)} of which the stub's own timers: first token p50 ${us(l.ttft.p50)} us, p99 ${us(l.ttft.p99)} us; ` +

@@ -164,7 +164,7 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
   const lines: string[] = [];
   for (let i = 0; i < 64; i++) lines.push(JSON.stringify({ prompt: `bench prompt ${i}`, max_tokens: spec.outputTokens }));
   writeFileSync(dataset, `${lines.join('\n')}\n`);
-  const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens });
+  const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens, transport: spec.transport ?? 'auto' });
   const settings = { scenario: 'Server' as const, serverTargetQps: spec.targetQps, useTokenLatencies: true, minQueryCount: 1 };
   try {
     let warmupRequests = 0;
@@ -191,6 +191,7 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
       deliveryLagNs: r.overhead?.deliveryLagNs
         ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
         : null,
+      transport: sut.stats().transport,
     };
   } finally {
     await sut.close();

@@ -87,6 +87,8 @@ export interface TokenRow {
   tpotMs: number;
   outputTokens: number;
   valid: boolean;
+  /** The transport 'auto' picked for the OpenAI SUT (native on plain http:; absent in older reports: undici). */
+  transport?: 'native' | 'undici';
   /** Measured TTFT − ttftMs (percentiles shift with the schedule: p − ttftMs). */
   ttftErrorNs: { p50: number; p99: number };
   /** Measured TPOT − tpotMs. */
@@ -488,6 +490,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         tpotMs,
         outputTokens,
         valid: trials.every((t) => t.valid),
+        transport: trials[0]!.transport,
         ttftErrorNs: { p50: m((t) => t.ttftNs.p50) - ttftMs * 1e6, p99: m((t) => t.ttftNs.p99) - ttftMs * 1e6 },
         tpotErrorNs: { p50: m((t) => t.tpotNs.p50) - tpotMs * 1e6, p99: m((t) => t.tpotNs.p99) - tpotMs * 1e6 },
         stubLatenessNs: lateness.length

@@ -74,6 +74,8 @@ export type TrialSpec =
       outputTokens: number;
       /** A run at targetQps before the measured one (JIT, the pool's connections); 0: none. */
       warmupMs: number;
+      /** The SUT's transport (default 'auto': native on plain http:). */
+      transport?: 'auto' | 'native' | 'undici';
     };
 
 export interface PlatformTrial {
@@ -126,6 +128,8 @@ export interface NetTokensTrial {
   warmupRequests: number;
   /** Scheduled -> in the SUT's issueQuery (part of every TTFT); null when not reported. */
   deliveryLagNs: Percentiles | null;
+  /** The transport that ran (sut.stats().transport). */
+  transport: 'native' | 'undici';
 }
 
 const trialScript = join(dirname(fileURLToPath(import.meta.url)), 'trial.js');

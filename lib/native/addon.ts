@@ -320,7 +320,21 @@ export interface NativeHttpSutOptions {
    * clockNs()), one call per batch: response i is meta[6i..6i+5] = id, QSL
    * index, stamp, node, offset and length of its body in `data`.
    */
-  onResponses: (meta: Float64Array, data: Uint8Array, count: number) => void;
+  onResponses?: (meta: Float64Array, data: Uint8Array, count: number) => void;
+  /**
+   * Streamed responses (token streams): every 2xx body reaches onStream as it
+   * is read, and the client completes nothing itself (required then, instead
+   * of onResponses).
+   */
+  streamBodies?: boolean;
+  /**
+   * Stream events, one call per batch: event i is meta[8i..8i+7] = id, stamp
+   * (clockNs() of the read that brought the bytes / of the end or failure),
+   * offset and length in `data` (the body bytes; a failure's message),
+   * event (0 bytes, 1 end, 2 failed), QSL index, node, failure kind (index
+   * in tables.failureKinds).
+   */
+  onStream?: (meta: Float64Array, data: Uint8Array, count: number) => void;
 }
 
 /**

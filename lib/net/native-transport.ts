@@ -5,8 +5,9 @@
  * completes the sample, so no JS runs between a query's due time and its
  * completion. Responses whose bodies are logged (accuracy mode, sampled
  * accuracy-log entries) come back here, already stamped, for the protocol's
- * reader. undici (lib/net/client.ts) stays the transport for https, HTTP/2,
- * streamed tokens, per-node path prefixes and dispatch workers.
+ * reader. Token streams are read as they arrive (lib/net/native-stream.ts).
+ * undici (lib/net/client.ts) stays the transport for https, HTTP/2,
+ * per-node path prefixes and dispatch workers.
  */
 import { wantsResponse } from '../api/active.js';
 import { querySampleComplete, querySampleFailed } from '../api/completion.js';
@@ -14,6 +15,7 @@ import { NetworkSetupError } from '../errors.js';
 import { loadNative, type NativeHttpSut } from '../native/index.js';
 import type { ClientConfig } from './client-config.js';
 import type { NodeAddress } from './nodes.js';
+import { NativeStreamReader } from './native-stream.js';
 import { createStatsBuffer, nodeSlice, NodeStatsRecorder } from './node-stats.js';
 import type { NetworkProtocol, PreparedRequest } from './protocol.js';
 
@@ -23,12 +25,11 @@ export type TransportChoice = (typeof TRANSPORTS)[number];
 
 /**
  * Why the native transport cannot serve this SUT ('' when it can): it speaks
- * plain HTTP/1.1 and reads whole responses.
+ * plain HTTP/1.1 (whole responses, or token streams read as they arrive).
  */
 export function nativeTransportObstacle(protocol: NetworkProtocol, addresses: readonly NodeAddress[], config: ClientConfig): string {
   const native = loadNative();
   if (!native.nativeHttpAvailable) return `the native HTTP client is not available on ${process.platform}`;
-  if (protocol.streamsTokens) return `the ${protocol.kind} protocol streams tokens (read chunk by chunk)`;
   if (config.http2) return 'http2 is on';
   const https = addresses.find((a) => !a.origin.startsWith('http:'));
   if (https !== undefined) return `node ${https.url} is not plain http:`;
@@ -96,6 +97,7 @@ export class NativeTransport {
   private readonly headerBlocks = new WeakMap<Record<string, string>, Uint8Array>();
   private lastHeaders: Record<string, string> | undefined;
   private lastBlock: Uint8Array | undefined;
+  private readonly streams: NativeStreamReader | undefined;
 
   constructor(
     private readonly protocol: NetworkProtocol,
@@ -107,6 +109,9 @@ export class NativeTransport {
     this.corrections = createStatsBuffer(addresses.length, 1, false);
     this.correctionRecorders = addresses.map((_, i) => new NodeStatsRecorder(nodeSlice(this.corrections, addresses.length, 0, i)));
     this.authorization = config.apiKey === undefined ? '' : `authorization: Bearer ${config.apiKey}\r\n`;
+    const streams = (this.streams = protocol.streamsTokens
+      ? new NativeStreamReader(protocol, addresses.map((a) => a.url), this.correctionRecorders, (text) => this.redact(text))
+      : undefined);
     this.handle = new (loadNative().NativeHttpSut)({
       nodes: addresses.map(nativeNode),
       connectionsPerNode: config.connections,
@@ -116,6 +121,7 @@ export class NativeTransport {
       nodeBackoffMs: config.backoffMs,
       hostReadsEveryBody: readEveryResponse,
       ...(config.apiKey !== undefined ? { secret: config.apiKey } : {}),
+      ...(streams !== undefined ? { streamBodies: true, onStream: (meta: Float64Array, data: Uint8Array, count: number) => streams.onEvents(meta, data, count) } : {}),
       onResponses: (meta, data, count) => {
         for (let i = 0, m = 0; i < count; i++, m += 6) {
           this.read(meta[m]!, meta[m + 1]!, meta[m + 2]!, data.subarray(meta[m + 4]!, meta[m + 4]! + meta[m + 5]!), meta[m + 3]!);
@@ -145,7 +151,10 @@ export class NativeTransport {
 
   async unload(indices: readonly number[]): Promise<void> {
     // The whole table goes: loads come in sets (one per series or FindPeak search).
-    if (this.handle.outstanding() === 0) this.handle.clearRequests();
+    if (this.handle.outstanding() === 0) {
+      this.handle.clearRequests();
+      this.streams?.reset();
+    }
     await this.protocol.unload(indices);
   }
 

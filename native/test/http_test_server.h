@@ -6,6 +6,8 @@
 //   /garbage       not HTTP                /extra/T     200 plus 2 stray bytes
 //   /cut           half a body, then close /echo        200, the request's body
 //   /delay/MS/T    200 after MS ms
+//   /drip/N        the raw parts of drips[N] (head included), drip_gap_ms
+//                  apart; a part "<close>" closes the connection there
 // Options: every answer delayed; `Connection: close` after every answer; or
 // a close after every answer that the answer does not announce.
 #pragma once
@@ -34,6 +36,8 @@ class HttpTestServer {
   bool close_each = false;    // Connection: close after every answer
   bool drop_each = false;     // closes the connection after every answer, without saying so,
   int drop_after_ms = 0;      // this long after the answer (a request sent meanwhile is lost)
+  std::vector<std::vector<std::string>> drips;  // /drip/N: written part by part
+  int drip_gap_ms = 30;
 
   ~HttpTestServer() { stop(); }
 
@@ -166,6 +170,19 @@ class HttpTestServer {
       return "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789";
     }
     if (path == "/echo") return ok(body);
+    if (starts("/drip/")) {
+      // Written here, part by part; the caller writes nothing more.
+      const size_t n = std::stoul(after("/drip/"));
+      const std::vector<std::string> parts = n < drips.size() ? drips[n] : std::vector<std::string>{};
+      for (size_t i = 0; i < parts.size(); ++i) {
+        if (i > 0 && !sleep_ms(drip_gap_ms)) break;
+        if (parts[i] == "<close>" || !write_all(drip_fd_, parts[i])) {
+          *close = true;
+          break;
+        }
+      }
+      return "";
+    }
     if (starts("/delay/")) {
       const std::string rest = after("/delay/");
       const size_t slash = rest.find('/');
@@ -208,6 +225,7 @@ class HttpTestServer {
           break;
         }
         bool close = close_each;
+        drip_fd_ = fd;
         std::string out = answer(path, body, &close);
         if (close_each && out.rfind("HTTP/1.1 200 OK\r\n", 0) == 0) out.insert(17, "Connection: close\r\n");
         if (!write_all(fd, out) || close) {
@@ -230,6 +248,7 @@ class HttpTestServer {
   }
 
   int listen_fd_ = -1;
+  inline static thread_local int drip_fd_ = -1;  // the connection answer() serves (/drip writes to it)
   std::thread acceptor_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> close_listener_{false};

@@ -26,6 +26,7 @@ using loadgen::HttpClient;
 using loadgen::HttpClientConfig;
 using loadgen::HttpOutcome;
 using loadgen::HttpResponseParser;
+using loadgen::HttpBodyChunk;
 using loadgen::HttpSink;
 
 // Counting allocations of the threads that ask for it (not under the
@@ -476,6 +477,155 @@ TEST(http_client_timeout) {
     CHECK(outcomes[0].done_ns - start < 2'000'000'000LL * loadgen_test::time_factor());
     CHECK(outcomes[1].ok && body_of(outcomes[1]) == "on-time");
   }
+}
+
+namespace {
+
+// Outcomes and streamed body events, in arrival order.
+struct StreamCollect : Collect {
+  struct Piece {
+    uint64_t tag;
+    int64_t read_ns;
+    std::string bytes;
+    uint64_t outcomes_before;  // outcomes already delivered when it came
+  };
+  std::mutex pieces_mu;
+  std::vector<Piece> pieces;
+  void on_body(const HttpBodyChunk& chunk) override {
+    std::lock_guard<std::mutex> lock(pieces_mu);
+    pieces.push_back({chunk.tag, chunk.read_ns, std::string(reinterpret_cast<const char*>(chunk.data), chunk.size),
+                      count.load(std::memory_order_acquire)});
+  }
+  std::vector<Piece> of(uint64_t tag) {
+    std::lock_guard<std::mutex> lock(pieces_mu);
+    std::vector<Piece> out;
+    for (const Piece& p : pieces)
+      if (p.tag == tag) out.push_back(p);
+    return out;
+  }
+  static std::string joined(const std::vector<Piece>& list) {
+    std::string out;
+    for (const Piece& p : list) out += p.bytes;
+    return out;
+  }
+};
+
+const std::string kChunkedHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+}  // namespace
+
+TEST(http_client_streamed_chunks_arrive_with_their_read_stamps) {
+  HttpTestServer server;
+  server.drip_gap_ms = 40;
+  // A chunk per write, then a chunk whose size line is split across two writes, then the end.
+  server.drips.push_back({kChunkedHead + "3\r\nabc\r\n", "6\r\ndefghi\r\n", "1", "0\r\n0123456789abcdef\r\n", "0\r\n\r\n"});
+  CHECK(server.start());
+  StreamCollect sink;
+  HttpClientConfig config = config_for({server.port}, 1);
+  config.stream_bodies = true;
+  HttpClient client(config, &sink);
+  set_get(client, 0, "/drip/0");
+  set_get(client, 1, "/ok/after");
+  std::string error;
+  CHECK(client.start(&error));
+  const int64_t start = loadgen::now_ns();
+  client.send(0, 0, false);
+  CHECK(sink.wait_for(1));
+  client.send(1, 1, true);  // the connection is kept alive after a streamed response
+  CHECK(sink.wait_for(2));
+  const auto outcomes = sink.by_tag();
+  const auto pieces = sink.of(0);
+  CHECK(outcomes.size() == 2 && outcomes[0].ok && outcomes[0].status == 200);
+  CHECK_EQ(StreamCollect::joined(pieces), std::string("abcdefghi0123456789abcdef"));
+  // Three writes with body bytes, 40 ms apart: read apart (a stall of the machine may join two).
+  CHECK(pieces.size() >= 2 && pieces.size() <= 3);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    CHECK(pieces[i].read_ns >= start);
+    CHECK_EQ(pieces[i].outcomes_before, uint64_t{0});  // every piece before the outcome
+    if (i > 0) CHECK(pieces[i].read_ns > pieces[i - 1].read_ns);
+  }
+  if (!pieces.empty()) {
+    CHECK(pieces.front().bytes.rfind("abc", 0) == 0);
+    CHECK(pieces.back().read_ns - pieces.front().read_ns >= 40'000'000);
+    CHECK(outcomes.size() == 2 && outcomes[0].done_ns >= pieces.back().read_ns);
+  }
+  // Streamed: the outcome carries no body; the next response streams too.
+  CHECK(outcomes.size() == 2 && outcomes[0].body.empty());
+  CHECK(outcomes.size() == 2 && outcomes[1].ok && outcomes[1].body.empty());
+  CHECK_EQ(StreamCollect::joined(sink.of(1)), std::string("after"));
+  CHECK_EQ(server.accepted.load(), 1);
+}
+
+TEST(http_client_streamed_bodies_are_delivered_not_kept) {
+  HttpTestServer server;
+  CHECK(server.start());
+  StreamCollect sink;
+  HttpClientConfig config = config_for({server.port}, 1);
+  config.stream_bodies = true;
+  HttpClient client(config, &sink);
+  const std::string big(300'000, 'x');
+  set_get(client, 0, "/ok/" + big);
+  set_get(client, 1, "/status/503");
+  std::string error;
+  CHECK(client.start(&error));
+  client.send(0, 0, false);
+  CHECK(sink.wait_for(1));
+  client.send(1, 1, false);
+  CHECK(sink.wait_for(2));
+  const auto outcomes = sink.by_tag();
+  const auto pieces = sink.of(0);
+  CHECK(outcomes.size() == 2 && outcomes[0].ok);
+  CHECK(StreamCollect::joined(pieces) == big);
+  // One read's bytes at a time (the reactor's 64 KiB read buffer), never the whole body.
+  for (const auto& p : pieces) CHECK(p.bytes.size() <= 64 * 1024);
+  CHECK(pieces.size() >= 5);
+  // An error status streams nothing and keeps its excerpt for the message.
+  CHECK(sink.of(1).empty());
+  CHECK(outcomes.size() == 2 && !outcomes[1].ok && outcomes[1].kind == FailureKind::HttpStatus);
+  CHECK(outcomes.size() == 2 &&
+        outcomes[1].message == "node " + label_of(server.port) + ": HTTP 503: service unavailable " + std::string(180, 'x') + "...");
+}
+
+TEST(http_client_streamed_failures_mid_stream) {
+  HttpTestServer server;
+  server.drip_gap_ms = 20;
+  server.drips.push_back({kChunkedHead + "3\r\nabc\r\n", "<close>"});                  // reset mid-stream
+  server.drips.push_back({kChunkedHead + "3\r\nabc\r\n", "zz\r\nnot a chunk\r\n"});    // bad chunking
+  server.drips.push_back({kChunkedHead + "3\r\nabc\r\n", "3\r\nde", "f\r\n0\r\n\r\n"});  // split data: fine
+  server.drips.push_back({kChunkedHead + "3\r\nabc\r\n"});                             // then silence: timeout
+  CHECK(server.start());
+  StreamCollect sink;
+  HttpClientConfig config = config_for({server.port}, 1);
+  config.stream_bodies = true;
+  config.request_timeout_ns = 300'000'000;
+  HttpClient client(config, &sink);
+  for (uint32_t i = 0; i < 4; ++i) set_get(client, i, "/drip/" + std::to_string(i));
+  std::string error;
+  CHECK(client.start(&error));
+  // One at a time: each failure closes its connection, the next is reopened.
+  for (uint32_t i = 0; i < 4; ++i) {
+    client.send(i, i, false);
+    CHECK(sink.wait_for(i + 1, 5000));
+  }
+  const auto outcomes = sink.by_tag();
+  const std::string node = "node " + label_of(server.port) + ": ";
+  CHECK_EQ(outcomes.size(), size_t{4});
+  if (outcomes.size() == 4) {
+    CHECK(!outcomes[0].ok && outcomes[0].kind == FailureKind::Connection);
+    CHECK_EQ(outcomes[0].message, node + "connection closed mid-response");
+    CHECK(!outcomes[1].ok && outcomes[1].kind == FailureKind::MalformedResponse);
+    CHECK_EQ(outcomes[1].message, node + "malformed response: malformed chunk size");
+    CHECK(outcomes[2].ok);
+    CHECK(!outcomes[3].ok && outcomes[3].kind == FailureKind::Timeout);
+    CHECK_EQ(outcomes[3].message, node + "no complete response within 300 ms");
+  }
+  // What came before each failure was delivered, in order, before it.
+  for (uint32_t i = 0; i < 4; ++i) {
+    const auto pieces = sink.of(i);
+    CHECK_EQ(StreamCollect::joined(pieces), std::string(i == 2 ? "abcdef" : "abc"));
+    for (const auto& p : pieces) CHECK_EQ(p.outcomes_before, uint64_t{i});
+  }
+  CHECK_EQ(client.outstanding(), uint64_t{0});
 }
 
 TEST(http_client_start_errors) {

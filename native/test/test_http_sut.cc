@@ -7,7 +7,9 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "check.h"
@@ -31,10 +33,20 @@ class NativeSutHost : public FakeHost {
  public:
   std::shared_ptr<HttpSut> sut;
   std::atomic<uint64_t> host_reads{0};
+  // Streamed responses: bytes, ends and failures seen (the host completes each).
+  std::atomic<uint64_t> stream_bytes{0};
+  std::atomic<uint64_t> stream_ends{0};
+  std::atomic<uint64_t> stream_failures{0};
+  std::atomic<uint64_t> stream_out_of_order{0};  // bytes stamped after their end, or an end before bytes
+  std::string last_failure;  // host thread only
 
   void attach(Session* session) override {
     FakeHost::attach(session);
     sut->attach(session);
+    if (sut->streams()) {
+      sut->set_host_wake([this] { take_stream_events(); });
+      return;
+    }
     sut->set_host_wake([this] {
       std::vector<HttpOutcome> responses;
       sut->take_host_responses(&responses);
@@ -46,10 +58,38 @@ class NativeSutHost : public FakeHost {
       }
     });
   }
+
+  void take_stream_events() {
+    // A failure before a request was sent wakes from the issue thread: one taker at a time.
+    std::lock_guard<std::mutex> lock(stream_mu_);
+    std::vector<HttpStreamEvent> events;
+    std::vector<uint8_t> bytes;
+    sut->take_stream_events(&events, &bytes);
+    for (const HttpStreamEvent& e : events) {
+      const double id = static_cast<double>(e.tag);
+      if (e.kind == HttpStreamEvent::kData) {
+        stream_bytes.fetch_add(e.size);
+        last_stamp_[e.tag] = e.stamp_ns;
+      } else if (e.kind == HttpStreamEvent::kEnd) {
+        if (last_stamp_[e.tag] == 0 || last_stamp_[e.tag] > e.stamp_ns) stream_out_of_order.fetch_add(1);
+        session_->complete_at(e.stamp_ns, &id, 1);
+        stream_ends.fetch_add(1);
+      } else {
+        last_failure.assign(reinterpret_cast<const char*>(bytes.data()) + e.offset, e.size);
+        session_->fail(e.stamp_ns, id, e.failure, last_failure);
+        stream_failures.fetch_add(1);
+      }
+    }
+  }
+
+ private:
+  std::mutex stream_mu_;
+  std::unordered_map<uint64_t, int64_t> last_stamp_;
 };
 
-std::shared_ptr<HttpSut> make_sut(const HttpTestServer& server, uint32_t connections) {
+std::shared_ptr<HttpSut> make_sut(const HttpTestServer& server, uint32_t connections, bool stream_bodies = false) {
   HttpClientConfig config;
+  config.stream_bodies = stream_bodies;
   config.nodes.push_back({"127.0.0.1", server.port, "http://127.0.0.1:" + std::to_string(server.port)});
   config.connections_per_node = connections;
   config.request_timeout_ns = 5'000'000'000;
@@ -89,11 +129,12 @@ struct NativeRun {
   std::shared_ptr<HttpSut> sut;
   NativeSutHost host;
   RunOutcome outcome;
+  bool stream_bodies = false;
 
   void run(Scenario scenario, const std::string& name, uint32_t connections, const std::string& even,
            const std::string& odd, const std::function<void(SessionConfig&)>& adjust = {}) {
     CHECK(server.start());
-    sut = make_sut(server, connections);
+    sut = make_sut(server, connections, stream_bodies);
     set_requests(*sut, 64, even, odd);
     std::string error;
     CHECK(sut->client().start(&error));
@@ -140,6 +181,27 @@ TEST(http_sut_accuracy_mode_hands_every_body_to_the_host) {
         [](SessionConfig& c) { c.settings.mode = Mode::AccuracyOnly; });
   CHECK_EQ(r.outcome.completed_sample_count, uint64_t{64});
   CHECK_EQ(r.host.host_reads.load(), uint64_t{64});
+}
+
+TEST(http_sut_streamed_responses_are_the_hosts_to_complete) {
+  NativeRun r;
+  r.stream_bodies = true;
+  r.run(Scenario::Offline, "http-sut-streams", 4, "/chunked/abcdefgh", "/status/503", [](SessionConfig& c) {
+    c.settings.min_duration_ms = 0;
+    c.settings.min_query_count = 100;
+  });
+  const RunOutcome& o = r.outcome;
+  CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
+  // Every even sample's body reached the host as bytes, then its end; the SUT completed none itself.
+  CHECK_EQ(r.host.stream_ends.load() + r.host.stream_failures.load(), o.issued_sample_count);
+  CHECK_EQ(r.host.stream_bytes.load(), r.host.stream_ends.load() * 8);
+  CHECK_EQ(r.host.stream_out_of_order.load(), uint64_t{0});
+  CHECK(r.host.stream_failures.load() > 0);
+  CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::HttpStatus)], r.host.stream_failures.load());
+  CHECK(r.host.last_failure.rfind("node http://127.0.0.1:", 0) == 0);
+  CHECK(r.host.last_failure.find(": HTTP 503: service unavailable") != std::string::npos);
+  CHECK_EQ(r.host.host_reads.load(), uint64_t{0});
+  CHECK(!o.summary.result_valid);
 }
 
 TEST(http_sut_redacts_the_secret_also_cut_at_the_end) {

@@ -1,0 +1,139 @@
+/**
+ * Streamed responses of the native transport (token streams): the reactor
+ * hands over each read's body bytes with the stamp of that read, then the
+ * response's end or failure (native/http_sut.h, HttpStreamEvent). Here the
+ * protocol's ResponseReader runs on them in order; the first token is
+ * stamped with the read that brought it, the completion with the end's
+ * stamp, so neither the JS thread's wake nor the parsing is inside TTFT,
+ * TPOT or the latency.
+ */
+import { wantsResponse } from '../api/active.js';
+import { firstTokenComplete, querySampleComplete, querySampleFailed } from '../api/completion.js';
+import type { NodeStatsRecorder } from './node-stats.js';
+import { FAILURE_KINDS, type FailureKind, type NetworkProtocol, type ResponseReader } from './protocol.js';
+
+/** Numbers per event in onStream's `meta` (bindings/http_sut_binding.cc, kStreamRecord). */
+export const STREAM_RECORD = 8;
+/** The event field: body bytes, the end of a 2xx response, a failure (its message in the bytes). */
+export const STREAM_DATA = 0;
+export const STREAM_END = 1;
+export const STREAM_FAILED = 2;
+
+/** One response being read. */
+interface StreamState {
+  reader: ResponseReader | undefined;
+  wantData: boolean;
+  /** The reader refused the bytes: the sample failed already (this kind), the rest is skipped. */
+  failedKind: FailureKind | undefined;
+}
+
+const decoder = new TextDecoder();
+
+export class NativeStreamReader {
+  /** Responses under way, by sample id (an id is in flight once). */
+  private readonly streams = new Map<number, StreamState>();
+
+  constructor(
+    private readonly protocol: NetworkProtocol,
+    private readonly labels: readonly string[],
+    private readonly corrections: readonly NodeStatsRecorder[],
+    private readonly redact: (text: string) => string,
+  ) {}
+
+  /** onStream: the events of one batch, in order. */
+  onEvents(meta: Float64Array, data: Uint8Array, count: number): void {
+    for (let i = 0, m = 0; i < count; i++, m += STREAM_RECORD) {
+      const id = meta[m]!;
+      const stamp = meta[m + 1]!;
+      const bytes = data.subarray(meta[m + 2]!, meta[m + 2]! + meta[m + 3]!);
+      const event = meta[m + 4]!;
+      try {
+        if (event === STREAM_DATA) this.data(id, meta[m + 5]!, meta[m + 6]!, bytes, stamp);
+        else if (event === STREAM_END) this.end(id, meta[m + 5]!, meta[m + 6]!, stamp);
+        else this.failed(id, FAILURE_KINDS[meta[m + 7]!] ?? 'connection', decoder.decode(bytes), stamp);
+      } catch {
+        // No run to complete into any more (events after the run ended): nothing to record.
+        this.streams.delete(id);
+      }
+    }
+  }
+
+  /**
+   * Between loads, nothing outstanding: forgets responses whose end was
+   * dropped (it came after their run ended), so no reader outlives its run.
+   */
+  reset(): void {
+    this.streams.clear();
+  }
+
+  private state(id: number, index: number, node: number, stamp: number): StreamState {
+    let state = this.streams.get(id);
+    if (state === undefined) {
+      const wantData = wantsResponse(id);
+      state = { reader: undefined, wantData, failedKind: undefined };
+      try {
+        state.reader = this.protocol.reader(index, wantData);
+      } catch (error) {
+        this.refuse(id, node, state, error, stamp);
+      }
+      this.streams.set(id, state);
+    }
+    return state;
+  }
+
+  private data(id: number, index: number, node: number, bytes: Uint8Array, stamp: number): void {
+    const state = this.state(id, index, node, stamp);
+    if (state.failedKind !== undefined) return;
+    let first: Uint8Array | undefined;
+    try {
+      first = state.reader!.onData(bytes);
+    } catch (error) {
+      return this.refuse(id, node, state, error, stamp);
+    }
+    if (first !== undefined) firstTokenComplete(id, first, stamp);
+  }
+
+  private end(id: number, index: number, node: number, stamp: number): void {
+    const state = this.state(id, index, node, stamp);
+    this.streams.delete(id);
+    // The client counted the response completed; the reader's verdict may say otherwise.
+    if (state.failedKind !== undefined) {
+      this.corrections[node]?.reclassified(state.failedKind);
+      return;
+    }
+    let outcome;
+    try {
+      outcome = state.reader!.onEnd();
+    } catch (error) {
+      outcome = { ok: false as const, kind: 'malformed_response' as const, message: this.threw(error) };
+    }
+    if (outcome.ok) {
+      querySampleComplete(id, state.wantData ? outcome.data : undefined, outcome.nTokens, stamp);
+    } else {
+      this.corrections[node]?.reclassified(outcome.kind);
+      querySampleFailed(id, outcome.kind, this.redact(`${this.nodeText(node)}${outcome.message}`), stamp);
+    }
+  }
+
+  /** A failure the client saw (status, connection, framing, timeout, cancel): its message names the node. */
+  private failed(id: number, kind: FailureKind, message: string, stamp: number): void {
+    const state = this.streams.get(id);
+    this.streams.delete(id);
+    if (state?.failedKind !== undefined) return;
+    querySampleFailed(id, kind, this.redact(message), stamp);
+  }
+
+  /** The reader threw (its contract says it never does): the sample fails, the rest of its bytes are skipped. */
+  private refuse(id: number, node: number, state: StreamState, error: unknown, stamp: number): void {
+    state.failedKind = 'malformed_response';
+    querySampleFailed(id, 'malformed_response', this.redact(`${this.nodeText(node)}${this.threw(error)}`), stamp);
+  }
+
+  private nodeText(node: number): string {
+    return `node ${this.labels[node] ?? this.labels[0]!}: `;
+  }
+
+  private threw(error: unknown): string {
+    return `the ${this.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}`;
+  }
+}
