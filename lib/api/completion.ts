@@ -180,6 +180,8 @@ export function querySamplesCompleteIds(ids: Float64Array | Uint32Array, count?:
   if (ids?.[0] !== ids?.[0] && count !== 0) misused('querySamplesCompleteIds(ids, count)');
   const lib = addon();
   if (nTokens !== undefined) noteHandOver(lib.completeWithTokens(ids, nTokens, count));
+  // One id (SingleStream): the single-id call crosses for ~100 ns less than the batch one.
+  else if (count === 1 && ids instanceof Float64Array && ids.length !== 0) noteHandOver(lib.completeOne(ids[0]!));
   else noteHandOver(lib.completeBatch(ids, count));
   if (!activeSeries.anySampled) return;
   const n = count ?? ids.length;

@@ -68,6 +68,10 @@ function drainLoop(
   onError: (error: unknown) => void,
 ): void {
   const { stride, samplesPerQuery: spq, firstId, sampleIndex, coalesced } = state;
+  // Queries from here on were handed over inside this drain's calls: the
+  // core stamped their delivery when it issued them (they reach the SUT as
+  // the completing call returns), so no markDispatched call per query.
+  const handedFrom = published;
   let handed = 0;
   let sliceStart = 0;
   for (;;) {
@@ -97,7 +101,7 @@ function drainLoop(
       const base = j * spq;
       for (let i = 0; i < spq; i++) samples[n++] = { id: firstId + base + i, index: sampleIndex[base + i]! };
     }
-    native.markDispatched(q, end, stride);
+    if (q < handedFrom) native.markDispatched(q, end, stride);
     let returned: unknown;
     try {
       returned = sut.issueQuery!(samples);
@@ -120,6 +124,10 @@ function drainIdsLoop(
   onError: (error: unknown) => void,
 ): void {
   const { stride, samplesPerQuery: spq, firstId, sampleIndex, coalesced } = state;
+  // Queries from here on were handed over inside this drain's calls: the
+  // core stamped their delivery when it issued them (they reach the SUT as
+  // the completing call returns), so no markDispatched call per query.
+  const handedFrom = published;
   let handed = 0;
   let sliceStart = 0;
   for (;;) {
@@ -157,7 +165,7 @@ function drainIdsLoop(
         }
       }
     }
-    native.markDispatched(q, end, stride);
+    if (q < handedFrom) native.markDispatched(q, end, stride);
     let returned: unknown;
     try {
       returned = issueLent(sut, lent, count);
