@@ -39,7 +39,8 @@ export interface SystemUnderTest {
    * Receives one query (1 sample in SingleStream/Server, samplesPerQuery in
    * MultiStream, all samples in Offline). Complete each sample, now or later,
    * with querySamplesComplete / querySampleComplete / querySamplesCompleteIds.
-   * Throwing (or returning a rejected promise) ends the run.
+   * Throwing (or returning a rejected promise) ends the run. Required unless
+   * the SUT has issueQueryIds (then used instead).
    */
   issueQuery?(samples: QuerySample[]): void | Promise<void>;
   /**
