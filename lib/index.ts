@@ -34,6 +34,8 @@ export {
   isNullNativeSut,
   NATIVE_NULL_SUT,
   type NullNativeSut,
+  type NullSut,
+  type NullSutPath,
 } from './suts/suts.js';
 export { parseSettingAssignment, settingsFromAssignments } from './settings/assignments.js';
 export { DEFAULT_LOG_SETTINGS, DEFAULT_TEST_SETTINGS, LOG_SETTINGS_FIELDS, SETTINGS_FIELDS } from './settings/fields.js';

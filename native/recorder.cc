@@ -161,6 +161,10 @@ uint64_t Recorder::hand_over_next(Series& series) {
   const uint64_t n = series.next_issue.load(std::memory_order_acquire);
   if (n == 0 || n >= series.trace.query_count() || !series.query_done(n - 1)) return 0;
   const Issued issued = try_issue(series, n, issuing_stopped_.load(std::memory_order_acquire));
+  // Delivered as issued: the drain on this thread hands it to the SUT when
+  // this call returns, without a stamp of its own (lib/dispatch/drain.ts);
+  // a drain that takes it later (after an event-loop turn) stamps it then.
+  if (issued.published != 0) series.dispatched_ns[n].store(series.issued_ns[n], std::memory_order_relaxed);
   // The issue thread logs the stop and ends its loop.
   if (issued.reason != StopReason::None) completions_.notify();
   return issued.published;

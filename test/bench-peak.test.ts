@@ -170,6 +170,22 @@ describe('bench targets: confirmed peaks and flat memory', () => {
     expect(peakTarget(r).measured).toContain('wake 0 (single run 1,500,000, unconfirmed)');
   });
 
+  it('judges the issue-13 targets: the 100k tail in either mode, SingleStream rate and p90, Offline in the best mode', () => {
+    const row = (sut: string, p50: number, p99: number) => ({ sut, targetQps: 100_000, pinned: false, pinRequested: false, latencyNs: { p50, p99, p999: p99 } });
+    const find = (r: BenchReport, start: string) => evaluateTargets(r).find((t) => t.target.startsWith(start))!;
+    const tail = (server: unknown[]) => find(report({ server } as Partial<BenchReport>), 'JS null SUT at 100k QPS');
+    expect(tail([row('wake', 9_000, 250_000), row('poll', 1_000, 150_000)]).holds).toBe('yes');
+    expect(tail([row('wake', 9_000, 250_000), row('poll', 1_000, 150_000)]).measured).toContain('met by poll');
+    expect(tail([row('wake', 11_000, 150_000), row('poll', 1_000, 250_000)]).holds).toBe('no');
+    const single = (qps: number, p90: number) => find(report({ singleStreamQps: { wake: qps }, singleStreamP90Ns: { wake: p90 } }), 'SingleStream');
+    expect(single(3_500_000, 250).holds).toBe('yes');
+    expect(single(3_500_000, 350).holds).toBe('no');
+    expect(single(2_500_000, 250).holds).toBe('no');
+    const offline = (o: Record<string, number>) => find(report({ offlineSamplesPerSec: o }), 'Offline 1M samples');
+    expect(offline({ wake: 10e6, poll: 31e6, worker: 5e6 }).holds).toBe('yes');
+    expect(offline({ wake: 10e6, poll: 29e6, worker: 5e6 }).holds).toBe('no');
+  });
+
   it('memory holds when <= 64 B at both lengths and the longer run is not above 1.25x the shorter', () => {
     expect(memoryTarget(report({})).holds).toBe('yes');
     const growing = report({ bytesPerSampleByRun: [{ samples: 1_000_000, bytesPerSample: 30 }, { samples: 4_000_000, bytesPerSample: 45 }] });

@@ -8,6 +8,7 @@ import { deserialize } from 'node:v8';
 import { DispatchWorkerPool, PollLoop } from '../dispatch/dispatch.js';
 import { drainQueries, newDrainState, startDrainSeries, type DrainState } from '../dispatch/drain.js';
 import { resetHandOver } from '../dispatch/handover.js';
+import { usesIssueQueryIds } from '../dispatch/lent-query.js';
 import { RunFailedError, SutError } from '../errors.js';
 import { HostEventKind, type NativeAddon, type NativeHttpSut, type NativeOutcome, type NativeRunConfig } from '../native/index.js';
 import type { ResolvedTestSettings } from '../settings/types.js';
@@ -76,7 +77,8 @@ export class ActiveRun {
         case HostEventKind.SeriesStarted: {
           const info = this.native.seriesInfo();
           startDrainSeries(this.queries, info);
-          setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies);
+          setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies,
+            usesIssueQueryIds(this.sut) ? this.lentIdsMisuse : undefined);
           resetHandOver(this.drainHandedOver);
           this.poll?.start();
           break;
@@ -104,8 +106,17 @@ export class ActiveRun {
 
   private drain(published: number): void {
     if (this.failure !== undefined) return;
-    drainQueries(this.native, this.sut, this.queries, published, (error) => this.fail(error, 'sut.issueQuery'));
+    drainQueries(this.native, this.sut, this.queries, published, this.issueFailed);
   }
+
+  private readonly issueFailed = (error: unknown): void => {
+    this.fail(error, usesIssueQueryIds(this.sut) ? 'sut.issueQueryIds' : 'sut.issueQuery');
+  };
+
+  // A completion call with an id of a lent array after its call (lib/dispatch/lent-query.ts).
+  private readonly lentIdsMisuse = (error: Error): void => {
+    this.fail(error, 'a completion call');
+  };
 
   // Queries a completion call issued itself (lib/dispatch/handover.ts), outside a drain.
   private readonly drainHandedOver = (published: number): void => {

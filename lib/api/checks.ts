@@ -58,12 +58,32 @@ function checkName(field: 'sut.name' | 'qsl.name', name: unknown): void {
 export function checkSut(sut: SystemUnderTest, needsIssueQuery = true): void {
   if (typeof sut !== 'object' || sut === null) throw new InterfaceError(`sut must be an object, got ${describe(sut)}`);
   checkName('sut.name', sut.name);
-  if (needsIssueQuery && typeof sut.issueQuery !== 'function')
-    throw new InterfaceError(`sut.issueQuery must be a function, got ${describe(sut.issueQuery)}`);
+  if (needsIssueQuery) checkIssueMethods(sut, 'sut');
   if (sut.flushQueries !== undefined && typeof sut.flushQueries !== 'function')
     throw new InterfaceError(`sut.flushQueries must be a function when present, got ${describe(sut.flushQueries)}`);
   if (sut.report !== undefined && typeof sut.report !== 'function')
     throw new InterfaceError(`sut.report must be a function when present, got ${describe(sut.report)}`);
+}
+
+/**
+ * A SUT must have issueQuery or issueQueryIds (a function each when present).
+ * `what`: the message when it has neither ('sut': the default message).
+ */
+export function checkIssueMethods(sut: unknown, what: string): void {
+  if (typeof sut !== 'object' || sut === null) throw new InterfaceError(what === 'sut' ? `sut must be an object, got ${describe(sut)}` : what);
+  const { issueQuery, issueQueryIds } = sut as Partial<SystemUnderTest>;
+  if (issueQueryIds !== undefined && typeof issueQueryIds !== 'function')
+    throw new InterfaceError(`sut.issueQueryIds must be a function when present, got ${describe(issueQueryIds)}`);
+  if (typeof issueQueryIds === 'function') {
+    if (issueQuery !== undefined && typeof issueQuery !== 'function')
+      throw new InterfaceError(`sut.issueQuery must be a function when present, got ${describe(issueQuery)}`);
+    return;
+  }
+  if (typeof issueQuery !== 'function') {
+    throw new InterfaceError(what === 'sut'
+      ? `sut.issueQuery must be a function (or sut.issueQueryIds one), got ${describe(issueQuery)}`
+      : what);
+  }
 }
 
 export function checkQsl(qsl: QuerySampleLibrary): void {

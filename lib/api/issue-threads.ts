@@ -11,7 +11,8 @@ import { threadId } from 'node:worker_threads';
 
 import { setActiveSeries } from './active.js';
 import { drainQueries, newDrainState, startDrainSeries } from '../dispatch/drain.js';
-import { InterfaceError } from '../errors.js';
+import { checkIssueMethods } from './checks.js';
+import { usesIssueQueryIds } from '../dispatch/lent-query.js';
 import { IssueThreadEventKind, loadNative } from '../native/index.js';
 import type { SystemUnderTest } from './types.js';
 
@@ -31,12 +32,12 @@ export interface IssueQueryThreadRegistration {
 /**
  * Joins the current or next loadgen run as an issue-query thread. Call it
  * from each worker thread (or the main thread) that should receive queries;
- * `sut.issueQuery` is called on this thread. Outside the Server scenario the
+ * `sut.issueQueryIds` (else `sut.issueQuery`) is called on this thread. Outside the Server scenario the
  * registration is accepted and ignored (the run still waits for it).
  */
-export function registerIssueQueryThread(sut: Pick<SystemUnderTest, 'issueQuery'>): IssueQueryThreadRegistration {
-  if (typeof sut !== 'object' || sut === null || typeof sut.issueQuery !== 'function')
-    throw new InterfaceError('registerIssueQueryThread(sut) expects an object with an issueQuery function');
+export function registerIssueQueryThread(sut: Pick<SystemUnderTest, 'issueQuery' | 'issueQueryIds'>): IssueQueryThreadRegistration {
+  checkIssueMethods(sut, 'registerIssueQueryThread(sut) expects an object with an issueQuery or issueQueryIds function');
+  const byIds = usesIssueQueryIds(sut);
   const native = loadNative();
   const state = newDrainState();
   let live = false;  // a series of the active run is assigned to this thread
@@ -55,7 +56,7 @@ export function registerIssueQueryThread(sut: Pick<SystemUnderTest, 'issueQuery'
         case IssueThreadEventKind.SeriesStarted: {
           const info = native.seriesInfo();
           startDrainSeries(state, info, index, stride);
-          setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies);
+          setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies, byIds ? onError : undefined);
           live = true;
           // Queries published before this event (whose drain may have been
           // taken by a stale event of the previous series) go out now.

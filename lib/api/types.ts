@@ -28,7 +28,10 @@ export interface QuerySampleResponse {
   readonly nTokens?: number;
 }
 
-/** The system under test. `issueQuery` is called on the JS thread that called startTest. */
+/**
+ * The system under test. `issueQuery` (or `issueQueryIds`) is called on the
+ * JS thread that called startTest.
+ */
 export interface SystemUnderTest {
   /** Shown in the logs; printable text (control characters, newlines included, are refused). */
   readonly name: string;
@@ -36,9 +39,23 @@ export interface SystemUnderTest {
    * Receives one query (1 sample in SingleStream/Server, samplesPerQuery in
    * MultiStream, all samples in Offline). Complete each sample, now or later,
    * with querySamplesComplete / querySampleComplete / querySamplesCompleteIds.
-   * Throwing (or returning a rejected promise) ends the run.
+   * Throwing (or returning a rejected promise) ends the run. Required unless
+   * the SUT has issueQueryIds (then used instead).
    */
-  issueQuery(samples: QuerySample[]): void | Promise<void>;
+  issueQuery?(samples: QuerySample[]): void | Promise<void>;
+  /**
+   * Receives one query as typed arrays instead of objects: sample `i` of
+   * `count` has id `ids[i]` and QSL index `indices[i]` (the arrays may be
+   * longer than `count`). No object is made per sample: use it for many
+   * samples per query (Offline, MultiStream) and high query rates. Called
+   * instead of issueQuery when present (one of the two is required).
+   * The arrays are loadgen's and valid only during the call: when it
+   * returns (an async one: at its first await) their entries become NaN and
+   * 0xFFFFFFFF, and completing such an id is an error that ends the run.
+   * Copy what is needed later (`ids.slice(0, count)`). Completing inside
+   * the call with `querySamplesCompleteIds(ids, count)` needs no copy.
+   */
+  issueQueryIds?(ids: Float64Array, indices: Uint32Array, count: number): void | Promise<void>;
   /** Called once after the last query of a series was issued. */
   flushQueries?(): void;
   /**

@@ -145,6 +145,8 @@ export interface BenchReport {
   singleStreamQps: Partial<Record<BenchSut, number>>;
   singleStreamP90Ns: Partial<Record<BenchSut, number>>;
   offlineSamplesPerSec: Partial<Record<BenchSut, number>>;
+  /** The JS null SUT on the object path (issueQuery(samples)), dispatch wake: it must not get slower than before issueQueryIds. */
+  objectPath: { singleStreamQps: number; singleStreamP90Ns: number; offlineSamplesPerSec: number };
   bytesPerSample: number;
   bytesPerSampleByRun: { samples: number; bytesPerSample: number }[];
   /** The network rows (issue 12): lib/bench/net.ts. */
@@ -286,7 +288,8 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
         kind: 'server',
         sut: run.sut,
         targetQps: run.targetQps,
-        durationMs: serverMs,
+        // The 100k rows decide the JS tail target (issue 13): runs of 10 s, where stalls show.
+        durationMs: run.targetQps >= 100_000 && !tiny ? 10_000 : serverMs,
         targetLatencyNs,
         ...(pinned ? { pinned: true } : {}),
         ...(run.dispatchSpinUs ? { dispatchSpinUs: run.dispatchSpinUs } : {}),
@@ -353,6 +356,22 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
     offlineSamplesPerSec[sut] = median(trials.map((t) => t.samplesPerSecond));
   }
 
+  // The JS null SUT above uses issueQueryIds; the object path (issueQuery) is measured beside it.
+  log(`single-stream and offline wake, object path (x${repeat})`);
+  const objectSingle = await repeatTrial<{ qps: number; p90Ns: number }>(
+    { kind: 'single-stream', sut: 'wake', durationMs: tiny ? 200 : 2000, path: 'objects' },
+    repeat,
+  );
+  const objectOffline = await repeatTrial<{ samplesPerSecond: number }>(
+    { kind: 'offline', sut: 'wake', samples: offlineSamples(tiny), path: 'objects' },
+    repeat,
+  );
+  const objectPath: BenchReport['objectPath'] = {
+    singleStreamQps: median(objectSingle.map((t) => t.qps)),
+    singleStreamP90Ns: median(objectSingle.map((t) => t.p90Ns)),
+    offlineSamplesPerSec: median(objectOffline.map((t) => t.samplesPerSecond)),
+  };
+
   // Two run lengths, 4x apart (1M and 4M samples): bytes per sample must not grow with the run.
   const memoryQps = tiny ? 50_000 : 200_000;
   const memoryRuns = tiny ? [500, 2000] : [5000, 20_000];
@@ -385,6 +404,7 @@ export async function runBenchmark(options: BenchOptions = {}): Promise<BenchRep
     singleStreamQps,
     singleStreamP90Ns,
     offlineSamplesPerSec,
+    objectPath,
     bytesPerSample: Math.max(...bytesPerSampleByRun.map((r) => r.bytesPerSample)),
     bytesPerSampleByRun,
     network,

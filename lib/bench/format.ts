@@ -52,6 +52,8 @@ export function formatBenchReport(r: BenchReport): string {
   lines.push(keyed('SingleStream queries/s', r.singleStreamQps, ''));
   lines.push(keyed('SingleStream p90 latency', r.singleStreamP90Ns, 'ns'));
   lines.push(keyed('Offline samples/s', r.offlineSamplesPerSec, ''));
+  lines.push(`  (the JS null SUT above takes issueQueryIds; on the object path, issueQuery, dispatch wake: SingleStream ${fmt(r.objectPath.singleStreamQps)} queries/s, ` +
+    `p90 ${fmt(r.objectPath.singleStreamP90Ns)} ns; Offline ${fmt(r.objectPath.offlineSamplesPerSec)} samples/s)`);
   lines.push(`memory per recorded sample      ${r.bytesPerSampleByRun.map((m) => `${fmt(m.bytesPerSample, 1)} B over ${fmt(m.samples)} samples`).join(', ')}`);
   lines.push('');
   lines.push(formatNetworkBench(r.network));

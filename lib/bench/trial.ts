@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { BenchSut, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './trials.js';
+import type { BenchSut, BenchSutPath, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './trials.js';
 import { netServer, netTokens } from './net-trial.js';
 import { peakRunSettings, type PeakRun } from './peak.js';
 import { loadNative, loadNativeInternals } from '../native/index.js';
@@ -34,8 +34,8 @@ async function withOutdir<T>(fn: (outdir: string) => Promise<T>): Promise<T> {
   }
 }
 
-function sutFor(kind: Exclude<BenchSut, 'pure-js'>): SystemUnderTest {
-  return kind === 'null-native' ? createNullNativeSut() : createNullSut('null');
+function sutFor(kind: Exclude<BenchSut, 'pure-js'>, path: BenchSutPath = 'ids'): SystemUnderTest {
+  return kind === 'null-native' ? createNullNativeSut() : createNullSut('null', path);
 }
 
 /** The dispatch setting of a trial's SUT kind (`worker`: the JS null SUT in 1 worker). */
@@ -43,8 +43,8 @@ function dispatchOf(kind: Exclude<BenchSut, 'pure-js'>): { dispatch: DispatchMod
   return { dispatch: kind === 'poll' || kind === 'worker' ? kind : 'wake' };
 }
 
-function optionsOf(kind: Exclude<BenchSut, 'pure-js'>): StartTestOptions {
-  return kind === 'worker' ? { sutModule: NULL_SUT_MODULE } : {};
+function optionsOf(kind: Exclude<BenchSut, 'pure-js'>, path: BenchSutPath = 'ids'): StartTestOptions {
+  return kind === 'worker' ? { sutModule: NULL_SUT_MODULE, ...(path === 'objects' ? { sutOptions: { path } } : {}) } : {};
 }
 
 function pick(s: { p50: number; p99: number; p999: number }): Percentiles {
@@ -128,7 +128,7 @@ async function server(spec: Extract<TrialSpec, { kind: 'server' }>): Promise<Ser
   }
   const sut = spec.sut;
   return withOutdir(async (outdir) => {
-    const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+    const r = await startTest(sutFor(sut, spec.path), createSyntheticQsl(1024), {
       ...dispatchOf(sut),
       ...(spec.pinned ? { issueThreadCpu: 1 } : {}),
       ...(spec.dispatchSpinUs !== undefined ? { dispatchSpinUs: spec.dispatchSpinUs } : {}),
@@ -138,7 +138,7 @@ async function server(spec: Extract<TrialSpec, { kind: 'server' }>): Promise<Ser
       serverTargetLatencyNs: spec.targetLatencyNs,
       minDurationMs: spec.durationMs,
       minQueryCount: 1,
-    }, { outdir }, optionsOf(sut));
+    }, { outdir }, optionsOf(sut, spec.path));
     const overhead = r.overhead;
     return {
       valid: r.valid,
@@ -222,7 +222,7 @@ async function peakRun(spec: Extract<TrialSpec, { kind: 'peak-run' }>): Promise<
   }
   const sut = spec.sut;
   return withOutdir(async (outdir) => {
-    const r = await startTest(sutFor(sut), createSyntheticQsl(1024), { ...settings, ...dispatchOf(sut) }, { outdir }, optionsOf(sut));
+    const r = await startTest(sutFor(sut, spec.path), createSyntheticQsl(1024), { ...settings, ...dispatchOf(sut) }, { outdir }, optionsOf(sut, spec.path));
     return {
       targetQps: spec.targetQps,
       valid: r.valid,
@@ -250,13 +250,13 @@ async function singleStream(spec: Extract<TrialSpec, { kind: 'single-stream' }>)
   }
   const sut = spec.sut;
   return withOutdir(async (outdir) => {
-    const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+    const r = await startTest(sutFor(sut, spec.path), createSyntheticQsl(1024), {
       ...dispatchOf(sut),
       scenario: 'SingleStream',
       singleStreamExpectedLatencyNs: 1000,
       minDurationMs: spec.durationMs,
       minQueryCount: 1,
-    }, { outdir }, optionsOf(sut));
+    }, { outdir }, optionsOf(sut, spec.path));
     return { qps: r.qpsWithLoadgenOverhead ?? 0, p90Ns: r.percentilesNs[90] };
   });
 }
@@ -291,13 +291,13 @@ async function offline(spec: Extract<TrialSpec, { kind: 'offline' }>) {
   if (spec.sut === 'pure-js') return pureJsOffline(spec.samples);
   const sut = spec.sut;
   return withOutdir(async (outdir) => {
-    const r = await startTest(sutFor(sut), createSyntheticQsl(1024), {
+    const r = await startTest(sutFor(sut, spec.path), createSyntheticQsl(1024), {
       ...dispatchOf(sut),
       scenario: 'Offline',
       offlineExpectedQps: 1,
       minDurationMs: 0,
       minQueryCount: spec.samples,
-    }, { outdir }, optionsOf(sut));
+    }, { outdir }, optionsOf(sut, spec.path));
     return { samplesPerSecond: r.samplesPerSecond ?? 0 };
   });
 }

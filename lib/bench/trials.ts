@@ -18,6 +18,9 @@ export type BenchSut = 'null-native' | 'wake' | 'poll' | 'worker' | 'pure-js';
 
 export const BENCH_SUTS: readonly BenchSut[] = ['null-native', 'wake', 'poll', 'worker', 'pure-js'];
 
+/** How the JS null SUT takes queries: issueQueryIds (`ids`, the default) or issueQuery (`objects`). */
+export type BenchSutPath = 'ids' | 'objects';
+
 export interface Percentiles {
   p50: number;
   p99: number;
@@ -41,12 +44,13 @@ export type TrialSpec =
       dispatchSpinUs?: number;
       /** The wakeLeadUs setting ('wake' only). */
       wakeLeadUs?: number;
+      path?: BenchSutPath;
     }
   | { kind: 'peak'; sut: BenchSut; baseQps: number; durationMs: number; targetLatencyNs: number }
   /** One run of a core peak row (lib/bench/peak.ts): the built-in mlperf.conf's resnet50 Server settings with this rate and min_duration. */
-  | { kind: 'peak-run'; sut: BenchSut; targetQps: number; durationMs: number }
-  | { kind: 'single-stream'; sut: BenchSut; durationMs: number }
-  | { kind: 'offline'; sut: BenchSut; samples: number }
+  | { kind: 'peak-run'; sut: BenchSut; targetQps: number; durationMs: number; path?: BenchSutPath }
+  | { kind: 'single-stream'; sut: BenchSut; durationMs: number; path?: BenchSutPath }
+  | { kind: 'offline'; sut: BenchSut; samples: number; path?: BenchSutPath }
   | { kind: 'memory'; targetQps: number; durationMs: number }
   /** An open-loop Server run of a network SUT against the bench's stamp server (lib/bench/net-trial.ts). */
   | {

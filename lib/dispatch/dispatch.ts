@@ -15,7 +15,9 @@ import { serialize } from 'node:v8';
 import { threadId, Worker } from 'node:worker_threads';
 
 import { setActiveSeries } from '../api/active.js';
+import { checkIssueMethods } from '../api/checks.js';
 import { InterfaceError } from '../errors.js';
+import { issueLent, lendable, newLentQuery, usesIssueQueryIds } from './lent-query.js';
 import {
   DispatchStatus,
   IssueThreadEventKind,
@@ -60,6 +62,9 @@ export class PollLoop {
   };
 }
 
+/** What {@link runDispatchWorker} needs of a SUT: issueQuery or issueQueryIds (preferred when both). */
+export type WorkerSut = Pick<SystemUnderTest, 'issueQuery' | 'issueQueryIds' | 'flushQueries'>;
+
 /** What a {@link runDispatchWorker} SUT module exports (`startTest`'s `sutModule` option). */
 export interface DispatchWorkerContext {
   /** 0-based index of this worker among the run's workers. */
@@ -91,8 +96,8 @@ export function dispatchWorkerPlanOf(sut: unknown): DispatchWorkerPlan | undefin
 
 /**
  * Serves loadgen runs from this (worker) thread with `dispatch: 'worker'`:
- * creates the SUT, registers, and calls `sut.issueQuery` here with queries
- * taken straight from the native core. Completions are the usual
+ * creates the SUT, registers, and calls `sut.issueQueryIds` (else
+ * `sut.issueQuery`) here with queries taken straight from the native core. Completions are the usual
  * synchronous calls (querySamplesComplete etc.) made from this thread.
  * `sut.flushQueries` is called once per series after its last query was
  * taken. A throw (or rejected promise) from the SUT aborts the run;
@@ -100,13 +105,14 @@ export function dispatchWorkerPlanOf(sut: unknown): DispatchWorkerPlan | undefin
  * this worker is over (registrations are released when any run ends).
  */
 export async function runDispatchWorker(
-  createSut: () => Pick<SystemUnderTest, 'issueQuery' | 'flushQueries'> | Promise<Pick<SystemUnderTest, 'issueQuery' | 'flushQueries'>>,
+  createSut: () => WorkerSut | Promise<WorkerSut>,
   options: { onRegistered?: () => void } = {},
 ): Promise<void> {
   if (typeof createSut !== 'function') throw new InterfaceError('runDispatchWorker(createSut) expects a function returning a SUT');
   const sut = await createSut();
-  if (typeof sut !== 'object' || sut === null || typeof sut.issueQuery !== 'function')
-    throw new InterfaceError('runDispatchWorker: createSut() must return an object with an issueQuery function');
+  checkIssueMethods(sut, 'runDispatchWorker: createSut() must return an object with an issueQuery or issueQueryIds function');
+  const byIds = usesIssueQueryIds(sut);
+  const lentQuery = newLentQuery();
   const native = loadNative();
   const out = new Float64Array(3);
   let info: NativeSeriesInfo | undefined;
@@ -133,15 +139,24 @@ export async function runDispatchWorker(
   const issue = (firstId: number, first: number, count: number): void => {
     if (info === undefined || info.firstId !== firstId) {
       info = native.seriesInfo();
-      setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies);
+      setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies, byIds ? fail : undefined);
       if (info.firstId !== firstId) return;  // claimed from a series that already ended
     }
     const index = info.sampleIndex;
-    const samples: QuerySample[] = new Array(count);
-    for (let i = 0; i < count; i++) samples[i] = { id: firstId + first + i, index: index[first + i]! };
     let returned: unknown;
     try {
-      returned = sut.issueQuery(samples);
+      if (byIds) {
+        const lent = lendable(lentQuery, count);
+        const { ids, indices } = lent;
+        for (let i = 0; i < count; i++) ids[i] = firstId + first + i;
+        if (count > 64) indices.set(index.subarray(first, first + count));
+        else for (let i = 0; i < count; i++) indices[i] = index[first + i]!;
+        returned = issueLent(sut, lent, count);
+      } else {
+        const samples: QuerySample[] = new Array(count);
+        for (let i = 0; i < count; i++) samples[i] = { id: firstId + first + i, index: index[first + i]! };
+        returned = sut.issueQuery!(samples);
+      }
     } catch (error) {
       fail(error);
       return;

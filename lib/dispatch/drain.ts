@@ -7,6 +7,7 @@
  * exists exactly when this thread was too busy to take queries on time).
  */
 import { HAND_OVER_SLICE_MS, handOver, yieldHandOver } from './handover.js';
+import { issueLent, lendable, newLentQuery, type LentQuery } from './lent-query.js';
 import type { NativeAddon, NativeSeriesInfo } from '../native/index.js';
 import type { QuerySample, SystemUnderTest } from '../api/types.js';
 
@@ -18,10 +19,12 @@ export interface DrainState {
   samplesPerQuery: number;
   sampleIndex: Uint32Array;
   coalesced: boolean;
+  /** The arrays issueQueryIds gets (lib/dispatch/lent-query.ts). */
+  lent: LentQuery;
 }
 
 export function newDrainState(): DrainState {
-  return { cursor: 0, stride: 1, firstId: 0, samplesPerQuery: 1, sampleIndex: new Uint32Array(0), coalesced: false };
+  return { cursor: 0, stride: 1, firstId: 0, samplesPerQuery: 1, sampleIndex: new Uint32Array(0), coalesced: false, lent: newLentQuery() };
 }
 
 /** A new series: this thread gets queries index, index + stride, ... */
@@ -36,12 +39,13 @@ export function startDrainSeries(state: DrainState, info: NativeSeriesInfo, inde
 
 /**
  * Issues this thread's queries below `published`, then those that completion
- * calls made during the drain handed over (lib/dispatch/handover.ts). `onError` gets
- * what issueQuery threw (or its promise rejected with); a throw stops the drain.
+ * calls made during the drain handed over (lib/dispatch/handover.ts), through
+ * sut.issueQueryIds when it has one, else sut.issueQuery. `onError` gets what
+ * it threw (or its promise rejected with); a throw stops the drain.
  */
 export function drainQueries(
   native: NativeAddon,
-  sut: Pick<SystemUnderTest, 'issueQuery'>,
+  sut: Pick<SystemUnderTest, 'issueQuery' | 'issueQueryIds'>,
   state: DrainState,
   published: number,
   onError: (error: unknown) => void,
@@ -49,7 +53,8 @@ export function drainQueries(
   const outer = handOver.draining;
   handOver.draining = true;
   try {
-    drainLoop(native, sut, state, published, onError);
+    if (typeof sut.issueQueryIds === 'function') drainIdsLoop(native, sut, state, published, onError);
+    else drainLoop(native, sut, state, published, onError);
   } finally {
     handOver.draining = outer;
   }
@@ -63,6 +68,10 @@ function drainLoop(
   onError: (error: unknown) => void,
 ): void {
   const { stride, samplesPerQuery: spq, firstId, sampleIndex, coalesced } = state;
+  // Queries from here on were handed over inside this drain's calls: the
+  // core stamped their delivery when it issued them (they reach the SUT as
+  // the completing call returns), so no markDispatched call per query.
+  const handedFrom = published;
   let handed = 0;
   let sliceStart = 0;
   for (;;) {
@@ -92,10 +101,74 @@ function drainLoop(
       const base = j * spq;
       for (let i = 0; i < spq; i++) samples[n++] = { id: firstId + base + i, index: sampleIndex[base + i]! };
     }
-    native.markDispatched(q, end, stride);
+    if (q < handedFrom) native.markDispatched(q, end, stride);
     let returned: unknown;
     try {
-      returned = sut.issueQuery(samples);
+      returned = sut.issueQuery!(samples);
+    } catch (error) {
+      onError(error);
+      return;
+    }
+    if (returned !== undefined && returned !== null && typeof (returned as Promise<void>).then === 'function') {
+      (returned as Promise<void>).then(undefined, onError);
+    }
+  }
+}
+
+/** drainLoop for a SUT with issueQueryIds: the same queries, as lent typed arrays. */
+function drainIdsLoop(
+  native: NativeAddon,
+  sut: Pick<SystemUnderTest, 'issueQueryIds'>,
+  state: DrainState,
+  published: number,
+  onError: (error: unknown) => void,
+): void {
+  const { stride, samplesPerQuery: spq, firstId, sampleIndex, coalesced } = state;
+  // Queries from here on were handed over inside this drain's calls: the
+  // core stamped their delivery when it issued them (they reach the SUT as
+  // the completing call returns), so no markDispatched call per query.
+  const handedFrom = published;
+  let handed = 0;
+  let sliceStart = 0;
+  for (;;) {
+    if (state.cursor >= published) {
+      if (handOver.published <= published) return;
+      published = handOver.published;
+      if ((++handed & 255) === 1) {
+        const now = performance.now();
+        if (handed === 1) sliceStart = now;
+        else if (now - sliceStart >= HAND_OVER_SLICE_MS) {
+          yieldHandOver();
+          return;
+        }
+      }
+    }
+    const q = state.cursor;
+    const end = coalesced ? published : q + 1;
+    const queries = Math.ceil((end - q) / stride);
+    state.cursor = q + queries * stride;
+    const count = queries * spq;
+    const lent = lendable(state.lent, count);
+    const { ids, indices } = lent;
+    if (queries === 1 && spq > 64) {
+      // One large query (Offline, big MultiStream): the indices in one copy.
+      const base = q * spq;
+      indices.set(sampleIndex.subarray(base, base + spq));
+      for (let i = 0; i < spq; i++) ids[i] = firstId + base + i;
+    } else {
+      let n = 0;
+      for (let j = q; j < end; j += stride) {
+        const base = j * spq;
+        for (let i = 0; i < spq; i++, n++) {
+          ids[n] = firstId + base + i;
+          indices[n] = sampleIndex[base + i]!;
+        }
+      }
+    }
+    if (q < handedFrom) native.markDispatched(q, end, stride);
+    let returned: unknown;
+    try {
+      returned = issueLent(sut, lent, count);
     } catch (error) {
       onError(error);
       return;

@@ -8,9 +8,12 @@ import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../native/index.js';
 import { createNullSut } from './suts.js';
 import type { SystemUnderTest } from '../api/types.js';
+import type { DispatchWorkerContext } from '../dispatch/dispatch.js';
 
-export function createSut(): SystemUnderTest {
-  return createNullSut('null');
+/** `options.path` 'objects' (startTest's sutOptions): the object path's null SUT (bench). */
+export function createSut(context?: DispatchWorkerContext): SystemUnderTest {
+  const path = (context?.options as { path?: unknown } | undefined)?.path === 'objects' ? 'objects' : 'ids';
+  return createNullSut('null', path);
 }
 
 /** The (compiled) module's URL, for startTest's `sutModule` option. */

@@ -11,19 +11,32 @@ export interface NullNativeSut extends SystemUnderTest {
   readonly [NATIVE_NULL_SUT]: true;
 }
 
+/** How a null SUT takes its queries: `ids` (issueQueryIds, the default) or `objects` (issueQuery only). */
+export type NullSutPath = 'ids' | 'objects';
+
+/** A null SUT: issueQuery is always there (callers may forward to it). */
+export type NullSut = SystemUnderTest & { issueQuery(samples: QuerySample[]): void };
+
 /**
- * A JS SUT that completes every sample inside issueQuery, with the batch
- * completion API: what loadgen costs when the SUT costs nothing.
+ * A JS SUT that completes every sample inside the call, with the batch
+ * completion API: what loadgen costs when the SUT costs nothing. It takes
+ * queries through issueQueryIds (no object per sample); with path
+ * 'objects' it has only issueQuery, to measure that path.
  */
-export function createNullSut(name = 'null'): SystemUnderTest {
-  let ids = new Float64Array(1);
+export function createNullSut(name = 'null', path: NullSutPath = 'ids'): NullSut {
+  let scratch = new Float64Array(1);
+  const issueQuery = (samples: QuerySample[]): void => {
+    const n = samples.length;
+    if (n > scratch.length) scratch = new Float64Array(n);
+    for (let i = 0; i < n; i++) scratch[i] = samples[i]!.id;
+    querySamplesCompleteIds(scratch, n);
+  };
+  if (path === 'objects') return { name, issueQuery };
   return {
     name,
-    issueQuery(samples: QuerySample[]): void {
-      const n = samples.length;
-      if (n > ids.length) ids = new Float64Array(n);
-      for (let i = 0; i < n; i++) ids[i] = samples[i]!.id;
-      querySamplesCompleteIds(ids, n);
+    issueQuery,
+    issueQueryIds(ids: Float64Array, _indices: Uint32Array, count: number): void {
+      querySamplesCompleteIds(ids, count);
     },
   };
 }

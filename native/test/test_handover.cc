@@ -99,9 +99,12 @@ class HandOverHost : public FakeHost {
     }
   }
   void drain(uint64_t published) {
+    // As lib/dispatch/drain.ts: a query handed over inside this drain was
+    // stamped delivered by the completing call; only the others are marked.
+    const uint64_t handed_from = published;
     while (cursor_ < published) {
       const uint64_t q = cursor_++;
-      session_->mark_dispatched(q);
+      if (q < handed_from) session_->mark_dispatched(q);
       if (sut_ == Sut::Deferred) {
         pending_.push_back(q);
         continue;
@@ -234,6 +237,9 @@ TEST(handover_single_stream_ends_naturally_at_min_query_count) {
   CHECK(has_text(on.outcome, "Ending naturally: Minimum query count and test duration met."));
   // The issue thread issued only the first query (and those it won a race for).
   CHECK(on.handed > 2000);
+  // Every query's delivery is stamped, the handed-over ones by the core.
+  CHECK(on.outcome.overhead.has_delivery_lag);
+  CHECK_EQ(on.outcome.overhead.delivery_lag.count, uint64_t{3000});
   check_same(c, Sut::Inline);
   check_same(c, Sut::Deferred);
 }
