@@ -174,13 +174,16 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     if (info.Length() < 3) type_error(env, "setRequest(index, line, rest) expects three arguments");
     if (!info[0].IsNumber()) type_error(env, "setRequest: index must be a number");
     const double index = info[0].As<Napi::Number>().DoubleValue();
-    if (!(index >= 0 && index <= 4294967295.0) || std::floor(index) != index)
-      type_error(env, "setRequest: index must be an integer in [0, 2^32 - 1]");
+    constexpr double kMaxIndex = loadgen::HttpClient::kMaxRequestIndex;
+    if (!(index >= 0 && index <= kMaxIndex) || std::floor(index) != index)
+      type_error(env, "setRequest: index must be an integer in [0, " + std::to_string(loadgen::HttpClient::kMaxRequestIndex) +
+                          "], got " + std::to_string(index));
     size_t line_size = 0, rest_size = 0;
     const uint8_t* line = bytes_of(env, info[1], &line_size, "setRequest: line");
     const uint8_t* rest = bytes_of(env, info[2], &rest_size, "setRequest: rest");
     if (line_size == 0) type_error(env, "setRequest: line must not be empty");
     if (sut_->client().outstanding() != 0) type_error(env, "setRequest: requests are outstanding");
+    if (line_size > UINT32_MAX || rest_size > UINT32_MAX) type_error(env, "setRequest: a request part exceeds 4 GiB");
     sut_->client().set_request(static_cast<uint32_t>(index), line, line_size, rest, rest_size);
   }
 
@@ -207,12 +210,12 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
       const uint64_t rest_end = uint64_t{layout[4 * i + 2]} + layout[4 * i + 3];
       if (line_end > data_size || rest_end > data_size || layout[4 * i + 1] == 0)
         type_error(env, "setRequests: request " + std::to_string(i) + " lies outside data (or has an empty line)");
+      if (indices[i] > loadgen::HttpClient::kMaxRequestIndex)
+        type_error(env, "setRequests: indices[" + std::to_string(i) + "] is " + std::to_string(indices[i]) +
+                            ", beyond the table's limit " + std::to_string(loadgen::HttpClient::kMaxRequestIndex));
     }
     if (sut_->client().outstanding() != 0) type_error(env, "setRequests: requests are outstanding");
-    for (size_t i = 0; i < count; ++i) {
-      sut_->client().set_request(indices[i], data + layout[4 * i], layout[4 * i + 1], data + layout[4 * i + 2],
-                                 layout[4 * i + 3]);
-    }
+    sut_->client().set_requests(indices, count, data, layout);
   }
 
   void clear_requests(const Napi::CallbackInfo& info) {
