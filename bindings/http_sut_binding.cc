@@ -65,6 +65,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
                            InstanceMethod<&NativeHttpSut::cancel_all>("cancelAll"),
                            InstanceMethod<&NativeHttpSut::outstanding>("outstanding"),
                            InstanceMethod<&NativeHttpSut::node_stats>("nodeStats"),
+                           InstanceMethod<&NativeHttpSut::reactor_counts>("reactorCounts"),
                            InstanceMethod<&NativeHttpSut::close>("close"),
                        });
   }
@@ -104,6 +105,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     config.node_backoff_ns = static_cast<int64_t>(number_field(env, o, "nodeBackoffMs", 1000, 0, kMaxMs) * 1e6);
     config.max_body_bytes = static_cast<uint64_t>(number_field(env, o, "maxBodyBytes", 4294967296.0, 1, 9007199254740991.0));
     config.reactor_cpu = static_cast<int>(number_field(env, o, "reactorCpu", -1, -1, 4095));
+    config.response_poll_ns = static_cast<int64_t>(number_field(env, o, "responsePollUs", 200, 0, 1e6) * 1e3);
     const Napi::Value every = o.Get("hostReadsEveryBody");
     if (!every.IsUndefined() && !every.IsBoolean()) type_error(env, "hostReadsEveryBody must be a boolean");
     const Napi::Value secret = o.Get("secret");
@@ -249,6 +251,16 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     const size_t nodes = node_count();
     Napi::Float64Array out = Napi::Float64Array::New(info.Env(), nodes * loadgen::kNodeStatsLength);
     sut_->client().copy_node_stats(out.Data());
+    return out;
+  }
+
+  Napi::Value reactor_counts(const Napi::CallbackInfo& info) {
+    const loadgen::HttpReactorCounts counts = sut_->client().reactor_counts();
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("polledEvents", static_cast<double>(counts.polled_events));
+    out.Set("blockingWaits", static_cast<double>(counts.blocking_waits));
+    out.Set("sendWakes", static_cast<double>(counts.send_wakes));
+    out.Set("pollBudgetNs", static_cast<double>(counts.poll_budget_ns));
     return out;
   }
 

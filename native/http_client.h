@@ -115,7 +115,7 @@ struct HttpClientConfig {
   // online); when that median is longer than half of this, it never polls.
   // A polling reactor is awake when a response lands, instead of being woken
   // from a halted CPU (~25-50 us on a VM). 0: always block.
-  int64_t response_poll_ns = 1'000'000;
+  int64_t response_poll_ns = 200'000;
 };
 
 // How the reactor thread waited (tests, benchmarks): counts since start().

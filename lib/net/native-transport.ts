@@ -115,6 +115,7 @@ export class NativeTransport {
       requestTimeoutMs: config.requestTimeoutMs,
       nodeBackoffMs: config.backoffMs,
       hostReadsEveryBody: readEveryResponse,
+      responsePollUs: config.responsePollUs,
       ...(config.apiKey !== undefined ? { secret: config.apiKey } : {}),
       onResponses: (meta, data, count) => {
         for (let i = 0, m = 0; i < count; i++, m += 6) {
