@@ -395,12 +395,13 @@ struct HttpClient::Impl {
     c->sent_ns = now_ns();
     const ssize_t n = write_some(c);
     if (n >= 0 && c->written == c->total) {
+      const int64_t sent = c->sent_ns;  // the reactor owns the connection after the store
       c->state.store(kInFlight, std::memory_order_release);
       // A cancel_all that ran meanwhile may have missed this request.
       if (cancel_flag.load(std::memory_order_acquire)) {
         wake();
       } else {
-        note_send(c->sent_ns);
+        note_send(sent);
       }
       return;
     }
