@@ -81,8 +81,10 @@ inline int64_t native_sut_spin_window_ns(const Series& series) {
 // (10 us at 10k QPS) woke ~19 us late at p50 on a VM whose wake-ups take
 // 25-50 us. The estimate is the sleeps' lateness p90, learned online
 // (frugal streaming quantile: one compare and add per sleep); the window
-// stays within [kMinNs, min(kServerSpinWindowNs, mean gap / 2)], so the
-// thread still sleeps between queries at any rate.
+// stays within [kMinNs, min(kServerSpinWindowNs, mean gap / 4)]: the thread
+// still sleeps between queries, and its spin takes at most a quarter of a
+// CPU (with mean gap / 2, a single 30k requests/s run on a loaded CPU fell
+// behind: the punctual issue thread starved the reactor and the JS thread).
 struct AdaptiveSpinWindow {
   static constexpr int64_t kMinNs = 10000;
   static constexpr int64_t kMarginNs = 5000;
@@ -93,7 +95,7 @@ struct AdaptiveSpinWindow {
   explicit AdaptiveSpinWindow(const Series& series, int64_t initial_ns) {
     const uint64_t queries = series.trace.query_count();
     if (queries > 0)
-      max_ns = std::clamp<int64_t>(series.trace.scheduled_delta_ns.back() / static_cast<int64_t>(queries) / 2, kMinNs,
+      max_ns = std::clamp<int64_t>(series.trace.scheduled_delta_ns.back() / static_cast<int64_t>(queries) / 4, kMinNs,
                                    kServerSpinWindowNs);
     late_p90_ns = std::max<int64_t>(initial_ns - kMarginNs, 0);
   }
