@@ -65,6 +65,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
                            InstanceMethod<&NativeHttpSut::cancel_all>("cancelAll"),
                            InstanceMethod<&NativeHttpSut::outstanding>("outstanding"),
                            InstanceMethod<&NativeHttpSut::node_stats>("nodeStats"),
+                           InstanceMethod<&NativeHttpSut::reactor_counts>("reactorCounts"),
                            InstanceMethod<&NativeHttpSut::close>("close"),
                        });
   }
@@ -104,6 +105,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     config.node_backoff_ns = static_cast<int64_t>(number_field(env, o, "nodeBackoffMs", 1000, 0, kMaxMs) * 1e6);
     config.max_body_bytes = static_cast<uint64_t>(number_field(env, o, "maxBodyBytes", 4294967296.0, 1, 9007199254740991.0));
     config.reactor_cpu = static_cast<int>(number_field(env, o, "reactorCpu", -1, -1, 4095));
+    config.response_poll_ns = static_cast<int64_t>(number_field(env, o, "responsePollUs", 200, 0, 1e6) * 1e3);
     const Napi::Value every = o.Get("hostReadsEveryBody");
     if (!every.IsUndefined() && !every.IsBoolean()) type_error(env, "hostReadsEveryBody must be a boolean");
     const Napi::Value secret = o.Get("secret");
@@ -223,13 +225,16 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     if (info.Length() < 3) type_error(env, "setRequest(index, line, rest) expects three arguments");
     if (!info[0].IsNumber()) type_error(env, "setRequest: index must be a number");
     const double index = info[0].As<Napi::Number>().DoubleValue();
-    if (!(index >= 0 && index <= 4294967295.0) || std::floor(index) != index)
-      type_error(env, "setRequest: index must be an integer in [0, 2^32 - 1]");
+    constexpr double kMaxIndex = loadgen::HttpClient::kMaxRequestIndex;
+    if (!(index >= 0 && index <= kMaxIndex) || std::floor(index) != index)
+      type_error(env, "setRequest: index must be an integer in [0, " + std::to_string(loadgen::HttpClient::kMaxRequestIndex) +
+                          "], got " + std::to_string(index));
     size_t line_size = 0, rest_size = 0;
     const uint8_t* line = bytes_of(env, info[1], &line_size, "setRequest: line");
     const uint8_t* rest = bytes_of(env, info[2], &rest_size, "setRequest: rest");
     if (line_size == 0) type_error(env, "setRequest: line must not be empty");
     if (sut_->client().outstanding() != 0) type_error(env, "setRequest: requests are outstanding");
+    if (line_size > UINT32_MAX || rest_size > UINT32_MAX) type_error(env, "setRequest: a request part exceeds 4 GiB");
     sut_->client().set_request(static_cast<uint32_t>(index), line, line_size, rest, rest_size);
   }
 
@@ -256,12 +261,12 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
       const uint64_t rest_end = uint64_t{layout[4 * i + 2]} + layout[4 * i + 3];
       if (line_end > data_size || rest_end > data_size || layout[4 * i + 1] == 0)
         type_error(env, "setRequests: request " + std::to_string(i) + " lies outside data (or has an empty line)");
+      if (indices[i] > loadgen::HttpClient::kMaxRequestIndex)
+        type_error(env, "setRequests: indices[" + std::to_string(i) + "] is " + std::to_string(indices[i]) +
+                            ", beyond the table's limit " + std::to_string(loadgen::HttpClient::kMaxRequestIndex));
     }
     if (sut_->client().outstanding() != 0) type_error(env, "setRequests: requests are outstanding");
-    for (size_t i = 0; i < count; ++i) {
-      sut_->client().set_request(indices[i], data + layout[4 * i], layout[4 * i + 1], data + layout[4 * i + 2],
-                                 layout[4 * i + 3]);
-    }
+    sut_->client().set_requests(indices, count, data, layout);
   }
 
   void clear_requests(const Napi::CallbackInfo& info) {
@@ -295,6 +300,16 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     const size_t nodes = node_count();
     Napi::Float64Array out = Napi::Float64Array::New(info.Env(), nodes * loadgen::kNodeStatsLength);
     sut_->client().copy_node_stats(out.Data());
+    return out;
+  }
+
+  Napi::Value reactor_counts(const Napi::CallbackInfo& info) {
+    const loadgen::HttpReactorCounts counts = sut_->client().reactor_counts();
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("polledEvents", static_cast<double>(counts.polled_events));
+    out.Set("blockingWaits", static_cast<double>(counts.blocking_waits));
+    out.Set("sendWakes", static_cast<double>(counts.send_wakes));
+    out.Set("pollBudgetNs", static_cast<double>(counts.poll_budget_ns));
     return out;
   }
 

@@ -16,13 +16,13 @@
 #include "http_client.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 
 #include "clock.h"
 #include "wait.h"
@@ -92,9 +92,11 @@ std::string excerpt(const std::vector<uint8_t>& body, uint64_t body_bytes) {
   return out;
 }
 
+// A request's bytes in the table's arena: its line, then the rest.
 struct Request {
-  std::string line;
-  std::string rest;
+  uint64_t offset = 0;
+  uint32_t line_size = 0;  // 0: no request set at this index
+  uint32_t rest_size = 0;
 };
 
 struct Pending {
@@ -199,7 +201,12 @@ std::string errno_text(int err) { return std::strerror(err); }
 struct HttpClient::Impl {
   HttpClientConfig config;
   HttpSink* sink;
-  std::unordered_map<uint32_t, Request> requests;
+  // The request table, indexed by QSL index, and one arena holding every
+  // request's bytes: two allocations per load instead of two per request.
+  // Changed only while nothing is outstanding (the binding checks), so the
+  // Request pointers of queued and in-flight requests stay valid.
+  std::vector<Request> requests;
+  std::vector<uint8_t> arena;
   std::vector<std::unique_ptr<Node>> nodes;
   std::vector<std::unique_ptr<Conn>> conns;
 
@@ -221,7 +228,20 @@ struct HttpClient::Impl {
   mutable std::mutex stats_mu;
   std::vector<double> stats;  // nodes x kNodeStatsLength; requests come from Node::requests
 
+  // The reactor's waiting (run_reactor): it polls while a request sent less
+  // than its poll budget ago is outstanding; a send that finds it blocked
+  // wakes it through the eventfd, so its wake-up overlaps the server's time.
+  std::atomic<bool> reactor_blocked{false};
+  std::atomic<int64_t> last_send_ns{0};
+  std::atomic<int64_t> poll_budget_ns{0};  // the reactor's; read by send() and reactor_counts()
+  std::atomic<uint64_t> polled_events{0};
+  std::atomic<uint64_t> blocking_waits{0};
+  std::atomic<uint64_t> send_wakes{0};
+
   // Reactor only.
+  static constexpr size_t kRecentResponses = 32;
+  std::array<int64_t, kRecentResponses> recent_response_ns{};
+  size_t recent_responses = 0;
   std::vector<StatRecord> stat_batch;
   std::vector<uint8_t> read_buffer;
   HttpOutcome outcome;
@@ -282,11 +302,11 @@ struct HttpClient::Impl {
   // Returns the bytes written by this call, or -1 with errno.
   ssize_t write_some(Conn* c) {
     const Node& node = *nodes[c->node];
-    const std::string& line = c->request->line;
-    const std::string& rest = c->request->rest;
-    iovec parts[3] = {{const_cast<char*>(line.data()), line.size()},
+    const Request& r = *c->request;
+    uint8_t* line = arena.data() + r.offset;
+    iovec parts[3] = {{line, r.line_size},
                       {const_cast<char*>(node.host_line.data()), node.host_line.size()},
-                      {const_cast<char*>(rest.data()), rest.size()}};
+                      {line + r.line_size, r.rest_size}};
     size_t skip = c->written;
     int first = 0;
     while (first < 3 && skip >= parts[first].iov_len) skip -= parts[first++].iov_len;
@@ -311,7 +331,7 @@ struct HttpClient::Impl {
     c->keep_body = p.keep_body;
     c->retried = p.retried;
     c->written = 0;
-    c->total = p.request->line.size() + nodes[c->node]->host_line.size() + p.request->rest.size();
+    c->total = p.request->line_size + nodes[c->node]->host_line.size() + p.request->rest_size;
     c->write_errno = 0;
     c->got_bytes = false;
     // Without keep_body, enough of the body for a failure's excerpt. Streamed
@@ -321,14 +341,26 @@ struct HttpClient::Impl {
 
   // ---- The issue thread ----
 
+  // After a request went out whole: a reactor blocked in epoll_wait is woken
+  // to poll for its response (the Dekker pair with run_reactor's
+  // reactor_blocked store and last_send_ns load, both seq_cst: either this
+  // sees it blocked, or it sees this send and polls).
+  void note_send(int64_t sent) {
+    if (poll_budget_ns.load(std::memory_order_relaxed) <= 0) return;
+    last_send_ns.store(sent, std::memory_order_seq_cst);
+    if (reactor_blocked.load(std::memory_order_seq_cst) && reactor_blocked.exchange(false, std::memory_order_seq_cst)) {
+      send_wakes.fetch_add(1, std::memory_order_relaxed);
+      wake();
+    }
+  }
+
   void send(uint64_t tag, uint32_t index, bool keep_body) {
     outstanding.fetch_add(1, std::memory_order_acq_rel);
     if (stopped.load(std::memory_order_acquire)) return fail_now(tag, index, -1, FailureKind::Cancelled, "the client was closed");
     if (!started) return fail_now(tag, index, -1, FailureKind::Connection, "the client was not started");
-    const auto found = requests.find(index);
-    if (found == requests.end())
+    if (index >= requests.size() || requests[index].line_size == 0)
       return fail_now(tag, index, -1, FailureKind::Connection, "no request was set for index " + std::to_string(index));
-    const Pending pending{tag, &found->second, index, keep_body, false};
+    const Pending pending{tag, &requests[index], index, keep_body, false};
     Conn* c = nullptr;
     int node;
     {
@@ -364,9 +396,14 @@ struct HttpClient::Impl {
     c->sent_ns = now_ns();
     const ssize_t n = write_some(c);
     if (n >= 0 && c->written == c->total) {
+      const int64_t sent = c->sent_ns;  // the reactor owns the connection after the store
       c->state.store(kInFlight, std::memory_order_release);
       // A cancel_all that ran meanwhile may have missed this request.
-      if (cancel_flag.load(std::memory_order_acquire)) wake();
+      if (cancel_flag.load(std::memory_order_acquire)) {
+        wake();
+      } else {
+        note_send(sent);
+      }
       return;
     }
     c->write_errno = n < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
@@ -489,6 +526,7 @@ struct HttpClient::Impl {
     load(c, next);
     c->state.store(kInFlight, std::memory_order_relaxed);
     c->sent_ns = now_ns();
+    last_send_ns.store(c->sent_ns, std::memory_order_relaxed);
     continue_write(c);
   }
 
@@ -521,8 +559,10 @@ struct HttpClient::Impl {
   // second attempt, response bytes seen): the caller fails the request.
   bool retry_on_new_connection(Conn* c) {
     if (!c->reused || c->got_bytes || c->retried || cancel_flag.load(std::memory_order_acquire)) return false;
-    const std::string& line = c->request->line;
-    const bool idempotent = line.compare(0, 4, "GET ") == 0 || line.compare(0, 5, "HEAD ") == 0;
+    const char* line = reinterpret_cast<const char*>(arena.data() + c->request->offset);
+    const uint32_t line_size = c->request->line_size;
+    const bool idempotent = (line_size >= 4 && std::memcmp(line, "GET ", 4) == 0) ||
+                            (line_size >= 5 && std::memcmp(line, "HEAD ", 5) == 0);
     if (c->written != 0 && !idempotent) return false;
     const Pending again{c->tag, c->request, c->index, c->keep_body, true};
     Conn* other = nullptr;
@@ -577,6 +617,7 @@ struct HttpClient::Impl {
   }
 
   void add_stat(uint32_t node, int kind, int64_t latency_ns) {
+    if (latency_ns > 0) learn_response_time(latency_ns);
     if (stat_batch.size() == stat_batch.capacity()) flush_stats();
     stat_batch.push_back(StatRecord{node, kind, latency_ns});
   }
@@ -829,6 +870,26 @@ struct HttpClient::Impl {
     if (timeout > 0) note_timer(now + timeout);
   }
 
+  // Every kRecentResponses responses (request written -> last byte read),
+  // the poll budget becomes twice their median, or 0 (block at once) when
+  // that exceeds response_poll_ns: polling for a slow server burns a CPU
+  // for a wake-up that is small beside its response time.
+  void learn_response_time(int64_t ns) {
+    recent_response_ns[recent_responses++ % kRecentResponses] = ns;
+    if (recent_responses % kRecentResponses != 0) return;
+    std::array<int64_t, kRecentResponses> sorted = recent_response_ns;
+    std::nth_element(sorted.begin(), sorted.begin() + kRecentResponses / 2, sorted.end());
+    const int64_t budget = 2 * sorted[kRecentResponses / 2];
+    poll_budget_ns.store(budget <= config.response_poll_ns ? budget : 0, std::memory_order_relaxed);
+  }
+
+  // Whether a request sent less than the poll budget ago is outstanding.
+  bool should_poll() const {
+    const int64_t budget = poll_budget_ns.load(std::memory_order_relaxed);
+    if (budget <= 0 || outstanding.load(std::memory_order_seq_cst) == 0) return false;
+    return now_ns() < last_send_ns.load(std::memory_order_seq_cst) + budget;
+  }
+
   void run_reactor() {
     if (config.reactor_cpu >= 0) prepare_issue_thread(config.reactor_cpu);
     constexpr int kMaxEvents = 256;
@@ -840,7 +901,26 @@ struct HttpClient::Impl {
         const int64_t wait = next_timer_ns - now_ns();
         timeout_ms = wait <= 0 ? 0 : static_cast<int>(std::min<int64_t>((wait + 999999) / 1000000, INT_MAX));
       }
+      // Poll (timeout 0) while a recent request is outstanding; else block,
+      // announced first so that a send wakes it (note_send).
+      bool polling = timeout_ms != 0 && should_poll();
+      bool announced = false;
+      if (timeout_ms != 0 && !polling && poll_budget_ns.load(std::memory_order_relaxed) > 0) {
+        reactor_blocked.store(true, std::memory_order_seq_cst);
+        announced = true;
+        polling = should_poll();
+        if (polling) {
+          reactor_blocked.store(false, std::memory_order_relaxed);
+          announced = false;
+        }
+      }
+      if (polling) {
+        timeout_ms = 0;
+      } else if (timeout_ms != 0 && outstanding.load(std::memory_order_relaxed) > 0) {
+        blocking_waits.fetch_add(1, std::memory_order_relaxed);
+      }
       const int n = epoll_wait(epfd, events, kMaxEvents, timeout_ms);
+      if (announced) reactor_blocked.store(false, std::memory_order_relaxed);
       if (stopping.load(std::memory_order_acquire)) break;
       bool waiting = false;
       for (int i = 0; i < n; ++i) {
@@ -854,6 +934,7 @@ struct HttpClient::Impl {
         }
         Conn* c = conns[static_cast<uint32_t>(data)].get();
         if (static_cast<uint32_t>(data >> 32) != c->generation || c->fd < 0) continue;
+        if (polling) polled_events.fetch_add(1, std::memory_order_relaxed);
         if (!on_event(c, events[i].events)) waiting = true;
       }
       if (cancel_flag.load(std::memory_order_acquire)) {
@@ -862,7 +943,10 @@ struct HttpClient::Impl {
       }
       flush_stats();
       if (now_ns() >= next_timer_ns) check_timers();
-      // The issue thread is mid-write on a connection with news: let it finish.
+      // The issue thread is mid-write on a connection with news: let it
+      // finish. An empty poll does not yield: a yielded thread is queued
+      // behind whatever else runs on its CPU (another process's whole time
+      // slice, milliseconds), where a blocked one is woken ahead of it.
       if (waiting) yield_cpu();
     }
     flush_stats();
@@ -1021,6 +1105,7 @@ struct HttpClient::Impl {
       }
     }
     started = true;
+    poll_budget_ns.store(std::max<int64_t>(config.response_poll_ns, 0), std::memory_order_relaxed);
     reactor = std::thread([this] { run_reactor(); });
     return true;
   }
@@ -1083,6 +1168,15 @@ struct HttpClient::Impl {
     epfd = wakefd = -1;
   }
 
+  HttpReactorCounts reactor_counts() const {
+    HttpReactorCounts counts;
+    counts.polled_events = polled_events.load(std::memory_order_relaxed);
+    counts.blocking_waits = blocking_waits.load(std::memory_order_relaxed);
+    counts.send_wakes = send_wakes.load(std::memory_order_relaxed);
+    counts.poll_budget_ns = poll_budget_ns.load(std::memory_order_relaxed);
+    return counts;
+  }
+
   void copy_node_stats(double* out) const {
     if (stats.empty()) {
       std::fill(out, out + config.nodes.size() * kNodeStatsLength, 0.0);
@@ -1128,6 +1222,7 @@ struct HttpClient::Impl {
   void cancel_all(const std::string&) {}
   void stop() {}
   void copy_node_stats(double* out) const { std::fill(out, out + config.nodes.size() * kNodeStatsLength, 0.0); }
+  HttpReactorCounts reactor_counts() const { return {}; }
 };
 
 bool HttpClient::available() { return false; }
@@ -1139,21 +1234,59 @@ HttpClient::HttpClient(HttpClientConfig config, HttpSink* sink)
 
 HttpClient::~HttpClient() { stop(); }
 
-void HttpClient::set_request(uint32_t index, const uint8_t* line, size_t line_size, const uint8_t* rest,
+bool HttpClient::set_request(uint32_t index, const uint8_t* line, size_t line_size, const uint8_t* rest,
                              size_t rest_size) {
 #if defined(__linux__)
   // Also after start(), between series (the QSL loads then): nothing is
   // outstanding, and the issue thread's next send() is ordered after this by
   // the session. Entries are nodes of a map: queued requests' pointers stay valid.
-  Request& r = impl_->requests[index];
-  r.line.assign(reinterpret_cast<const char*>(line), line_size);
-  r.rest.assign(reinterpret_cast<const char*>(rest), rest_size);
+  if (index > kMaxRequestIndex || line_size == 0 || line_size > UINT32_MAX || rest_size > UINT32_MAX) return false;
+  std::vector<Request>& table = impl_->requests;
+  std::vector<uint8_t>& arena = impl_->arena;
+  if (index >= table.size()) table.resize(static_cast<size_t>(index) + 1);
+  Request& r = table[index];
+  r.offset = arena.size();
+  r.line_size = static_cast<uint32_t>(line_size);
+  r.rest_size = static_cast<uint32_t>(rest_size);
+  arena.insert(arena.end(), line, line + line_size);
+  arena.insert(arena.end(), rest, rest + rest_size);
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool HttpClient::set_requests(const uint32_t* indices, size_t count, const uint8_t* data, const uint32_t* layout) {
+#if defined(__linux__)
+  // Sized once for the whole load; nothing is stored when one entry is out of range.
+  uint32_t max_index = 0;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (indices[i] > kMaxRequestIndex || layout[4 * i + 1] == 0) return false;
+    max_index = std::max(max_index, indices[i]);
+    bytes += uint64_t{layout[4 * i + 1]} + layout[4 * i + 3];
+  }
+  if (count == 0) return true;
+  std::vector<Request>& table = impl_->requests;
+  if (max_index >= table.size()) table.resize(static_cast<size_t>(max_index) + 1);
+  impl_->arena.reserve(impl_->arena.size() + bytes);
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t* at = layout + 4 * i;
+    set_request(indices[i], data + at[0], at[1], data + at[2], at[3]);
+  }
+  return true;
+#else
+  (void)indices, (void)count, (void)data, (void)layout;
+  return false;
 #endif
 }
 
 void HttpClient::clear_requests() {
 #if defined(__linux__)
-  if (impl_->outstanding.load(std::memory_order_acquire) == 0) impl_->requests.clear();
+  if (impl_->outstanding.load(std::memory_order_acquire) != 0) return;
+  // Released, not kept: the next load may be of another size.
+  std::vector<Request>().swap(impl_->requests);
+  std::vector<uint8_t>().swap(impl_->arena);
 #endif
 }
 
@@ -1166,6 +1299,8 @@ void HttpClient::cancel_all(const std::string& message) { impl_->cancel_all(mess
 uint64_t HttpClient::outstanding() const { return impl_->outstanding.load(std::memory_order_acquire); }
 
 void HttpClient::copy_node_stats(double* out) const { impl_->copy_node_stats(out); }
+
+HttpReactorCounts HttpClient::reactor_counts() const { return impl_->reactor_counts(); }
 
 void HttpClient::stop() { impl_->stop(); }
 

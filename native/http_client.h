@@ -114,6 +114,21 @@ struct HttpClientConfig {
   // as each read brings it (chunked framing removed), never kept whole; the
   // outcome then carries no body. Non-2xx bodies are still excerpted.
   bool stream_bodies = false;
+  // How long the reactor thread polls (epoll_wait with timeout 0; no
+  // sched_yield between polls) for responses after each request before it blocks: at
+  // most this, and at most twice the recent median response time (learned
+  // online); when that median is longer than half of this, it never polls.
+  // A polling reactor is awake when a response lands, instead of being woken
+  // from a halted CPU (~25-50 us on a VM). 0: always block.
+  int64_t response_poll_ns = 200'000;
+};
+
+// How the reactor thread waited (tests, benchmarks): counts since start().
+struct HttpReactorCounts {
+  uint64_t polled_events = 0;     // connection events (mostly responses) a poll found: the reactor was awake
+  uint64_t blocking_waits = 0;    // epoll_wait calls that could sleep while a request was outstanding
+  uint64_t send_wakes = 0;        // the issue thread woke a blocked reactor after a send
+  int64_t poll_budget_ns = 0;     // the current budget (see response_poll_ns)
 };
 
 // How one request ended. Handed to the sink on the reactor thread (or on
@@ -171,9 +186,17 @@ class HttpClient {
   // ---- Before start(): the request bytes ----
   // Request `index` is written as `line` (e.g. "POST /v2/models/m/infer
   // HTTP/1.1\r\n"), then the node's "Host: host:port\r\n" line, then `rest`
-  // (the other headers, the blank line and the body). Copied. Indices are
-  // dense-ish QSL indices (< 2^32); setting one again replaces it.
-  void set_request(uint32_t index, const uint8_t* line, size_t line_size, const uint8_t* rest, size_t rest_size);
+  // (the other headers, the blank line and the body). Copied into one arena;
+  // the table is a vector indexed by QSL index, so indices are dense QSL
+  // indices <= kMaxRequestIndex; setting one again replaces it. False (and
+  // nothing stored) for a larger index, an empty line or a part >= 4 GiB.
+  static constexpr uint32_t kMaxRequestIndex = (uint32_t{1} << 26) - 1;
+  bool set_request(uint32_t index, const uint8_t* line, size_t line_size, const uint8_t* rest, size_t rest_size);
+  // A whole load: request indices[i] is data[layout[4i], +layout[4i+1])
+  // (its line) and data[layout[4i+2], +layout[4i+3]) (the rest), ranges
+  // checked by the caller. The table and arena grow once. False (nothing
+  // stored) when an index exceeds kMaxRequestIndex or a line is empty.
+  bool set_requests(const uint32_t* indices, size_t count, const uint8_t* data, const uint32_t* layout);
   void clear_requests();
 
   // Resolves the nodes, opens connections_per_node keep-alive connections
@@ -204,6 +227,8 @@ class HttpClient {
   // Per-node statistics (kNodeStatsLength doubles per node, node after
   // node) into `out`. Any thread, any time.
   void copy_node_stats(double* out) const;
+
+  HttpReactorCounts reactor_counts() const;
 
   // Stops the reactor, fails what is still outstanding as Cancelled
   // ("the client was closed"), closes every socket. Idempotent.

@@ -125,7 +125,11 @@ bool issue_series(Series& series, const IssueThreadEnv& env, RunOutcome& outcome
   switch (series.scenario) {
     case Scenario::Server: {
       ServerScheduler scheduler{series, env.issuing_stopped, pinned, wake_ahead ? config.wake_lead_ns : 0};
-      if (config.native_sut) scheduler.unpinned_window_ns = native_sut_spin_window_ns(series);
+      AdaptiveSpinWindow adaptive(series, native_sut_spin_window_ns(series));
+      if (config.native_sut) {
+        scheduler.unpinned_window_ns = native_sut_spin_window_ns(series);
+        scheduler.adaptive = &adaptive;
+      }
       r = issue_loop(series, scheduler, env);
       break;
     }

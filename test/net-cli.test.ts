@@ -50,6 +50,8 @@ describe('loadgen run: network options', () => {
   it('refuses options that do not fit, naming them (exit 2)', async () => {
     const cases: [string[], RegExp][] = [
       [['--sut', 'null', '--url', 'http://127.0.0.1:1'], /--url applies only to a network SUT/],
+      [['--sut', 'null', '--response-poll-us', '100'], /--response-poll-us applies only to a network SUT/],
+      [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--response-poll-us', '2000000'], /responsePollUs must be at most 1000000, got 2000000/],
       [['--sut', 'http', '--request', mapModule], /--sut http needs --url/],
       [['--sut', 'http', '--url', 'http://127.0.0.1:1'], /--sut http needs --request/],
       [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--api', 'chat'], /--api applies only to --sut openai/],

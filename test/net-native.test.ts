@@ -12,7 +12,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { startTest } from '../lib/index.js';
 import { SettingsError } from '../lib/errors.js';
+import { NATIVE_SUT } from '../lib/api/native-sut.js';
 import { loadNative } from '../lib/native/index.js';
+import type { NativeHttpSut } from '../lib/native/addon.js';
 import { createNetworkSut } from '../lib/net/transport.js';
 import { nodeHandler, testProtocol, type TestServer, testServers } from './net-helpers.js';
 import { tempDir } from './helpers.js';
@@ -51,6 +53,34 @@ describe.skipIf(!available)('native transport', () => {
       .rejects.toThrow(/transport 'native' cannot serve this SUT: http2 is on/);
     await expect(createNetworkSut(testProtocol(), { urls: [node.url], transport: 'bogus' as never }))
       .rejects.toThrow(/transport 'bogus' is not one of auto, native, undici/);
+  });
+
+  it('responsePollUs sets the reactor\'s poll budget limit (0: never polls); a bad value is a SettingsError naming it', async () => {
+    const counts = (sut: object) => (sut as Record<symbol, NativeHttpSut>)[NATIVE_SUT]!.reactorCounts();
+    const never = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native', responsePollUs: 0 });
+    const wide = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native', responsePollUs: 1_000_000 });
+    const fallback = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native' });
+    try {
+      expect(counts(fallback).pollBudgetNs).toBe(200_000);
+      expect(counts(wide).pollBudgetNs).toBe(1_000_000_000);
+      for (const sut of [never, wide]) {
+        const r = await startTest(sut, sut.qsl, { scenario: 'Server', serverTargetQps: 200, minDurationMs: 300, minQueryCount: 60 }, { outdir: tempDir() });
+        expect(r.counts.completedSamples).toBe(r.counts.issuedSamples);
+        expect(r.errors.failedSamples.total).toBe(0);
+      }
+      expect(counts(never)).toEqual({ polledEvents: 0, blockingWaits: expect.any(Number), sendWakes: 0, pollBudgetNs: 0 });
+      // node:http answers well within 500 ms: the learned budget stays on, and the reactor polled.
+      expect(counts(wide).pollBudgetNs).toBeGreaterThan(0);
+      expect(counts(wide).polledEvents + counts(wide).sendWakes).toBeGreaterThan(0);
+    } finally {
+      await never.close();
+      await wide.close();
+      await fallback.close();
+    }
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], responsePollUs: -1 }))
+      .rejects.toThrow(/responsePollUs must be an integer >= 0, got -1/);
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], responsePollUs: 2_000_000 }))
+      .rejects.toThrow(/responsePollUs must be at most 1000000, got 2000000/);
   });
 
   it('completes every sample of an Offline query larger than its connections (queued), each once', async () => {

@@ -40,6 +40,7 @@ export interface NetworkCliOptions {
   http2?: boolean;
   transport?: string;
   readEveryResponse?: boolean;
+  responsePollUs?: number;
   mlperfConf?: string;
   userConf?: string;
 }
@@ -71,7 +72,8 @@ export function addNetworkOptions(command: Command): Command {
     .option('--binary-tensors', 'kserve: the binary tensor data extension instead of JSON tensors')
     .option('--http2', 'network SUT: HTTP/2 where the server offers it (https: nodes, negotiated by ALPN)')
     .addOption(choiceOption('--transport <client>', "network SUT: the HTTP client: native (the core's, plain http: and whole responses), undici (JS; https, HTTP/2, token streams) or auto (default: native where it can)", TRANSPORTS))
-    .option('--no-read-every-response', 'network SUT, native transport: check each response\'s status and framing only; the protocol reads a body only where it is logged (no JS per response)');
+    .option('--no-read-every-response', 'network SUT, native transport: check each response\'s status and framing only; the protocol reads a body only where it is logged (no JS per response)')
+    .addOption(new Option('--response-poll-us <us>', 'network SUT, native transport: the reactor polls for each response up to this long (and up to twice the recent median response time) instead of sleeping (default 200; 0: never)').argParser(nonNegativeInteger('--response-poll-us')));
 }
 
 /**
@@ -97,6 +99,7 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.http2 === true ? '--http2' : '',
       o.transport !== undefined ? '--transport' : '',
       o.readEveryResponse === false ? '--no-read-every-response' : '',
+      o.responsePollUs !== undefined ? '--response-poll-us' : '',
     ].filter((s) => s !== '');
     if (used.length > 0)
       throw new SettingsError(used[0]!, undefined, `${used.join(', ')} ${used.length === 1 ? 'applies' : 'apply'} only to a network SUT (--sut ${NETWORK_SUTS.join('|')}), not to ${what}`);
@@ -163,6 +166,7 @@ export async function createCliNetworkSut(o: NetworkCliOptions, signal: AbortSig
     ...(o.http2 === true ? { http2: true } : {}),
     ...(o.transport !== undefined ? { transport: o.transport as TransportChoice } : {}),
     ...(o.readEveryResponse === false ? { readEveryResponse: false } : {}),
+    ...(o.responsePollUs !== undefined ? { responsePollUs: o.responsePollUs } : {}),
     signal,
   };
   switch (o.sut) {

@@ -311,6 +311,8 @@ export interface NativeHttpSutOptions {
   nodeBackoffMs?: number;
   maxBodyBytes?: number;
   reactorCpu?: number;
+  /** The reactor's poll budget limit after each request, µs (native/http_client.h response_poll_ns; 0: never poll). */
+  responsePollUs?: number;
   /** Every body goes to onResponses, not only the accuracy-logged samples'. */
   hostReadsEveryBody?: boolean;
   /** Never in a failure message (the API key): replaced by '<api key>'. */
@@ -353,6 +355,8 @@ export interface NativeHttpSut {
   outstanding(): number;
   /** tables.nodeStatsLength values per node, node after node. */
   nodeStats(): Float64Array;
+  /** How the reactor thread waited since start (native/http_client.h HttpReactorCounts). */
+  reactorCounts(): { polledEvents: number; blockingWaits: number; sendWakes: number; pollBudgetNs: number };
   close(): void;
 }
 

@@ -14,6 +14,8 @@ export interface ClientConfig {
   http2: boolean;
   transport: 'auto' | 'native' | 'undici';
   readEveryResponse: boolean;
+  /** Native transport: the reactor's poll budget limit after each request (0: never poll). */
+  responsePollUs: number;
   /** A node whose connection failed is left out of the rotation this long (unless every node is). */
   backoffMs: number;
 }

@@ -120,6 +120,7 @@ export class NativeTransport {
       requestTimeoutMs: config.requestTimeoutMs,
       nodeBackoffMs: config.backoffMs,
       hostReadsEveryBody: readEveryResponse,
+      responsePollUs: config.responsePollUs,
       ...(config.apiKey !== undefined ? { secret: config.apiKey } : {}),
       ...(streams !== undefined ? { streamBodies: true, onStream: (meta: Float64Array, data: Uint8Array, count: number) => streams.onEvents(meta, data, count) } : {}),
       onResponses: (meta, data, count) => {

@@ -29,6 +29,9 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** How long a node whose connection failed stays out of the rotation. */
 export const NODE_BACKOFF_MS = 1_000;
+/** The native reactor polls for a response this long at most (TransportOptions.responsePollUs). */
+export const DEFAULT_RESPONSE_POLL_US = 200;
+const MAX_RESPONSE_POLL_US = 1_000_000;
 
 /** The options checked, defaults filled in (bad values: SettingsError naming the option). */
 export function checkTransportOptions(options: TransportOptions): ClientConfig {
@@ -50,6 +53,9 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     throw new SettingsError('transport', transport, `transport '${String(transport)}' is not one of ${TRANSPORTS.join(', ')}`);
   if (options.readEveryResponse !== undefined && typeof options.readEveryResponse !== 'boolean')
     throw new SettingsError('readEveryResponse', options.readEveryResponse, `readEveryResponse must be true or false, got ${typeof options.readEveryResponse}`);
+  const responsePollUs = integerOption('responsePollUs', options.responsePollUs, DEFAULT_RESPONSE_POLL_US, 0);
+  if (responsePollUs > MAX_RESPONSE_POLL_US)
+    throw new SettingsError('responsePollUs', responsePollUs, `responsePollUs must be at most ${MAX_RESPONSE_POLL_US}, got ${responsePollUs}`);
   return {
     balance,
     connections,
@@ -60,6 +66,7 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     http2: options.http2 === true,
     transport,
     readEveryResponse: options.readEveryResponse !== false,
+    responsePollUs,
     backoffMs: NODE_BACKOFF_MS,
   };
 }

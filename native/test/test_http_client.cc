@@ -925,6 +925,148 @@ TEST(http_client_node_stats_layout) {
   }
 }
 
+// Sends `total` requests one at a time, each after the previous outcome and a
+// pause of `gap_us` (the reactor may block in between), and checks each tag
+// came back once, ok.
+void send_paced(HttpClient& client, Collect& sink, uint64_t total, int gap_us) {
+  for (uint64_t tag = 0; tag < total; ++tag) {
+    client.send(tag, static_cast<uint32_t>(tag % 4), false);
+    CHECK(sink.wait_for(tag + 1));
+    std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
+  }
+  const auto outcomes = sink.by_tag();
+  CHECK_EQ(outcomes.size(), total);
+  int bad = 0;
+  for (uint64_t tag = 0; tag < outcomes.size(); ++tag)
+    if (outcomes[tag].tag != tag || !outcomes[tag].ok) ++bad;
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(sink.count.load(), total);
+}
+
+TEST(http_client_reactor_polls_for_responses_after_a_send) {
+  // Requests with pauses between them: the reactor blocks while nothing is
+  // outstanding, each send wakes it and it polls until the response is in.
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 2);
+  config.response_poll_ns = 50'000'000;  // generous: a sanitized or loaded test server is slow
+  HttpClient client(config, &sink);
+  for (uint32_t i = 0; i < 4; ++i) set_get(client, i, "/ok/" + std::to_string(i));
+  std::string error;
+  CHECK(client.start(&error));
+  send_paced(client, sink, 200, 300);
+  const auto counts = client.reactor_counts();
+  CHECK(counts.send_wakes > 0);
+  CHECK(counts.polled_events > 0);
+  CHECK(counts.poll_budget_ns > 0 && counts.poll_budget_ns <= config.response_poll_ns);
+  CHECK_EQ(client.outstanding(), uint64_t{0});
+  // A stop while polling: the reactor notices at once.
+  const auto before = std::chrono::steady_clock::now();
+  client.stop();
+  CHECK(std::chrono::steady_clock::now() - before < std::chrono::milliseconds(500 * loadgen_test::time_factor()));
+}
+
+TEST(http_client_reactor_without_polling_blocks) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 2);
+  config.response_poll_ns = 0;
+  HttpClient client(config, &sink);
+  for (uint32_t i = 0; i < 4; ++i) set_get(client, i, "/ok/" + std::to_string(i));
+  std::string error;
+  CHECK(client.start(&error));
+  send_paced(client, sink, 100, 300);
+  const auto counts = client.reactor_counts();
+  CHECK_EQ(counts.send_wakes, uint64_t{0});
+  CHECK_EQ(counts.polled_events, uint64_t{0});
+  CHECK_EQ(counts.poll_budget_ns, int64_t{0});
+  CHECK(counts.blocking_waits > 0);
+}
+
+TEST(http_client_reactor_stops_polling_for_a_slow_server) {
+  // Responses take >= 5 ms, the budget's limit is 1 ms: the reactor polls
+  // 1 ms after each of the first requests, then blocks while they are
+  // outstanding; once it has learned the response time it polls no more
+  // and sends no longer wake it.
+  HttpTestServer server;
+  server.delay_ms = 5;
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 2);
+  config.response_poll_ns = 1'000'000;
+  HttpClient client(config, &sink);
+  for (uint32_t i = 0; i < 4; ++i) set_get(client, i, "/ok/" + std::to_string(i));
+  std::string error;
+  CHECK(client.start(&error));
+  send_paced(client, sink, 40, 0);
+  auto counts = client.reactor_counts();
+  // The first 32 requests (until it learned): woken by the send, polled
+  // 1 ms, then blocked with the request outstanding.
+  CHECK(counts.send_wakes >= 20);
+  CHECK(counts.blocking_waits >= 20);
+  CHECK_EQ(counts.polled_events, uint64_t{0});
+  CHECK_EQ(counts.poll_budget_ns, int64_t{0});
+  const uint64_t wakes = counts.send_wakes;
+  for (uint64_t tag = 40; tag < 48; ++tag) {
+    client.send(tag, 0, false);
+    CHECK(sink.wait_for(tag + 1));
+  }
+  counts = client.reactor_counts();
+  CHECK_EQ(counts.send_wakes, wakes);  // a blocked reactor is no longer woken by sends
+  CHECK_EQ(sink.count.load(), uint64_t{48});
+  // Stopped with a request outstanding (the reactor blocked): joins promptly, the request is cancelled.
+  client.send(48, 0, false);
+  const auto before = std::chrono::steady_clock::now();
+  client.stop();
+  CHECK(std::chrono::steady_clock::now() - before < std::chrono::milliseconds(500 * loadgen_test::time_factor()));
+  CHECK(sink.wait_for(49));
+  CHECK(!sink.last().ok && sink.last().kind == FailureKind::Cancelled);
+}
+
+TEST(http_client_request_table) {
+  // The table is indexed by QSL index: a bulk load, a replaced entry, an
+  // index beyond the limit (refused, nothing stored), a missing index.
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 1), &sink);
+  std::string data;
+  std::vector<uint32_t> indices = {5, 0, 9};
+  std::vector<uint32_t> layout;
+  for (uint32_t index : indices) {
+    const std::string line = "GET /ok/r" + std::to_string(index) + " HTTP/1.1\r\n";
+    const std::string rest = "\r\n";
+    layout.insert(layout.end(), {static_cast<uint32_t>(data.size()), static_cast<uint32_t>(line.size()),
+                                 static_cast<uint32_t>(data.size() + line.size()), static_cast<uint32_t>(rest.size())});
+    data += line + rest;
+  }
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+  CHECK(client.set_requests(indices.data(), indices.size(), bytes, layout.data()));
+  set_get(client, 9, "/ok/replaced");
+  const uint32_t too_big[] = {1, HttpClient::kMaxRequestIndex + 1};
+  const uint32_t two_layouts[] = {layout[0], layout[1], layout[2], layout[3], layout[0], layout[1], layout[2], layout[3]};
+  CHECK(!client.set_requests(too_big, 2, bytes, two_layouts));
+  CHECK(!client.set_request(HttpClient::kMaxRequestIndex + 1, bytes, 4, bytes, 0));
+  std::string error;
+  CHECK(client.start(&error));
+  const uint32_t sends[] = {5, 0, 9, 1, 7, 100000};
+  for (uint64_t tag = 0; tag < 6; ++tag) {
+    client.send(tag, sends[tag], true);
+    CHECK(sink.wait_for(tag + 1));
+  }
+  const auto got = sink.by_tag();
+  CHECK(got[0].ok && body_of(got[0]) == "r5");
+  CHECK(got[1].ok && body_of(got[1]) == "r0");
+  CHECK(got[2].ok && body_of(got[2]) == "replaced");
+  for (int k = 3; k < 6; ++k) CHECK(!got[k].ok && contains(got[k].message, "no request was set for index"));
+  client.clear_requests();
+  client.send(6, 5, false);
+  CHECK(sink.wait_for(7));
+  CHECK(!sink.last().ok && contains(sink.last().message, "no request was set for index 5"));
+}
+
 #if defined(LG_COUNT_ALLOCATIONS)
 // Counts outcomes; its calls mark the reactor thread as one whose
 // allocations are counted. It never allocates itself.

@@ -226,4 +226,29 @@ TEST(http_sut_spin_window_is_a_tenth_of_the_mean_gap) {
   CHECK_EQ(native_sut_spin_window_ns(series), int64_t{40000});
 }
 
+TEST(http_sut_spin_window_follows_the_sleeps_lateness) {
+  Series series;
+  series.trace.scheduled_delta_ns.assign(1000, 0);
+  series.trace.scheduled_delta_ns.back() = 100'000'000;  // 100 us apart (10k QPS): at most 25 us
+  AdaptiveSpinWindow w(series, native_sut_spin_window_ns(series));
+  CHECK_EQ(w.max_ns, int64_t{25000});
+  CHECK_EQ(w.window(), int64_t{10000});
+  // Sleeps ending 15 us late: the window grows to cover them (+ the margin).
+  for (int i = 0; i < 200; ++i) w.observe(15000);
+  CHECK(w.window() >= 15000 + AdaptiveSpinWindow::kMarginNs && w.window() <= 15000 + AdaptiveSpinWindow::kMarginNs + 9 * AdaptiveSpinWindow::kStepNs);
+  // Mostly 5 us late, one in 20 very late: the p90 follows the common case, not the tail.
+  for (int i = 0; i < 4000; ++i) w.observe(i % 20 == 0 ? 400000 : 5000);
+  CHECK(w.window() <= 5000 + AdaptiveSpinWindow::kMarginNs + 9 * AdaptiveSpinWindow::kStepNs);
+  CHECK(w.window() >= AdaptiveSpinWindow::kMinNs);
+  // Always very late: capped at a quarter of the gap, so the thread still sleeps between queries.
+  for (int i = 0; i < 1000; ++i) w.observe(400000);
+  CHECK_EQ(w.window(), int64_t{25000});
+  // Far apart queries: the usual 120 us at most.
+  Series slow;
+  slow.trace.scheduled_delta_ns = {0, 500'000'000};
+  AdaptiveSpinWindow s(slow, native_sut_spin_window_ns(slow));
+  for (int i = 0; i < 1000; ++i) s.observe(1'000'000);
+  CHECK_EQ(s.window(), kServerSpinWindowNs);
+}
+
 #endif  // __linux__
