@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 const rows = readFileSync(process.argv[2], 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 const med = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
-const name = (s) => s.kind === 'server' ? `Server ${s.sut} @ ${s.targetQps.toLocaleString('en-US')} QPS` : s.kind === 'single-stream' ? `SingleStream ${s.sut}` : `Offline ${s.sut}, 1M samples`;
+const path = (s) => (s.path ? `, ${s.path} path` : '');
+const name = (s) => (s.kind === 'server' ? `Server ${s.sut} @ ${s.targetQps.toLocaleString('en-US')} QPS` : s.kind === 'single-stream' ? `SingleStream ${s.sut}` : `Offline ${s.sut}, 1M samples`) + path(s);
 const groups = new Map();
 for (const r of rows) { const k = JSON.stringify(r.spec); if (!groups.has(k)) groups.set(k, { spec: r.spec, base: [], main: [] }); groups.get(k)[r.v].push(r.r); }
 const f = (x, d = 2) => (x == null ? '-' : x.toLocaleString('en-US', { maximumFractionDigits: d }));

@@ -22,6 +22,12 @@ specs=(
 '{"kind":"offline","sut":"wake","samples":1000000}'
 '{"kind":"offline","sut":"poll","samples":1000000}'
 '{"kind":"offline","sut":"worker","samples":1000000}'
+'{"kind":"server","sut":"poll","targetQps":100000,"durationMs":3000,"targetLatencyNs":10000000}'
+# The object path (issueQuery) measured on its own where a build has both (a build without `path` ignores it).
+'{"kind":"single-stream","sut":"wake","durationMs":2000,"path":"objects"}'
+'{"kind":"offline","sut":"wake","samples":1000000,"path":"objects"}'
+'{"kind":"offline","sut":"poll","samples":1000000,"path":"objects"}'
+'{"kind":"offline","sut":"worker","samples":1000000,"path":"objects"}'
 )
 for round in 1 2 3; do
   for spec in "${specs[@]}"; do
