@@ -94,7 +94,7 @@ describe('loadgen bench --tiny --json', () => {
     if (net.closedLoop.find((row) => row.tool === 'wrk')?.requestsPerSec) expect(net.floorNs!.p50).toBeGreaterThan(0);
     else expect(net.floorNs).toBeNull();
 
-    expect(report.targets).toHaveLength(11);
+    expect(report.targets).toHaveLength(12);
     for (const target of report.targets) {
       expect(typeof target.target).toBe('string');
       expect(typeof target.measured).toBe('string');

@@ -286,7 +286,8 @@ describe('addInferredAndPower', () => {
 
 describe('loadgen run --power', () => {
   const loadgen = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 60_000 });
-  const base = ['run', '--sut', 'null', '--scenario', 'SingleStream', '--set', 'min_duration_ms=200', '--no-progress'];
+  // 2M queries: ~0.3-0.4 s of SingleStream with the JS null SUT, several readings at 50 ms (min_duration alone could be met too late: INVALID).
+  const base = ['run', '--sut', 'null', '--scenario', 'SingleStream', '--set', 'min_duration_ms=100', '--set', 'min_query_count=2000000', '--no-progress'];
 
   it('--power-command CMD: result.power in --json', () => {
     const outdir = tempDir();

@@ -9,9 +9,10 @@
  * is INVALID ("min duration not met"). The expected latencies cannot go below
  * 1 us (a unit-mistake guard), so SingleStream/MultiStream generate more
  * queries through min_query_count. These values leave a 3-5x margin over the
- * null SUTs' rates on a 2-vCPU machine (JS null: ~3 M queries/s SingleStream,
- * ~0.5 M MultiStream, 5-10 M samples/s Offline; null-native: ~9 M, ~4.5 M,
- * ~0.5 G) while keeping the pre-generated trace under ~150 MB.
+ * null SUTs' rates on a 2-vCPU machine (JS null, through issueQueryIds: ~5-6 M
+ * queries/s SingleStream, ~1.8 M MultiStream, ~60 M samples/s Offline;
+ * null-native: ~9 M, ~4.5 M, ~0.5-1 G) while keeping the pre-generated trace
+ * under ~150 MB.
  */
 import type { TestResult } from '../api/types.js';
 import type { Scenario, TestSettingsInput } from '../settings/types.js';
@@ -20,10 +21,10 @@ export type NullSutName = 'null' | 'null-native';
 
 const DEFAULTS: Record<NullSutName, Record<Scenario, TestSettingsInput>> = {
   null: {
-    SingleStream: { minDurationMs: 100, minQueryCount: 1_000_000 },
-    MultiStream: { minDurationMs: 100, minQueryCount: 200_000 },
+    SingleStream: { minDurationMs: 50, minQueryCount: 1_000_000 },
+    MultiStream: { minDurationMs: 25, minQueryCount: 200_000 },
     Server: { minDurationMs: 1000, serverTargetQps: 10000 },
-    Offline: { minDurationMs: 20, offlineExpectedQps: 5e7 },
+    Offline: { minDurationMs: 5, offlineExpectedQps: 2e8 },
   },
   'null-native': {
     SingleStream: { minDurationMs: 20, minQueryCount: 1_000_000 },
