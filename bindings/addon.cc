@@ -160,13 +160,20 @@ Napi::Value SeriesInfo(const Napi::CallbackInfo& info) {
   o.Set("firstId", static_cast<double>(session->first_id()));
   o.Set("samplesPerQuery", static_cast<double>(trace.samples_per_query));
   o.Set("queryCount", static_cast<double>(trace.query_count()));
-  // Copies, not views: the JS side may keep them after the run frees the trace.
-  auto indices = Napi::Uint32Array::New(env, trace.sample_index.size());
-  std::copy(trace.sample_index.begin(), trace.sample_index.end(), indices.Data());
-  o.Set("sampleIndex", indices);
-  auto sampled = Napi::Uint8Array::New(env, trace.accuracy_log_sampled.size());
-  std::copy(trace.accuracy_log_sampled.begin(), trace.accuracy_log_sampled.end(), sampled.Data());
-  o.Set("accuracyLogSampled", sampled);
+  o.Set("sampleCount", static_cast<double>(trace.sample_count()));
+  // No per-sample arrays here: a 10 M-query series' copies took 84 ms on the
+  // JS thread while its first queries waited, and their 50 MB of external
+  // memory set off a GC whose marking slowed the next 100 ms. QSL indices
+  // come in chunks (copySampleIndices); the accuracy-log flags only when
+  // some but not all samples are logged.
+  const uint64_t sampled = session->accuracy_sampled_count();
+  const bool all_sampled = sampled != 0 && sampled == trace.sample_count();
+  o.Set("anySampled", sampled != 0);
+  o.Set("allSampled", all_sampled);
+  const size_t flags = sampled != 0 && !all_sampled ? trace.accuracy_log_sampled.size() : 0;
+  auto sampled_flags = Napi::Uint8Array::New(env, flags);
+  std::copy_n(trace.accuracy_log_sampled.begin(), flags, sampled_flags.Data());
+  o.Set("accuracyLogSampled", sampled_flags);
   o.Set("coalesced", session->coalescing());
   o.Set("tokenLatencies", session->token_latencies());
   return o;
@@ -202,6 +209,31 @@ Napi::Value LogResponse(const Napi::CallbackInfo& info) {
 
 // markDispatched(first, end = first + 1, stride = 1): queries first,
 // first + stride, ... below end reached the SUT now (one call per issueQuery).
+// copySampleIndices(firstId, first, count, dest: Uint32Array) -> whether it
+// copied the QSL indices of samples [first, first + count) of the series
+// whose first id is firstId into dest[0, count). False when that series is
+// no longer the current one. Nothing of JS is kept after the call.
+Napi::Value CopySampleIndices(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const auto count_arg = [&](size_t i) {
+    if (info.Length() <= i || !info[i].IsNumber()) return -1.0;
+    const double v = info[i].As<Napi::Number>().DoubleValue();
+    return v >= 0 && v < 9007199254740992.0 && v == static_cast<double>(static_cast<uint64_t>(v)) ? v : -1.0;
+  };
+  const double first_id = count_arg(0), first = count_arg(1), count = count_arg(2);
+  if (first_id < 0 || first < 0 || count < 0 || info.Length() < 4 || !info[3].IsTypedArray() ||
+      info[3].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+    throw Napi::TypeError::New(env, "copySampleIndices(firstId, first, count, dest) expects three non-negative integers and a Uint32Array");
+  Napi::Uint32Array dest = info[3].As<Napi::Uint32Array>();
+  if (count > static_cast<double>(dest.ElementLength()))
+    throw Napi::RangeError::New(env, "copySampleIndices: count exceeds dest.length");
+  SessionRef session(env);
+  const bool copied = session && session->has_series() &&
+                      session->copy_sample_indices(static_cast<uint64_t>(first_id), static_cast<uint64_t>(first),
+                                                   static_cast<uint64_t>(count), dest.Data());
+  return Napi::Boolean::New(env, copied);
+}
+
 void MarkDispatched(const Napi::CallbackInfo& info) {
   SessionRef session(info.Env());
   if (!session || info.Length() < 1 || !info[0].IsNumber()) return;
@@ -475,6 +507,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("seriesInfo", Napi::Function::New(env, SeriesInfo, "seriesInfo"));
   exports.Set("logResponse", Napi::Function::New(env, LogResponse, "logResponse"));
   exports.Set("markDispatched", Napi::Function::New(env, MarkDispatched, "markDispatched"));
+  exports.Set("copySampleIndices", Napi::Function::New(env, CopySampleIndices, "copySampleIndices"));
   exports.Set("completeOne", Napi::Function::New(env, CompleteOne, "completeOne"));
   exports.Set("completeBatch", Napi::Function::New(env, CompleteBatch, "completeBatch"));
   exports.Set("completeWithTokens", Napi::Function::New(env, CompleteWithTokens, "completeWithTokens"));

@@ -22,6 +22,8 @@ std::unique_ptr<Series> make_series(const EffectiveSettings& effective, const Te
   s.samples_per_query = s.trace.samples_per_query == 0 ? 1 : s.trace.samples_per_query;
   s.sample_count = s.trace.sample_count();
   s.first_id = reserve_sample_ids(s.sample_count);
+  s.accuracy_sampled_count = static_cast<uint64_t>(
+      std::count(s.trace.accuracy_log_sampled.begin(), s.trace.accuracy_log_sampled.end(), uint8_t{1}));
   const uint64_t queries = s.trace.query_count();
 
   s.issued_ns.reset(new int64_t[queries]);

@@ -50,6 +50,9 @@ struct Series {
   Scenario scenario = Scenario::SingleStream;
   QueryTrace trace;
   std::vector<SampleIndex> loaded_set;  // what was loaded for it (FindPeak keeps one set loaded)
+  // Samples whose response goes to the accuracy log (trace.accuracy_log_sampled
+  // counted once, before timing: hosts skip the lookup when 0).
+  uint64_t accuracy_sampled_count = 0;
   uint64_t samples_per_query = 1;
   uint64_t sample_count = 0;
   // Id of sample 0; sample k has id first_id + k. From reserve_sample_ids:

@@ -10,6 +10,7 @@
 // find_peak the FindPeakPerformance search.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -82,6 +83,18 @@ class Session {
   }
 
   const QueryTrace& trace() const { return current()->trace; }
+  uint64_t accuracy_sampled_count() const { return current()->accuracy_sampled_count; }
+  // Copies the QSL indices of samples [first, first + count) of the current
+  // series into `dest` when that series' first id is `first_id` and the
+  // range lies within it; false otherwise (another series, or out of range).
+  bool copy_sample_indices(uint64_t series_first_id, uint64_t first, uint64_t count, SampleIndex* dest) const {
+    const Series* s = current();
+    if (s == nullptr || s->first_id != series_first_id) return false;
+    const std::vector<SampleIndex>& indices = s->trace.sample_index;
+    if (first > indices.size() || count > indices.size() - first) return false;
+    std::copy_n(indices.data() + first, count, dest);
+    return true;
+  }
   // Id of the current series' first sample: sample k has id first_id() + k.
   uint64_t first_id() const { return current()->first_id; }
   // Timestamps the moment queries first, first + stride, ... below `end`

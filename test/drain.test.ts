@@ -7,21 +7,36 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { drainQueries, newDrainState, startDrainSeries, type DrainState } from '../lib/dispatch/drain.js';
 import { HAND_OVER_SLICE_MS, handOver, noteHandOver, resetHandOver } from '../lib/dispatch/handover.js';
+import { SAMPLE_INDEX_CHUNK } from '../lib/dispatch/sample-indices.js';
 import type { NativeAddon, NativeSeriesInfo } from '../lib/native/index.js';
 import type { QuerySample } from '../lib/api/types.js';
+
+/** The QSL index of sample k of the fake series: distinct, unordered, so a wrong slice shows. */
+const qslIndexOf = (k: number): number => (k * 37 + 11) % 1009;
 
 /**
  * The addon surface the drain touches, and the one place that reads what it
  * was told: markDispatched(first, end = first + 1, stride = 1) stamps the
- * queries first, first + stride, ... below end.
+ * queries first, first + stride, ... below end. copySampleIndices serves
+ * qslIndexOf and counts its calls.
  */
-function fakeAddon(): { native: NativeAddon; expectDispatched: (queries: number[]) => void } {
+function fakeAddon(): { native: NativeAddon; expectDispatched: (queries: number[]) => void; copies: () => number } {
   const dispatched: number[] = [];
+  let copies = 0;
   const markDispatched = (first: number, end = first + 1, stride = 1): void => {
     for (let q = first; q < end; q += stride) dispatched.push(q);
   };
-  const native = { markDispatched } as unknown as NativeAddon;
-  return { native, expectDispatched: (queries) => expect([...dispatched].sort((a, b) => a - b)).toEqual(queries) };
+  const copySampleIndices = (_firstId: number, first: number, count: number, dest: Uint32Array): boolean => {
+    copies++;
+    for (let i = 0; i < count; i++) dest[i] = qslIndexOf(first + i);
+    return true;
+  };
+  const native = { markDispatched, copySampleIndices } as unknown as NativeAddon;
+  return {
+    native,
+    expectDispatched: (queries) => expect([...dispatched].sort((a, b) => a - b)).toEqual(queries),
+    copies: () => copies,
+  };
 }
 
 function seriesInfo(queryCount: number, samplesPerQuery: number, coalesced = false, firstId = 1000): NativeSeriesInfo {
@@ -30,9 +45,10 @@ function seriesInfo(queryCount: number, samplesPerQuery: number, coalesced = fal
     firstId,
     samplesPerQuery,
     queryCount,
-    // Distinct, unordered QSL indices, so a wrong slice shows.
-    sampleIndex: Uint32Array.from({ length: samples }, (_, i) => (i * 37 + 11) % 1009),
-    accuracyLogSampled: new Uint8Array(samples),
+    sampleCount: samples,
+    anySampled: false,
+    allSampled: false,
+    accuracyLogSampled: new Uint8Array(0),
     coalesced,
     tokenLatencies: false,
   };
@@ -42,7 +58,7 @@ function seriesInfo(queryCount: number, samplesPerQuery: number, coalesced = fal
 function samplesOf(info: NativeSeriesInfo, queries: number[]): QuerySample[] {
   const spq = info.samplesPerQuery;
   return queries.flatMap((q) =>
-    Array.from({ length: spq }, (_, i) => ({ id: info.firstId + q * spq + i, index: info.sampleIndex[q * spq + i]! })),
+    Array.from({ length: spq }, (_, i) => ({ id: info.firstId + q * spq + i, index: qslIndexOf(q * spq + i) })),
   );
 }
 
@@ -158,6 +174,65 @@ describe('drainQueries', () => {
     expect(issued).toBe(3);
     await new Promise((r) => setImmediate(r));
     expect(errors).toEqual([rejection]);
+  });
+});
+
+describe('sample indices in chunks', () => {
+  it(`QSL indices come from the core ${SAMPLE_INDEX_CHUNK} samples a call, right across chunk edges, on both paths`, () => {
+    // 3 samples a query: queries straddle the chunk edges.
+    const queries = Math.ceil((2.5 * SAMPLE_INDEX_CHUNK) / 3);
+    const info = seriesInfo(queries, 3);
+    const all = Array.from({ length: queries }, (_, q) => q);
+    const objects = fakeAddon();
+    const sut = recordingSut();
+    drainQueries(objects.native, sut, stateFor(info), queries, failOnError);
+    expect(sut.calls).toEqual(all.map((q) => samplesOf(info, [q])));
+    expect(objects.copies()).toBe(3);
+
+    const byIds = fakeAddon();
+    const seen: QuerySample[] = [];
+    const idsSut = {
+      issueQueryIds(ids: Float64Array, indices: Uint32Array, count: number) {
+        for (let i = 0; i < count; i++) seen.push({ id: ids[i]!, index: indices[i]! });
+      },
+    };
+    drainQueries(byIds.native, idsSut, stateFor(info), queries, failOnError);
+    expect(seen).toEqual(samplesOf(info, all));
+    expect(byIds.copies()).toBe(3);
+  });
+
+  it('one query larger than a chunk (Offline) is copied whole in one call', () => {
+    const spq = SAMPLE_INDEX_CHUNK + 5;
+    const info = seriesInfo(1, spq);
+    const { native, copies } = fakeAddon();
+    let got: number[] = [];
+    const sut = {
+      issueQueryIds(_ids: Float64Array, indices: Uint32Array, count: number) {
+        got = Array.from(indices.subarray(0, count));
+      },
+    };
+    drainQueries(native, sut, stateFor(info), 1, failOnError);
+    expect(got).toEqual(Array.from({ length: spq }, (_, k) => qslIndexOf(k)));
+    expect(copies()).toBe(1);
+  });
+
+  it('when the core runs another series (no indices for this one) the drain issues nothing more', () => {
+    const info = seriesInfo(4, 1);
+    const { native } = fakeAddon();
+    (native as { copySampleIndices: unknown }).copySampleIndices = () => false;
+    const sut = recordingSut();
+    drainQueries(native, sut, stateFor(info), 4, failOnError);
+    expect(sut.calls).toEqual([]);
+  });
+
+  it('a drain says whether an issue call returned a promise (poll ends its turn for the microtasks)', () => {
+    const info = seriesInfo(4, 1);
+    const { native } = fakeAddon();
+    const state = stateFor(info);
+    drainQueries(native, recordingSut(), state, 2, failOnError);
+    expect(state.returnedPromise).toBe(false);
+    drainQueries(native, { issueQuery: async () => {} }, state, 4, failOnError);
+    expect(state.returnedPromise).toBe(true);
   });
 });
 

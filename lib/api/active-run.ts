@@ -35,14 +35,16 @@ export class ActiveRun {
     private readonly signal?: AbortSignal,
     private readonly nativeSut?: NativeHttpSut,
   ) {
-    // dispatch 'poll': drains once per event-loop turn while a series issues
+    // dispatch 'poll': drains in event-loop turns while a series issues
     // (not with a SUT inside the core: the issue thread hands it the queries).
     if (settings.dispatch === 'poll' && nativeSut === undefined) {
       this.poll = new PollLoop(native, (published) => {
         try {
           this.drain(published);
+          return this.queries.returnedPromise;
         } catch (error) {
           this.fail(error, 'loadgen');
+          return true;
         }
       });
     }
@@ -77,7 +79,7 @@ export class ActiveRun {
         case HostEventKind.SeriesStarted: {
           const info = this.native.seriesInfo();
           startDrainSeries(this.queries, info);
-          setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies,
+          setActiveSeries(info.firstId, info, info.tokenLatencies,
             usesIssueQueryIds(this.sut) ? this.lentIdsMisuse : undefined);
           resetHandOver(this.drainHandedOver);
           this.poll?.start();

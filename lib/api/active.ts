@@ -5,10 +5,13 @@
  */
 export const activeSeries = {
   firstId: 0,
-  /** 1 where the sample's response is logged; indexed by id - firstId. */
+  /** 1 where the sample's response is logged; indexed by id - firstId (unless allSampled). */
   accuracyLogSampled: new Uint8Array(0) as Uint8Array,
   /** False when no sample of the series is logged: completions skip the lookup. */
   anySampled: false,
+  /** Every sample of the series is logged (accuracy series): ids below firstId + sampleCount. */
+  allSampled: false,
+  sampleCount: 0,
   /** use_token_latencies: completions pass token counts (set once a series, so the off path stays one check). */
   tokens: false,
   /**
@@ -19,15 +22,33 @@ export const activeSeries = {
   onLentIdsMisuse: undefined as ((error: Error) => void) | undefined,
 };
 
+/** Which samples of a series are logged, as the core's seriesInfo() says. */
+export interface AccuracyLogSamples {
+  sampleCount: number;
+  anySampled: boolean;
+  allSampled: boolean;
+  accuracyLogSampled: Uint8Array;
+}
+
+/** `sampled`: the series' seriesInfo(), or the 0/1 flags of its samples (no sample: an empty array). */
 export function setActiveSeries(
   firstId: number,
-  accuracyLogSampled: Uint8Array,
+  sampled: AccuracyLogSamples | Uint8Array,
   tokens = false,
   onLentIdsMisuse?: (error: Error) => void,
 ): void {
   activeSeries.firstId = firstId;
-  activeSeries.accuracyLogSampled = accuracyLogSampled;
-  activeSeries.anySampled = accuracyLogSampled.includes(1);
+  if (sampled instanceof Uint8Array) {
+    activeSeries.accuracyLogSampled = sampled;
+    activeSeries.anySampled = sampled.includes(1);
+    activeSeries.allSampled = false;
+    activeSeries.sampleCount = sampled.length;
+  } else {
+    activeSeries.accuracyLogSampled = sampled.accuracyLogSampled;
+    activeSeries.anySampled = sampled.anySampled;
+    activeSeries.allSampled = sampled.allSampled;
+    activeSeries.sampleCount = sampled.sampleCount;
+  }
   activeSeries.tokens = tokens;
   activeSeries.onLentIdsMisuse = onLentIdsMisuse;
 }
@@ -36,5 +57,6 @@ export function setActiveSeries(
 export function wantsResponse(id: number): boolean {
   if (!activeSeries.anySampled) return false;
   const k = id - activeSeries.firstId;
+  if (activeSeries.allSampled) return k >= 0 && k < activeSeries.sampleCount;
   return k >= 0 && k < activeSeries.accuracyLogSampled.length && activeSeries.accuracyLogSampled[k] === 1;
 }

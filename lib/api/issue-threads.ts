@@ -56,7 +56,7 @@ export function registerIssueQueryThread(sut: Pick<SystemUnderTest, 'issueQuery'
         case IssueThreadEventKind.SeriesStarted: {
           const info = native.seriesInfo();
           startDrainSeries(state, info, index, stride);
-          setActiveSeries(info.firstId, info.accuracyLogSampled, info.tokenLatencies, byIds ? onError : undefined);
+          setActiveSeries(info.firstId, info, info.tokenLatencies, byIds ? onError : undefined);
           live = true;
           // Queries published before this event (whose drain may have been
           // taken by a stale event of the previous series) go out now.

@@ -8,6 +8,7 @@
  */
 import { HAND_OVER_SLICE_MS, handOver, yieldHandOver } from './handover.js';
 import { issueLent, lendable, newLentQuery, type LentQuery } from './lent-query.js';
+import { coverSamples, newSampleIndexWindow, resetSampleIndexWindow, type SampleIndexWindow } from './sample-indices.js';
 import type { NativeAddon, NativeSeriesInfo } from '../native/index.js';
 import type { QuerySample, SystemUnderTest } from '../api/types.js';
 
@@ -17,14 +18,26 @@ export interface DrainState {
   stride: number;
   firstId: number;
   samplesPerQuery: number;
-  sampleIndex: Uint32Array;
+  /** The QSL indices of the samples being issued (lib/dispatch/sample-indices.ts). */
+  sampleIndex: SampleIndexWindow;
   coalesced: boolean;
   /** The arrays issueQueryIds gets (lib/dispatch/lent-query.ts). */
   lent: LentQuery;
+  /** A call of the latest drain returned a promise (the SUT may complete in microtasks). */
+  returnedPromise: boolean;
 }
 
 export function newDrainState(): DrainState {
-  return { cursor: 0, stride: 1, firstId: 0, samplesPerQuery: 1, sampleIndex: new Uint32Array(0), coalesced: false, lent: newLentQuery() };
+  return {
+    cursor: 0,
+    stride: 1,
+    firstId: 0,
+    samplesPerQuery: 1,
+    sampleIndex: newSampleIndexWindow(),
+    coalesced: false,
+    lent: newLentQuery(),
+    returnedPromise: false,
+  };
 }
 
 /** A new series: this thread gets queries index, index + stride, ... */
@@ -33,9 +46,21 @@ export function startDrainSeries(state: DrainState, info: NativeSeriesInfo, inde
   state.stride = Math.max(1, stride);
   state.firstId = info.firstId;
   state.samplesPerQuery = info.samplesPerQuery;
-  state.sampleIndex = info.sampleIndex;
+  resetSampleIndexWindow(state.sampleIndex, info.firstId, info.sampleCount);
   state.coalesced = info.coalesced === true;
 }
+
+/**
+ * What a SUT's issue call returned: a promise's rejection goes to `onError`
+ * (a synchronous throw is the caller's). Returns whether it was a promise.
+ */
+export function watchRejection(returned: unknown, onError: (error: unknown) => void): boolean {
+  if (returned === undefined || returned === null || typeof (returned as Promise<void>).then !== 'function') return false;
+  (returned as Promise<void>).then(undefined, onError);
+  return true;
+}
+
+type IssueSut = Pick<SystemUnderTest, 'issueQuery' | 'issueQueryIds'>;
 
 /**
  * Issues this thread's queries below `published`, then those that completion
@@ -45,29 +70,40 @@ export function startDrainSeries(state: DrainState, info: NativeSeriesInfo, inde
  */
 export function drainQueries(
   native: NativeAddon,
-  sut: Pick<SystemUnderTest, 'issueQuery' | 'issueQueryIds'>,
+  sut: IssueSut,
   state: DrainState,
   published: number,
   onError: (error: unknown) => void,
 ): void {
   const outer = handOver.draining;
   handOver.draining = true;
+  state.returnedPromise = false;
   try {
-    if (typeof sut.issueQueryIds === 'function') drainIdsLoop(native, sut, state, published, onError);
-    else drainLoop(native, sut, state, published, onError);
+    drainLoop(native, sut, typeof sut.issueQueryIds === 'function' ? idsPath : objectPath, state, published, onError);
   } finally {
     handOver.draining = outer;
   }
 }
 
+/**
+ * How one issue call is made: its argument filled with this thread's
+ * queries q, q + stride, ... below `end` (their QSL indices are in
+ * state.sampleIndex), then the call.
+ */
+interface IssuePath {
+  fill(state: DrainState, q: number, end: number, queries: number): unknown;
+  call(sut: IssueSut, filled: unknown, samples: number): unknown;
+}
+
 function drainLoop(
   native: NativeAddon,
-  sut: Pick<SystemUnderTest, 'issueQuery'>,
+  sut: IssueSut,
+  path: IssuePath,
   state: DrainState,
   published: number,
   onError: (error: unknown) => void,
 ): void {
-  const { stride, samplesPerQuery: spq, firstId, sampleIndex, coalesced } = state;
+  const { stride, coalesced } = state;
   // Queries from here on were handed over inside this drain's calls: the
   // core stamped their delivery when it issued them (they reach the SUT as
   // the completing call returns), so no markDispatched call per query.
@@ -90,70 +126,52 @@ function drainLoop(
       }
     }
     const q = state.cursor;
-    // One issueQuery call: this query, or with coalescing every query of this
+    // One issue call: this query, or with coalescing every query of this
     // thread published so far (all are due: the core publishes on time).
     const end = coalesced ? published : q + 1;
     const queries = Math.ceil((end - q) / stride);
     state.cursor = q + queries * stride;
-    const samples: QuerySample[] = new Array(queries * spq);
-    let n = 0;
-    for (let j = q; j < end; j += stride) {
-      const base = j * spq;
-      for (let i = 0; i < spq; i++) samples[n++] = { id: firstId + base + i, index: sampleIndex[base + i]! };
-    }
+    // The series is over when the core has no indices for it: none to issue.
+    if (!coverSamples(native, state.sampleIndex, q * state.samplesPerQuery, end * state.samplesPerQuery)) return;
+    const filled = path.fill(state, q, end, queries);
     if (q < handedFrom) native.markDispatched(q, end, stride);
     let returned: unknown;
     try {
-      returned = sut.issueQuery!(samples);
+      returned = path.call(sut, filled, queries * state.samplesPerQuery);
     } catch (error) {
       onError(error);
       return;
     }
-    if (returned !== undefined && returned !== null && typeof (returned as Promise<void>).then === 'function') {
-      (returned as Promise<void>).then(undefined, onError);
-    }
+    if (watchRejection(returned, onError)) state.returnedPromise = true;
   }
 }
 
-/** drainLoop for a SUT with issueQueryIds: the same queries, as lent typed arrays. */
-function drainIdsLoop(
-  native: NativeAddon,
-  sut: Pick<SystemUnderTest, 'issueQueryIds'>,
-  state: DrainState,
-  published: number,
-  onError: (error: unknown) => void,
-): void {
-  const { stride, samplesPerQuery: spq, firstId, sampleIndex, coalesced } = state;
-  // Queries from here on were handed over inside this drain's calls: the
-  // core stamped their delivery when it issued them (they reach the SUT as
-  // the completing call returns), so no markDispatched call per query.
-  const handedFrom = published;
-  let handed = 0;
-  let sliceStart = 0;
-  for (;;) {
-    if (state.cursor >= published) {
-      if (handOver.published <= published) return;
-      published = handOver.published;
-      if ((++handed & 255) === 1) {
-        const now = performance.now();
-        if (handed === 1) sliceStart = now;
-        else if (now - sliceStart >= HAND_OVER_SLICE_MS) {
-          yieldHandOver();
-          return;
-        }
-      }
+const objectPath: IssuePath = {
+  fill(state, q, end, queries): QuerySample[] {
+    const { stride, samplesPerQuery: spq, firstId } = state;
+    const { indices: sampleIndex, start } = state.sampleIndex;
+    const samples: QuerySample[] = new Array(queries * spq);
+    let n = 0;
+    for (let j = q; j < end; j += stride) {
+      const base = j * spq;
+      for (let i = 0; i < spq; i++) samples[n++] = { id: firstId + base + i, index: sampleIndex[base - start + i]! };
     }
-    const q = state.cursor;
-    const end = coalesced ? published : q + 1;
-    const queries = Math.ceil((end - q) / stride);
-    state.cursor = q + queries * stride;
-    const count = queries * spq;
-    const lent = lendable(state.lent, count);
+    return samples;
+  },
+  call: (sut, samples) => sut.issueQuery!(samples as QuerySample[]),
+};
+
+/** The lent arrays (lib/dispatch/lent-query.ts): nothing allocated per call. */
+const idsPath: IssuePath = {
+  fill(state, q, end, queries): LentQuery {
+    const { stride, samplesPerQuery: spq, firstId } = state;
+    const { indices: sampleIndex, start } = state.sampleIndex;
+    const lent = lendable(state.lent, queries * spq);
     const { ids, indices } = lent;
     if (queries === 1 && spq > 64) {
       // One large query (Offline, big MultiStream): the indices in one copy.
       const base = q * spq;
-      indices.set(sampleIndex.subarray(base, base + spq));
+      indices.set(sampleIndex.subarray(base - start, base - start + spq));
       for (let i = 0; i < spq; i++) ids[i] = firstId + base + i;
     } else {
       let n = 0;
@@ -161,20 +179,11 @@ function drainIdsLoop(
         const base = j * spq;
         for (let i = 0; i < spq; i++, n++) {
           ids[n] = firstId + base + i;
-          indices[n] = sampleIndex[base + i]!;
+          indices[n] = sampleIndex[base - start + i]!;
         }
       }
     }
-    if (q < handedFrom) native.markDispatched(q, end, stride);
-    let returned: unknown;
-    try {
-      returned = issueLent(sut, lent, count);
-    } catch (error) {
-      onError(error);
-      return;
-    }
-    if (returned !== undefined && returned !== null && typeof (returned as Promise<void>).then === 'function') {
-      (returned as Promise<void>).then(undefined, onError);
-    }
-  }
-}
+    return lent;
+  },
+  call: (sut, lent, count) => issueLent(sut, lent as LentQuery, count),
+};

@@ -37,9 +37,13 @@ export interface NativeSeriesInfo {
   firstId: number;
   samplesPerQuery: number;
   queryCount: number;
-  /** QSL index of every sample of the series, query by query (a copy). */
-  sampleIndex: Uint32Array;
-  /** 1 for samples whose response goes to the accuracy log (accuracy series: all). */
+  /** Samples of the series (queryCount x samplesPerQuery); their QSL indices come from copySampleIndices. */
+  sampleCount: number;
+  /** Some sample's response goes to the accuracy log. */
+  anySampled: boolean;
+  /** Every sample's does (accuracy series); accuracyLogSampled is then empty. */
+  allSampled: boolean;
+  /** 1 for samples whose response goes to the accuracy log, when some but not all do; else empty. */
   accuracyLogSampled: Uint8Array;
   /** server_coalesce_queries: a drain hands all its due queries to one issueQuery call. */
   coalesced: boolean;
@@ -391,6 +395,12 @@ export interface NativeAddon {
   seriesInfo(): NativeSeriesInfo;
   /** Queries first, first + stride, ... below end (default first + 1) reached the SUT now. */
   markDispatched(first: number, end?: number, stride?: number): void;
+  /**
+   * Copies the QSL indices of samples [first, first + count) of the series
+   * whose first id is `firstId` into dest[0, count); false when that series
+   * is no longer the current one (or the range is not within it).
+   */
+  copySampleIndices(firstId: number, first: number, count: number, dest: Uint32Array): boolean;
   logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean;
   /**
    * The completion calls return the new published-query count when the call

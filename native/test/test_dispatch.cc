@@ -268,6 +268,57 @@ PollRun run_poll(SessionConfig c, bool complete) {
 
 }  // namespace
 
+// What lib/dispatch/sample-indices.ts reads: the current series' QSL
+// indices in chunks, refused for another series or a range outside it
+// (the arguments come from JS).
+TEST(session_copies_sample_indices_of_the_current_series_only) {
+  SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Poll, "copy_indices");
+  DispatchHost host;
+  Session session(c, &host);
+  std::vector<uint32_t> dest(8, 0xdeadbeef);
+  CHECK(!session.copy_sample_indices(1, 0, 1, dest.data()));  // no series yet
+  session.start();
+  std::atomic<bool> stop{false};
+  bool checked = false;
+  std::thread poller([&] {
+    uint64_t cursor = 0;
+    uint64_t first_id = 0;
+    while (!stop.load()) {
+      if (!session.has_series()) continue;
+      if (session.first_id() != first_id) {
+        first_id = session.first_id();
+        cursor = 0;
+        const std::vector<uint32_t>& indices = session.trace().sample_index;
+        const uint64_t n = indices.size();
+        if (!checked && n >= 3) {
+          checked = true;
+          CHECK(session.copy_sample_indices(first_id, 1, 2, dest.data()));
+          CHECK_EQ(dest[0], indices[1]);
+          CHECK_EQ(dest[1], indices[2]);
+          CHECK_EQ(dest[2], 0xdeadbeefu);  // only count entries written
+          CHECK(session.copy_sample_indices(first_id, n - 1, 1, dest.data()));
+          CHECK_EQ(dest[0], indices[n - 1]);
+          CHECK(session.copy_sample_indices(first_id, n, 0, dest.data()));  // empty range at the end
+          CHECK(!session.copy_sample_indices(first_id + 1, 0, 1, dest.data()));  // another series' id
+          CHECK(!session.copy_sample_indices(first_id, n, 1, dest.data()));
+          CHECK(!session.copy_sample_indices(first_id, n + 1, 0, dest.data()));
+          CHECK(!session.copy_sample_indices(first_id, 1, UINT64_MAX, dest.data()));  // no overflow
+        }
+      }
+      const uint64_t published = session.poll_published(cursor, 50000);
+      for (; cursor < published; ++cursor) {
+        const double id = static_cast<double>(first_id + cursor);
+        session.complete(&id, 1);
+      }
+    }
+  });
+  host.wait_finished();
+  stop.store(true);
+  poller.join();
+  session.join();
+  CHECK(checked);
+}
+
 TEST(dispatch_poll_never_wakes_the_host) {
   {
     SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Poll, "poll_server_idle");
