@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import type { BenchReport } from '../lib/bench/bench.js';
-import { describePeak, findConfirmedPeak, peakConfirmation, type PeakProcedureOptions, type PeakRun } from '../lib/bench/peak.js';
+import { describePeak, findConfirmedPeak, MAX_STEP_DOWN, peakConfirmation, type PeakProcedureOptions, type PeakRun } from '../lib/bench/peak.js';
 import { evaluateTargets } from '../lib/bench/targets.js';
 import { repoRoot } from './helpers.js';
 
@@ -56,8 +56,9 @@ describe('bench peak procedure (findConfirmedPeak)', () => {
     expect(r.highestValidQps).toBeGreaterThan(r.confirmedQps);
   });
 
-  it('keeps stepping down by stepDown (not halving) below a rate that passed once, even from a rate never VALID itself', async () => {
-    // 20k VALID in the search, then every run at 20k and above stalls: 18.6k (never VALID) fails too, 17,298 holds.
+  it('keeps stepping down (not halving) below a rate that passed once, even from a rate never VALID itself; the step doubles per failed rate', async () => {
+    // 20k VALID in the search, then every run at 20k and above stalls:
+    // 18.6k (7 % down, never VALID) fails too, then 14 % down: 15,996 holds.
     const stalls = fake(17_500);
     const r = await findConfirmedPeak(async (qps, phase) => {
       const run = await stalls.run(qps, phase);
@@ -65,7 +66,20 @@ describe('bench peak procedure (findConfirmedPeak)', () => {
     }, options({ startQps: 20_000, maxRuns: 14, reservedConfirmations: 3 }));
     const confirms = r.runs.filter((x) => x.phase === 'confirm').map((x) => [x.targetQps, x.valid]);
     expect(confirms.slice(0, 2)).toEqual([[20_000, false], [18_600, false]]);
-    expect(r.confirmedQps).toBe(17_298);
+    expect(r.confirmedQps).toBe(15_996);
+  });
+
+  it(`the step down doubles with each failed rate up to ${MAX_STEP_DOWN * 100} %`, async () => {
+    // The search finds 100k VALID once; only 40k and below hold.
+    const f = fake(40_000);
+    const r = await findConfirmedPeak(async (qps, phase) => {
+      const run = await f.run(qps, phase);
+      return qps === 100_000 && phase === 'search' ? { ...run, valid: true } : run;
+    }, options({ startQps: 100_000, maxRuns: 30, reservedConfirmations: 6 }));
+    const failed = r.runs.filter((x) => x.phase === 'confirm' && !x.valid).map((x) => x.targetQps);
+    // 7, 14, 25, 25 % down from each failed rate.
+    expect(failed.slice(0, 5)).toEqual([100_000, 93_000, 79_980, 59_985, 44_989]);
+    expect(r.confirmedQps).toBe(33_742);
   });
 
   it('a rate never VALID is halved in the confirmation; nothing VALID at all gives 0 and no unconfirmed rate', async () => {
