@@ -50,9 +50,6 @@ struct Series {
   Scenario scenario = Scenario::SingleStream;
   QueryTrace trace;
   std::vector<SampleIndex> loaded_set;  // what was loaded for it (FindPeak keeps one set loaded)
-  // Samples whose response goes to the accuracy log (trace.accuracy_log_sampled
-  // counted once, before timing: hosts skip the lookup when 0).
-  uint64_t accuracy_sampled_count = 0;
   uint64_t samples_per_query = 1;
   uint64_t sample_count = 0;
   // Id of sample 0; sample k has id first_id + k. From reserve_sample_ids:
@@ -134,6 +131,11 @@ struct Series {
   // (failed_sample_mask) to leave them out of the statistics.
   mutable std::mutex failed_mutex;
   std::vector<uint64_t> failed_samples;
+
+  // Samples whose response goes to the accuracy log (trace.accuracy_log_sampled
+  // counted once, before timing: hosts skip the lookup when 0). Last: the
+  // fields above keep the layout the issue protocol's timings were measured with.
+  uint64_t accuracy_sampled_count = 0;
 
   static constexpr int64_t kNotCompleted = INT64_MIN;
   bool query_done(uint64_t q) const { return query_done_time(q) != kNotCompleted; }
