@@ -97,6 +97,8 @@ function drainLoop(
 ): void {
   const { stride, samplesPerQuery: spq, firstId, coalesced } = state;
   const window = state.sampleIndex;
+  // The window's fields in locals, refreshed when it moves: read per query otherwise.
+  let { indices: sampleIndex, start, end: windowEnd } = window;
   // Queries from here on were handed over inside this drain's calls: the
   // core stamped their delivery when it issued them (they reach the SUT as
   // the completing call returns), so no markDispatched call per query.
@@ -127,8 +129,10 @@ function drainLoop(
     // The series is over when the core has no indices for it: none to issue.
     // (Only the end is checked: a thread's queries only move forward, and
     // startDrainSeries empties the window.)
-    if (end * spq > window.end && !coverSamples(native, window, q * spq, end * spq)) return;
-    const { indices: sampleIndex, start } = window;
+    if (end * spq > windowEnd) {
+      if (!coverSamples(native, window, q * spq, end * spq)) return;
+      ({ indices: sampleIndex, start, end: windowEnd } = window);
+    }
     const samples: QuerySample[] = new Array(queries * spq);
     let n = 0;
     for (let j = q; j < end; j += stride) {
@@ -157,6 +161,7 @@ function drainIdsLoop(
 ): void {
   const { stride, samplesPerQuery: spq, firstId, coalesced } = state;
   const window = state.sampleIndex;
+  let { indices: sampleIndex, start, end: windowEnd } = window;  // as in drainLoop
   const handedFrom = published;  // as in drainLoop
   let handed = 0;
   let sliceStart = 0;
@@ -177,8 +182,10 @@ function drainIdsLoop(
     const end = coalesced ? published : q + 1;
     const queries = Math.ceil((end - q) / stride);
     state.cursor = q + queries * stride;
-    if (end * spq > window.end && !coverSamples(native, window, q * spq, end * spq)) return;
-    const { indices: sampleIndex, start } = window;
+    if (end * spq > windowEnd) {
+      if (!coverSamples(native, window, q * spq, end * spq)) return;
+      ({ indices: sampleIndex, start, end: windowEnd } = window);
+    }
     const count = queries * spq;
     const lent = lendable(state.lent, count);
     const { ids, indices } = lent;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -227,7 +228,8 @@ struct PollRun {
   std::string detail;
 };
 
-PollRun run_poll(SessionConfig c, bool complete) {
+// `on_series` runs on the poller when it sees a new series, before taking its queries.
+PollRun run_poll(SessionConfig c, bool complete, const std::function<void(Session&)>& on_series = {}) {
   DispatchHost host;
   Session session(c, &host);
   Deliveries seen;
@@ -241,6 +243,7 @@ PollRun run_poll(SessionConfig c, bool complete) {
       if (session.first_id() != first_id) {
         first_id = session.first_id();
         cursor = 0;
+        if (on_series) on_series(session);
       }
       // As lib/dispatch/dispatch.ts's PollLoop: spin for a query due within 50 us.
       const uint64_t published = session.poll_published(cursor, 50000);
@@ -272,50 +275,34 @@ PollRun run_poll(SessionConfig c, bool complete) {
 // indices in chunks, refused for another series or a range outside it
 // (the arguments come from JS).
 TEST(session_copies_sample_indices_of_the_current_series_only) {
-  SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Poll, "copy_indices");
-  DispatchHost host;
-  Session session(c, &host);
-  std::vector<uint32_t> dest(8, 0xdeadbeef);
-  CHECK(!session.copy_sample_indices(1, 0, 1, dest.data()));  // no series yet
-  session.start();
-  std::atomic<bool> stop{false};
+  {
+    SessionConfig c = dispatch_config(Scenario::Server, DispatchMode::Poll, "copy_indices_idle");
+    DispatchHost host;
+    Session session(c, &host);
+    uint32_t dest = 0;
+    CHECK(!session.copy_sample_indices(1, 0, 1, &dest));  // no series yet
+  }
   bool checked = false;
-  std::thread poller([&] {
-    uint64_t cursor = 0;
-    uint64_t first_id = 0;
-    while (!stop.load()) {
-      if (!session.has_series()) continue;
-      if (session.first_id() != first_id) {
-        first_id = session.first_id();
-        cursor = 0;
-        const std::vector<uint32_t>& indices = session.trace().sample_index;
-        const uint64_t n = indices.size();
-        if (!checked && n >= 3) {
-          checked = true;
-          CHECK(session.copy_sample_indices(first_id, 1, 2, dest.data()));
-          CHECK_EQ(dest[0], indices[1]);
-          CHECK_EQ(dest[1], indices[2]);
-          CHECK_EQ(dest[2], 0xdeadbeefu);  // only count entries written
-          CHECK(session.copy_sample_indices(first_id, n - 1, 1, dest.data()));
-          CHECK_EQ(dest[0], indices[n - 1]);
-          CHECK(session.copy_sample_indices(first_id, n, 0, dest.data()));  // empty range at the end
-          CHECK(!session.copy_sample_indices(first_id + 1, 0, 1, dest.data()));  // another series' id
-          CHECK(!session.copy_sample_indices(first_id, n, 1, dest.data()));
-          CHECK(!session.copy_sample_indices(first_id, n + 1, 0, dest.data()));
-          CHECK(!session.copy_sample_indices(first_id, 1, UINT64_MAX, dest.data()));  // no overflow
-        }
-      }
-      const uint64_t published = session.poll_published(cursor, 50000);
-      for (; cursor < published; ++cursor) {
-        const double id = static_cast<double>(first_id + cursor);
-        session.complete(&id, 1);
-      }
-    }
+  const PollRun r = run_poll(dispatch_config(Scenario::Server, DispatchMode::Poll, "copy_indices"), true, [&](Session& session) {
+    const std::vector<uint32_t>& indices = session.trace().sample_index;
+    const uint64_t n = indices.size();
+    const uint64_t first_id = session.first_id();
+    if (checked || n < 3) return;
+    checked = true;
+    std::vector<uint32_t> dest(8, 0xdeadbeef);
+    CHECK(session.copy_sample_indices(first_id, 1, 2, dest.data()));
+    CHECK_EQ(dest[0], indices[1]);
+    CHECK_EQ(dest[1], indices[2]);
+    CHECK_EQ(dest[2], 0xdeadbeefu);  // only count entries written
+    CHECK(session.copy_sample_indices(first_id, n - 1, 1, dest.data()));
+    CHECK_EQ(dest[0], indices[n - 1]);
+    CHECK(session.copy_sample_indices(first_id, n, 0, dest.data()));  // empty range at the end
+    CHECK(!session.copy_sample_indices(first_id + 1, 0, 1, dest.data()));  // another series' id
+    CHECK(!session.copy_sample_indices(first_id, n, 1, dest.data()));
+    CHECK(!session.copy_sample_indices(first_id, n + 1, 0, dest.data()));
+    CHECK(!session.copy_sample_indices(first_id, 1, UINT64_MAX, dest.data()));  // no overflow
   });
-  host.wait_finished();
-  stop.store(true);
-  poller.join();
-  session.join();
+  CHECK(r.outcome.summary.result_valid);
   CHECK(checked);
 }
 
