@@ -121,6 +121,8 @@ describe('createHttpSut (--sut http --request map.mjs)', () => {
       // The workers' statistics reach the main thread's stats().
       const stats = sut.stats();
       expect(stats.nodes.reduce((n, s) => n + s.completed, 0)).toBe(result.counts.issuedSamples);
+      // Sent by the workers' undici pools, whatever the main thread's transport.
+      expect(stats.transport).toBe('undici');
     } finally {
       await sut.close();
     }

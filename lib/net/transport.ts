@@ -145,6 +145,9 @@ function buildNetworkSut(
   const signal = options.signal;
   // Every thread's statistics: this thread's, then each worker run's (shared).
   const statsBuffers: Float64Array[] = [stats];
+  // A run with dispatch workers sends through their undici pools, not the
+  // native client (startTest hands the core no native SUT then).
+  let workerRuns = false;
   const cancelled = new Int32Array(new SharedArrayBuffer(4));
   const qsl: QuerySampleLibrary = {
     name: `${protocol.kind} data set (${protocol.totalSampleCount} samples)`,
@@ -166,7 +169,7 @@ function buildNetworkSut(
     const buffers = native !== undefined ? [...statsBuffers, native.nodeStats(), native.corrections] : statsBuffers;
     return {
       protocol: protocol.kind,
-      transport: native !== undefined ? 'native' : 'undici',
+      transport: native !== undefined && !workerRuns ? 'native' : 'undici',
       balance: config.balance,
       nodes: addresses.map((a, i) => summarizeNode(buffers, addresses.length, i, a.url, nodeNames[i]!)),
     };
@@ -178,6 +181,7 @@ function buildNetworkSut(
         throw new InterfaceError(`dispatch 'worker': the network SUT's protocol '${protocol.kind}' cannot be re-created in worker threads (only openai, kserve and http can)`);
       const shared = createStatsBuffer(addresses.length, workerCount, true);
       statsBuffers.push(shared);
+      workerRuns = true;
       const { signal: _signal, ...protocolOptions } = options as TransportOptions & Record<string, unknown>;
       void _signal;
       return { kind: protocol.kind, protocolOptions, addresses: [...addresses], config, stats: shared, cancelled };

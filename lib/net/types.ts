@@ -116,7 +116,7 @@ export interface NetworkNodeStats {
 
 export interface NetworkStats {
   protocol: string;
-  /** The HTTP client that sent the requests. */
+  /** The HTTP client that sent the requests: undici once a run used dispatch workers (each has its own pools). */
   transport: 'native' | 'undici';
   balance: BalancePolicy;
   nodes: NetworkNodeStats[];
