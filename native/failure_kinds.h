@@ -1,6 +1,6 @@
 // How a sample failed (a network SUT's HTTP error, reset connection,
-// malformed response, timeout or cancellation): the one declaration of the
-// kinds. The binding exports the names (tables.failureKinds) and
+// malformed response, timeout or cancellation, or a token-latency sample
+// that completed without a first token): the one declaration of the kinds. The binding exports the names (tables.failureKinds) and
 // lib/net/protocol.ts's FailureKind is checked against them.
 #pragma once
 
@@ -10,13 +10,13 @@
 
 namespace loadgen {
 
-enum class FailureKind : uint8_t { HttpStatus, Connection, MalformedResponse, Timeout, Cancelled };
+enum class FailureKind : uint8_t { HttpStatus, Connection, MalformedResponse, Timeout, Cancelled, NoFirstToken };
 
 // Names by enum value (result.errors.failedSamples.byKind, the logs).
 inline constexpr const char* kFailureKindNames[] = {"http_status", "connection", "malformed_response", "timeout",
-                                                    "cancelled"};
+                                                    "cancelled",   "no_first_token"};
 inline constexpr size_t kFailureKindCount = sizeof(kFailureKindNames) / sizeof(kFailureKindNames[0]);
-static_assert(kFailureKindCount == static_cast<size_t>(FailureKind::Cancelled) + 1, "one name per kind");
+static_assert(kFailureKindCount == static_cast<size_t>(FailureKind::NoFirstToken) + 1, "one name per kind");
 
 inline const char* to_string(FailureKind kind) { return kFailureKindNames[static_cast<size_t>(kind)]; }
 

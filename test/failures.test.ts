@@ -187,7 +187,7 @@ describe('querySampleFailed', () => {
     const result = await startTest(sut, createSyntheticQsl(64), SCENARIOS.Offline, { outdir: tempDir() });
     expect(errors).toHaveLength(6);
     expect(errors.every((e) => e instanceof TypeError)).toBe(true);
-    expect(String((errors[1] as Error).message)).toContain("kind must be one of 'http_status', 'connection', 'malformed_response', 'timeout', 'cancelled', got 'gone'");
+    expect(String((errors[1] as Error).message)).toContain("kind must be one of 'http_status', 'connection', 'malformed_response', 'timeout', 'cancelled', 'no_first_token', got 'gone'");
     expect(result.errors.failedSamples.total).toBe(0);
     expect(result.errors.duplicateIds).toBe(0);
     expect(result.validity).toBe('VALID');

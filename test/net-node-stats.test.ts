@@ -30,7 +30,7 @@ describe('per-node statistics', () => {
     expect(s.latencyNs.mean).toBe(Math.round(latencies.reduce((a, b) => a + b, 0) / latencies.length));
     expect(s.requests).toBe(10_001);
     expect(s.completed).toBe(10_000);
-    expect(s.failed).toEqual({ http_status: 0, connection: 0, malformed_response: 0, timeout: 1, cancelled: 0 });
+    expect(s.failed).toEqual({ http_status: 0, connection: 0, malformed_response: 0, timeout: 1, cancelled: 0, no_first_token: 0 });
     expect(summarizeNode([buffer], 2, 0, 'http://o', 'o').requests).toBe(1);
   });
 

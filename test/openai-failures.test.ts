@@ -44,7 +44,7 @@ describe('failed OpenAI responses', () => {
         expect(result.invalidReasons.join('\n')).toMatch(/samples? failed/);
         expect(result.counts.completedSamples).toBe(12);
         expect(failed.total).toBe(5);
-        expect(failed.byKind).toEqual({ malformed_response: 3, connection: 1, http_status: 1, timeout: 0, cancelled: 0 });
+        expect(failed.byKind).toEqual({ malformed_response: 3, connection: 1, http_status: 1, timeout: 0, cancelled: 0, no_first_token: 0 });
         // Failed samples are not also token errors.
         if (stream) expect(result.tokens!.errors.missingFirstToken + result.tokens!.errors.zeroTokens).toBe(0);
         const detail = readText(join(outdir, 'mlperf_log_detail.txt'));

@@ -88,7 +88,7 @@ describe.skipIf(!available)('OpenAI token streams over the native transport', ()
       expect(result.valid).toBe(false);
       expect(result.counts.completedSamples).toBe(6);
       expect(failed.total).toBe(6);
-      expect(failed.byKind).toEqual({ malformed_response: 3, connection: 3, http_status: 0, timeout: 0, cancelled: 0 });
+      expect(failed.byKind).toEqual({ malformed_response: 3, connection: 3, http_status: 0, timeout: 0, cancelled: 0, no_first_token: 0 });
       const detail = readText(join(outdir, 'mlperf_log_detail.txt'));
       expect(detail).toContain(`node ${node.url}: connection closed mid-response`);
       expect(detail).toContain(`node ${node.url}: malformed response: malformed chunk size`);
