@@ -68,7 +68,10 @@ void DetailLog::add_at(int64_t timestamp_ns, const std::string& key, const std::
   text += ":::MLLOG {\"key\": ";
   text += quote(key);
   text += ", \"value\": ";
-  text += value_text;
+  const char first = value_text.empty() ? '\0' : value_text.front();
+  const bool composite = first == '"' || first == '[' || first == '{';
+  const bool literal = value_text == "true" || value_text == "false" || value_text == "null";
+  text += composite || literal || is_json_number(value_text) ? value_text : std::string("null");
   text += ", \"time_ms\": ";
   text += time_ms;
   text += ", \"namespace\": \"mlperf::logging\", \"event_type\": \"POINT_IN_TIME\", \"metadata\": {\"is_error\": ";
@@ -118,6 +121,32 @@ std::string DetailLog::quote(const std::string& text) {
   }
   out += "\"";
   return out;
+}
+
+bool DetailLog::is_json_number(const std::string& text) {
+  size_t i = 0;
+  const size_t n = text.size();
+  const auto digits = [&] {
+    const size_t start = i;
+    while (i < n && text[i] >= '0' && text[i] <= '9') ++i;
+    return i - start;
+  };
+  if (i < n && text[i] == '-') ++i;
+  if (i < n && text[i] == '0') {
+    ++i;
+  } else if (i >= n || text[i] < '1' || text[i] > '9' || digits() == 0) {
+    return false;
+  }
+  if (i < n && text[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+  }
+  if (i < n && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < n && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == n;
 }
 
 std::string DetailLog::integer_list(const std::vector<uint32_t>& values) {

@@ -21,7 +21,11 @@ class DetailLog {
   // Creates/truncates the file; `origin_ns` (now_ns() clock) is time_ms 0.
   bool open(const std::string& path, int64_t origin_ns, bool copy_to_stdout);
   // Adds one entry. `value_text` is the JSON value exactly as it must appear;
-  // `file`/`line` name the code that logged it (the record's metadata).
+  // `file`/`line` name the code that logged it (the record's metadata). A
+  // bare value that is not JSON (a non-finite double formatted as "inf",
+  // "-nan", ...) is written as null: every line stays JSON whatever a field
+  // computes (the fields themselves give 0 and a reason, see results.cc).
+  // Strings, arrays and objects are the callers' (quote(), integer_list()).
   void add(const std::string& key, const std::string& value_text, bool is_error, bool is_warning, const char* file,
            int line);
   // Same, with an explicit timestamp shared by several entries.
@@ -32,6 +36,8 @@ class DetailLog {
 
   // Value texts.
   static std::string quote(const std::string& text);  // JSON string, escaped
+  // Whether `text` is a JSON number (RFC 8259: -?int frac? exp?).
+  static bool is_json_number(const std::string& text);
   static std::string boolean(bool v) { return v ? "true" : "false"; }
   static std::string integer_list(const std::vector<uint32_t>& values);
 

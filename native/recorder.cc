@@ -36,6 +36,14 @@ inline int64_t token_count_of(double n) {
   return static_cast<int64_t>(n);
 }
 
+// The detail-log message of a sample the core fails as no_first_token: a
+// token-latency sample completed before (or without) its first token. The
+// reference logs "Attempted to record a sample latency before it's first
+// token latency" and records it with an INT64_MIN first-token latency (spec/30
+// §9), which then enters every TTFT/TPOT statistic; here it is a failed sample.
+const std::string kNoFirstTokenMessage =
+    "completed with no first token recorded (firstTokenComplete did not come before the completion)";
+
 // The null-native SUT's response: the QSL index as 4 little-endian bytes
 // (what the reference's own null SUT in the golden runs returns).
 std::vector<uint8_t> index_payload(uint64_t qsl_index) {
@@ -84,8 +92,8 @@ void Recorder::record_failure(Series& series, uint64_t k, const Failure& failure
 }
 
 template <typename Tokens, typename Id>
-uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over,
-                            const Failure* failure) {
+uint64_t Recorder::complete(int64_t stamp, bool caller_stamp, const Id* ids, const Tokens* n_tokens, size_t count,
+                            bool hand_over, const Failure* failure) {
   Series* s = current_.load(std::memory_order_acquire);
   const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
   if (published == 0) {
@@ -102,6 +110,16 @@ uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens
   // next query while this call may still hand it over.
   if (hand_over) series.handing_over.fetch_add(1, std::memory_order_seq_cst);
   const int64_t t = stamp - series.start_ns;
+  // Now (from the series start), read at most once per call and only for a
+  // stamp that cannot be right: it is then the completion time.
+  int64_t now_t = kNotCompleted;
+  const auto now_from_start = [&] {
+    if (now_t == kNotCompleted) now_t = now_ns() - series.start_ns;
+    return now_t;
+  };
+  // A failure passed by the caller is the sample's outcome whatever tokens it had.
+  const bool needs_first_token = series.needs_first_token && failure == nullptr;
+  const Failure no_first_token{FailureKind::NoFirstToken, &kNoFirstTokenMessage};
   const uint64_t spq = series.samples_per_query;
   uint64_t newly_completed = 0;
   bool any_query_done = false;
@@ -112,8 +130,23 @@ uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens
       count_rejected(status, id_as_double(ids[i]));
       continue;
     }
+    // Our own clock was read on entry, after the SUT received the query; a
+    // caller's stamp may be older than the query's issue (visible: the
+    // issuer wrote issued_ns before publishing it).
+    int64_t done = t;
+    if (caller_stamp && done < series.issued_ns[k / spq]) done = now_from_start();
+    bool missing_first_token = false;
+    if (needs_first_token) {
+      // The one extra load of the token path.
+      const int64_t first = series.first_token_ns[k].load(std::memory_order_acquire);
+      if (first == kNotCompleted) {
+        missing_first_token = true;
+      } else if (done < first) {
+        done = now_from_start();  // first tokens are stamped no later than when they were recorded
+      }
+    }
     int64_t not_completed = kNotCompleted;
-    if (!series.completed_ns[k].compare_exchange_strong(not_completed, t, std::memory_order_acq_rel)) {
+    if (!series.completed_ns[k].compare_exchange_strong(not_completed, done, std::memory_order_acq_rel)) {
       double expected = 0;
       first_duplicate_id_.compare_exchange_strong(expected, id_as_double(ids[i]));
       duplicate_ids_.fetch_add(1, std::memory_order_relaxed);
@@ -125,14 +158,19 @@ uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens
     }
     // Before the query counts as done: whoever reads the series after its
     // last completion sees the failure.
-    if (failure != nullptr) record_failure(series, k, *failure);
+    if (failure != nullptr) {
+      record_failure(series, k, *failure);
+    } else if (missing_first_token) {
+      missing_first_tokens_.fetch_add(1, std::memory_order_relaxed);
+      record_failure(series, k, no_first_token);
+    }
     ++newly_completed;
-    live_.record_completion(series, k / spq, t);
+    live_.record_completion(series, k / spq, done);
     if (spq == 1) {
       series.done_queries.fetch_add(1, std::memory_order_acq_rel);
       any_query_done = true;
     } else if (series.outstanding[k / spq].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      series.query_done_ns[k / spq].store(t, std::memory_order_release);
+      series.query_done_ns[k / spq].store(done, std::memory_order_release);
       series.done_queries.fetch_add(1, std::memory_order_acq_rel);
       any_query_done = true;
     }
@@ -146,12 +184,13 @@ uint64_t Recorder::complete(int64_t stamp, const Id* ids, const Tokens* n_tokens
   return handed;
 }
 
-template uint64_t Recorder::complete<void, double>(int64_t, const double*, const void*, size_t, bool, const Failure*);
-template uint64_t Recorder::complete<void, uint32_t>(int64_t, const uint32_t*, const void*, size_t, bool,
+template uint64_t Recorder::complete<void, double>(int64_t, bool, const double*, const void*, size_t, bool,
+                                                   const Failure*);
+template uint64_t Recorder::complete<void, uint32_t>(int64_t, bool, const uint32_t*, const void*, size_t, bool,
                                                      const Failure*);
-template uint64_t Recorder::complete<double, double>(int64_t, const double*, const double*, size_t, bool,
+template uint64_t Recorder::complete<double, double>(int64_t, bool, const double*, const double*, size_t, bool,
                                                      const Failure*);
-template uint64_t Recorder::complete<double, uint32_t>(int64_t, const uint32_t*, const double*, size_t, bool,
+template uint64_t Recorder::complete<double, uint32_t>(int64_t, bool, const uint32_t*, const double*, size_t, bool,
                                                        const Failure*);
 
 uint64_t Recorder::hand_over_next(Series& series) {
@@ -193,9 +232,12 @@ void Recorder::first_token(double id, int64_t stamp_ns, const uint8_t* data, siz
     first_token_after_completion_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  // A stamp older than the query's issue (an old clockNs() reading) is
+  // replaced by now, as one before the series start is: no TTFT below issue.
+  int64_t first = stamp_ns - series.start_ns;
+  if (first < series.issued_ns[k / series.samples_per_query]) first = now_ns() - series.start_ns;
   int64_t not_recorded = kNotCompleted;
-  if (!series.first_token_ns[k].compare_exchange_strong(not_recorded, stamp_ns - series.start_ns,
-                                                        std::memory_order_acq_rel)) {
+  if (!series.first_token_ns[k].compare_exchange_strong(not_recorded, first, std::memory_order_acq_rel)) {
     duplicate_first_tokens_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -238,18 +280,25 @@ void Recorder::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
   // A large query (Offline) is completed in chunks, each stamped when it is
   // recorded, so the result measures what recording costs, not zero.
   constexpr uint64_t kStampEvery = 4096;
+  // It reports no first token: under token latencies (not Offline) each of
+  // its samples fails as no_first_token, as any SUT's would (see complete).
+  const Failure no_first_token{FailureKind::NoFirstToken, &kNoFirstTokenMessage};
   for (uint64_t k = first; k < first + spq; ++k) {
     if (k != first && (k - first) % kStampEvery == 0) t = now_ns() - series.start_ns;
     series.completed_ns[k].store(t, std::memory_order_release);
+    if (series.needs_first_token) {
+      missing_first_tokens_.fetch_add(1, std::memory_order_relaxed);
+      record_failure(series, k, no_first_token);
+      continue;  // a failed sample writes no accuracy record
+    }
     if (series.trace.accuracy_log_sampled[k]) {
       const uint64_t index = series.trace.sample_index[k];
       AccuracyRecord record;
       record.seq_id = series.trace.first_sample_id + k;
       record.qsl_idx = index;
       record.data = index_payload(index);
-      // The null SUT reports no tokens: the record still has the token fields.
+      // The null SUT reports no tokens: the record still has the token field (Offline).
       record.with_token_count = static_cast<bool>(series.n_tokens);
-      record.with_token_data = series.needs_first_token;
       accuracy_log_.append(std::move(record));
     }
   }
@@ -271,6 +320,7 @@ void Recorder::copy_error_counts(CompletionErrorCounts* out) const {
   out->first_duplicate_id = first_duplicate_id_.load();
   out->first_token_after_completion = first_token_after_completion_.load();
   out->duplicate_first_tokens = duplicate_first_tokens_.load();
+  out->missing_first_tokens = missing_first_tokens_.load();
 }
 
 void Recorder::take_failures(FailedSampleCounts* counts, std::vector<FailureMessage>* messages) {

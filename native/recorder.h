@@ -40,13 +40,22 @@ class Recorder {
   // else n_tokens[i] for ids[i]. hand_over: see Session::complete. Returns the
   // new published count when this call issued the next query, else 0.
   // `failure`: the samples completed by this call failed (Session::fail).
+  //
+  // This is the one place that decides what a completed sample is:
+  // - `caller_stamp` (the stamp is the SUT's, already clamp_stamp'ed): a
+  //   stamp before the sample's query was issued is replaced by now, so no
+  //   latency is ever below issue (the SUT passed an old clockNs() reading);
+  // - token latencies outside Offline (Series::needs_first_token): a sample
+  //   completed with no first token recorded fails as no_first_token (never
+  //   a completed sample with no TTFT), and a completion stamped before its
+  //   first token is replaced by now (a TPOT is never negative).
   struct Failure {
     FailureKind kind;
     const std::string* message;
   };
   template <typename Tokens, typename Id>
-  uint64_t complete(int64_t stamp, const Id* ids, const Tokens* n_tokens, size_t count, bool hand_over,
-                    const Failure* failure = nullptr);
+  uint64_t complete(int64_t stamp, bool caller_stamp, const Id* ids, const Tokens* n_tokens, size_t count,
+                    bool hand_over, const Failure* failure = nullptr);
   // A caller's stamp outside [series start, now] is replaced by now.
   int64_t clamp_stamp(int64_t stamp_ns) const;
   // The first token of sample `id` at `stamp_ns` (see Session::first_token).
@@ -91,6 +100,9 @@ class Recorder {
   std::atomic<double> first_duplicate_id_{0};
   std::atomic<uint64_t> first_token_after_completion_{0};
   std::atomic<uint64_t> duplicate_first_tokens_{0};
+  // Token latencies: samples completed with no first token (each failed as
+  // no_first_token).
+  std::atomic<uint64_t> missing_first_tokens_{0};
   std::atomic<uint64_t> failed_by_kind_[kFailureKindCount] = {};
   std::mutex failure_messages_mutex_;
   std::vector<FailureMessage> failure_messages_;

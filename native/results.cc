@@ -12,6 +12,14 @@ namespace loadgen {
 
 namespace {
 
+// Server performance-constraint texts where there is nothing to compare
+// (the reference has none: it compares 0 read from an empty array).
+const char* const kNothingMeasured = "No sample completed successfully, so no latency was measured.";
+const char* const kNoFirstTokenMeasured = "TTFT constrain not met: no first-token latency was measured.";
+const char* const kNoTpotMeasured =
+    "TPOT constrain not met: no time per output token was measured (no successful sample reported 2 or more "
+    "output tokens).";
+
 // The reference indexes with size_t(double(count) * p).
 size_t percentile_index(size_t count, double p) {
   return static_cast<size_t>(static_cast<double>(count) * p);
@@ -43,22 +51,31 @@ void process_token_latencies(PerformanceSummary& s) {
   constexpr int64_t kInvalidTokens = kMissingLatency;
   s.token_count = 0;
   for (int64_t n : s.raw.tokens_per_sample) {
-    if (n != kInvalidTokens) s.token_count += n;
+    if (n == kInvalidTokens || n <= 0) continue;
+    // Saturates: a SUT's absurd counts must not wrap the total negative.
+    s.token_count = n > INT64_MAX - s.token_count ? INT64_MAX : s.token_count + n;
   }
   auto& ttft = s.raw.first_token_latencies_ns;
   auto& tpot = s.raw.time_per_output_token_ns;
   s.first_token_latency_count = ttft.size();
   if (ttft.empty()) return;
-  // Both means divide by the sample count, not the array sizes (60 §3.15).
-  s.first_token_latency_mean = integer_mean(ttft, s.sample_count);
-  s.time_per_output_token_mean = integer_mean(tpot, s.sample_count);
+  // Each array's mean and percentiles are over its own entries. The
+  // reference divides both means by the sample count and indexes both with
+  // it (60 §3.15); its arrays hold one entry per sample, so wherever its
+  // figures are right (every golden case) the two agree. Here a sample with
+  // fewer than 2 output tokens has no TPOT: dividing or indexing by the
+  // sample count would pull the mean towards 0 and read past the array (0).
+  s.first_token_latency_mean = integer_mean(ttft, ttft.size());
+  s.time_per_output_token_mean = integer_mean(tpot, tpot.size());
   std::sort(ttft.begin(), ttft.end());
   std::sort(tpot.begin(), tpot.end());
 
-  fill_percentiles(ttft, s.sample_count, &s.token_target_latency_percentile, s.token_latency_percentiles, false);
+  fill_percentiles(ttft, ttft.size(), &s.token_target_latency_percentile, s.token_latency_percentiles, false);
   s.first_token_latency_min = ttft.front();
   s.first_token_latency_max = ttft.back();
-  fill_percentiles(tpot, s.sample_count, &s.target_tpot_percentile, s.tpot_percentiles, false);
+  // No TPOT (no successful sample reported 2+ tokens): its figures stay 0,
+  // and a Server run's TPOT constraint is not met (perf_constraints_met).
+  fill_percentiles(tpot, tpot.size(), &s.target_tpot_percentile, s.tpot_percentiles, false);
   if (!tpot.empty()) {
     s.time_per_output_token_min = tpot.front();
     s.time_per_output_token_max = tpot.back();
@@ -73,7 +90,13 @@ void process_token_latencies(PerformanceSummary& s) {
 
 // ProcessLatencies (spec/40 §2).
 void process_latencies(PerformanceSummary& s) {
+  // The issued queries are counted whether or not any completed (the
+  // reference sets it only for a non-empty array, which always is there).
+  s.query_count = s.raw.queries_issued;
   auto& lat = s.raw.sample_latencies_ns;
+  // No successful sample: every latency statistic (and the token ones) stays
+  // 0, the reference's rule for an empty array (spec/40 §2); the rates are
+  // 0 too (compute_rates) and nothing is VALID (failures, perf constraints).
   if (lat.empty()) return;
   s.sample_count = lat.size();
   s.sample_latency_mean = integer_mean(lat, s.sample_count);
@@ -82,7 +105,6 @@ void process_latencies(PerformanceSummary& s) {
   fill_percentiles(lat, s.sample_count, &s.target_latency_percentile, s.latency_percentiles, false);
   s.sample_latency_min = lat.front();
   s.sample_latency_max = lat.back();
-  s.query_count = s.raw.queries_issued;
 
   if (s.settings.scenario == Scenario::Server) {
     // The reference counts latencies >= target + 1, i.e. > target.
@@ -94,7 +116,11 @@ void process_latencies(PerformanceSummary& s) {
   if (s.settings.scenario != Scenario::MultiStream) return;
 
   auto& q = s.raw.query_latencies_ns;
-  const size_t query_count = static_cast<size_t>(s.raw.queries_issued);
+  // Over the recorded query latencies. The reference divides and indexes by
+  // queries_issued, the same count when every query completed (the golden
+  // cases); a query with a failed sample has no latency here, and counting
+  // it would pull the mean down and read the top percentiles past the end.
+  const size_t query_count = q.size();
   s.query_latency_count = q.size();
   std::sort(q.begin(), q.end());
   s.query_latency_mean = integer_mean(q, query_count);
@@ -147,7 +173,12 @@ bool early_stopping(PerformanceSummary& s, const std::vector<int64_t>& sorted, i
                     std::string* recommendation) {
   recommendation->clear();
   MinPassingFinder finder;
-  const int64_t n = static_cast<int64_t>(s.raw.queries_issued);
+  // N: the queries with a latency in the array. The reference uses
+  // queries_issued, the same number when every query completed (the golden
+  // cases); counting failed or missing ones would estimate from latencies
+  // that do not exist (0 past the array's end) and pass a run where nothing
+  // completed ("Processed 985 queries", estimate 0, "Run successful").
+  const int64_t n = static_cast<int64_t>(std::min<uint64_t>(s.raw.queries_issued, sorted.size()));
   const double p = s.target_latency_percentile.percentile;
   switch (s.settings.scenario) {
     case Scenario::SingleStream:
@@ -230,6 +261,13 @@ bool min_duration_met(const PerformanceSummary& s, std::string* recommendation) 
 bool perf_constraints_met(const PerformanceSummary& s, std::string* recommendation) {
   recommendation->clear();
   if (s.settings.scenario != Scenario::Server) return true;
+  // A constraint on a latency nobody measured is not met: the reference
+  // reads 0 from an empty array and says "Yes" for a run where every
+  // request failed (and FindPeakPerformance would search upwards from it).
+  if (s.sample_count == 0) {
+    *recommendation = kNothingMeasured;
+    return false;
+  }
   bool met = true;
   if (!s.settings.use_token_latencies) {
     if (s.target_latency_percentile.sample_latency > s.settings.target_latency_ns) {
@@ -238,61 +276,77 @@ bool perf_constraints_met(const PerformanceSummary& s, std::string* recommendati
     }
     return met;
   }
-  if (s.token_target_latency_percentile.sample_latency > s.settings.server_ttft_latency) {
+  if (s.raw.first_token_latencies_ns.empty()) {
+    *recommendation = kNoFirstTokenMeasured;
+    met = false;
+  } else if (s.token_target_latency_percentile.sample_latency > s.settings.server_ttft_latency) {
     *recommendation = "TTFT constrain not met: Reduce target QPS to improve latency.";
     met = false;
   }
-  if (s.target_tpot_percentile.sample_latency > s.settings.server_tpot_latency) {
+  const bool no_tpot = s.raw.time_per_output_token_ns.empty();
+  if (no_tpot || s.target_tpot_percentile.sample_latency > s.settings.server_tpot_latency) {
+    const std::string text = no_tpot ? kNoTpotMeasured : "TPOT constrain not met: Reduce target QPS to improve latency.";
     if (recommendation->empty()) {
-      *recommendation = "TPOT constrain not met: Reduce target QPS to improve latency.";
+      *recommendation = text;
     } else {
-      recommendation->append("\n * TPOT constrain not met: Reduce target QPS to improve latency.");
+      recommendation->append("\n * " + text);
     }
     met = false;
   }
   return met;
 }
 
+// A rate: `count` per second over `seconds`. 0 when nothing was counted or
+// no time was measured to count it in (zero successful samples, a zero
+// duration): the reference's formulas then give nan (0/0), inf (x/0) or,
+// for sample_count - 1 with no samples, 2^64-1 / t (about 1.8e19 "samples
+// per second"). Positive inputs give the reference's value bit for bit.
+double rate(double count, double seconds) { return count > 0 && seconds > 0 ? count / seconds : 0; }
+
 void compute_rates(PerformanceSummary& s) {
   const auto& r = s.raw;
-  // sample_count - 1 in unsigned arithmetic (wraps with zero samples).
-  const double count_minus_one = static_cast<double>(s.sample_count - 1);
+  // sample_count - 1 (the intervals between samples): the reference computes
+  // it in unsigned arithmetic, which wraps with zero samples; here 0.
+  const double count_minus_one = s.sample_count == 0 ? 0 : static_cast<double>(s.sample_count - 1);
   const double count = static_cast<double>(s.sample_count);
   const double tokens = static_cast<double>(s.token_count);
+  const double mean_s = static_cast<double>(s.sample_latency_mean) / 1e9;
   switch (s.settings.scenario) {
     case Scenario::SingleStream:
-      s.qps_with_loadgen_overhead = count_minus_one / r.final_query_issued_time_s;
-      s.qps_without_loadgen_overhead = 1 / (static_cast<double>(s.sample_latency_mean) / 1e9);
+      s.qps_with_loadgen_overhead = rate(count_minus_one, r.final_query_issued_time_s);
+      // 1 / mean latency: 0 with no sample (or a mean of 0 ns, nothing to divide by).
+      s.qps_without_loadgen_overhead = rate(1, mean_s);
       break;
     case Scenario::MultiStream:
       break;
     case Scenario::Server:
-      s.scheduled_samples_per_sec = count_minus_one / r.final_query_scheduled_time_s;
-      s.completed_samples_per_sec = count_minus_one / r.final_query_all_samples_done_time_s;
+      s.scheduled_samples_per_sec = rate(count_minus_one, r.final_query_scheduled_time_s);
+      s.completed_samples_per_sec = rate(count_minus_one, r.final_query_all_samples_done_time_s);
       break;
     case Scenario::Offline:
-      s.samples_per_second = count / r.max_latency_s;
+      s.samples_per_second = rate(count, r.max_latency_s);
       break;
   }
   if (s.settings.use_token_latencies) {
     if (s.settings.scenario == Scenario::Offline) {
-      s.tokens_per_second = tokens / r.max_latency_s;
+      s.tokens_per_second = rate(tokens, r.max_latency_s);
     } else {
-      s.completed_tokens_per_second = tokens / r.final_query_all_samples_done_time_s;
-      s.tps_with_loadgen_overhead = tokens / r.final_query_issued_time_s;
-      s.tps_without_loadgen_overhead = tokens / ((static_cast<double>(s.sample_latency_mean) / 1e9) * count);
+      s.completed_tokens_per_second = rate(tokens, r.final_query_all_samples_done_time_s);
+      s.tps_with_loadgen_overhead = rate(tokens, r.final_query_issued_time_s);
+      s.tps_without_loadgen_overhead = rate(tokens, mean_s * count);
       // The reference divides by an integer product in ns (not seconds).
       s.token_throughput =
-          tokens / static_cast<double>(static_cast<uint64_t>(s.sample_latency_mean) * s.sample_count);
+          rate(tokens, static_cast<double>(static_cast<uint64_t>(s.sample_latency_mean) * s.sample_count));
     }
   }
   if (s.settings.infer_token_latencies) {
     const uint64_t factor = static_cast<uint64_t>(s.settings.token_latency_scaling_factor);
     if (s.settings.scenario == Scenario::Offline) {
-      s.inferred_tokens_per_second = static_cast<double>(factor * s.sample_count) / r.max_latency_s;
+      s.inferred_tokens_per_second = rate(static_cast<double>(factor * s.sample_count), r.max_latency_s);
     } else if (s.settings.scenario == Scenario::Server) {
+      const uint64_t intervals = s.sample_count == 0 ? 0 : s.sample_count - 1;
       s.inferred_completed_tokens_per_second =
-          static_cast<double>(factor * (s.sample_count - 1)) / r.final_query_all_samples_done_time_s;
+          rate(static_cast<double>(factor * intervals), r.final_query_all_samples_done_time_s);
     }
   }
 }
@@ -318,7 +372,10 @@ PerformanceSummary summarize(const EffectiveSettings& settings, const std::strin
 
   s.min_duration_met = min_duration_met(s, &s.min_duration_recommendation);
   s.min_queries_met = s.raw.queries_issued >= settings.min_query_count;
-  s.min_samples_met = s.sample_count >= settings.min_sample_count;
+  // On the issued samples, as the reference (its array holds every issued
+  // sample): a run whose samples failed issued enough, it did not exit early.
+  const uint64_t samples_issued = s.raw.samples_issued != 0 ? s.raw.samples_issued : s.sample_count;
+  s.min_samples_met = samples_issued >= settings.min_sample_count;
   s.perf_constraints_met = perf_constraints_met(s, &s.perf_constraints_recommendation);
 
   if (!settings.use_token_latencies) {

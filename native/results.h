@@ -21,6 +21,9 @@ struct SeriesResult {
   std::vector<int64_t> sample_latencies_ns;  // sample-id order; kMissingLatency = never completed
   std::vector<int64_t> query_latencies_ns;   // MultiStream only, query order
   uint64_t queries_issued = 0;
+  // Samples issued (min sample count is judged on them); 0: the size of
+  // sample_latencies_ns, which in the reference holds every issued sample.
+  uint64_t samples_issued = 0;
   double max_latency_s = 0;
   double final_query_scheduled_time_s = 0;
   double final_query_issued_time_s = 0;
@@ -111,11 +114,20 @@ bool server_early_stopping(MinPassingFinder& finder, int64_t n, int64_t t, doubl
 PerformanceSummary summarize(const EffectiveSettings& settings, const std::string& sut_name,
                              SeriesResult raw);
 
+// An INVALID reason as a sentence: trailing blanks dropped, a period added
+// unless it ends in '.', '!' or '?'. Every place that lists or joins reasons
+// (summary, detail log, the JS result) writes them so: each a sentence,
+// joined by one space, never run together.
+std::string as_sentence(std::string reason);
+
 // The summary file's results part: from the first "====" line through the
 // "Test Parameters Used" block (and the sample_concatenate_permutation
 // warning lines), each line ending in '\n'. `mode` is the Mode line's value
-// (the test's requested mode, e.g. SubmissionRun).
-std::string format_summary_results(const PerformanceSummary& summary, Mode mode);
+// (the test's requested mode, e.g. SubmissionRun). `extra_reasons`: why the
+// result is INVALID beyond the reference's checks (RunOutcome), listed first
+// under "Recommendations:", one sentence each.
+std::string format_summary_results(const PerformanceSummary& summary, Mode mode,
+                                   const std::vector<std::string>& extra_reasons = {});
 
 // The footer appended when logging stops (spec/50 §3), starting with "\n".
 std::string format_summary_footer(uint64_t warning_count, uint64_t error_count);
@@ -123,7 +135,9 @@ std::string format_summary_footer(uint64_t warning_count, uint64_t error_count);
 // The detail log's result entries in the reference's order: {key, value_text}
 // where value_text is exactly what follows "value": (spec/50 §4.2).
 // `num_errors` is the error count logged so far (the final num_errors entry).
-std::vector<std::pair<std::string, std::string>> detail_result_entries(const PerformanceSummary& summary,
-                                                                       uint64_t num_errors);
+// `extra_reasons` follow the reference's in result_invalid_reason, every
+// reason then a sentence and all joined by one space.
+std::vector<std::pair<std::string, std::string>> detail_result_entries(
+    const PerformanceSummary& summary, uint64_t num_errors, const std::vector<std::string>& extra_reasons = {});
 
 }  // namespace loadgen

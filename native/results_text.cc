@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "detail_log.h"
 #include "format.h"
 #include "results.h"
 #include "user_text.h"
@@ -22,15 +23,23 @@ std::string line_u(const std::string& label, uint64_t v) { return line(label, st
 std::string yes_no(bool b) { return b ? "Yes" : "NO"; }
 
 std::string quoted(std::string text) {
-  // The detail logger writes strings unescaped, newlines turned into spaces.
+  // The reference writes strings unescaped, newlines turned into spaces; its
+  // own texts need no escaping, so escaping (for the SUT's text in extra
+  // reasons) changes none of them.
   std::replace(text.begin(), text.end(), '\n', ' ');
-  return "\"" + text + "\"";
+  return DetailLog::quote(text);
 }
 std::string bool_text(bool b) { return b ? "true" : "false"; }
 
 }  // namespace
 
-std::string format_summary_results(const PerformanceSummary& s, Mode mode) {
+std::string as_sentence(std::string reason) {
+  while (!reason.empty() && (reason.back() == ' ' || reason.back() == '\n')) reason.pop_back();
+  if (!reason.empty() && reason.back() != '.' && reason.back() != '!' && reason.back() != '?') reason += '.';
+  return reason;
+}
+
+std::string format_summary_results(const PerformanceSummary& s, Mode mode, const std::vector<std::string>& extra_reasons) {
   const EffectiveSettings& st = s.settings;
   const Scenario sc = st.scenario;
   const bool tokens = st.use_token_latencies;
@@ -88,6 +97,8 @@ std::string format_summary_results(const PerformanceSummary& s, Mode mode) {
   out += line("  Early stopping satisfied: ", yes_no(s.early_stopping_met));
   if (!s.result_valid) {
     out += "Recommendations:\n";
+    // Escaped: a reason may carry a SUT's or a caller's text.
+    for (const auto& reason : extra_reasons) out += " * " + escape_control_characters(as_sentence(reason)) + "\n";
     if (!s.perf_constraints_met) out += " * " + s.perf_constraints_recommendation + "\n";
     if (!s.min_duration_met) out += " * " + s.min_duration_recommendation + "\n";
     if (!min_queries) out += std::string(" * ") + kMinQueriesText + "\n" + kMinQueriesSeeLog + "\n";
@@ -206,7 +217,8 @@ std::string format_summary_footer(uint64_t warning_count, uint64_t error_count) 
 }
 
 std::vector<std::pair<std::string, std::string>> detail_result_entries(const PerformanceSummary& s,
-                                                                       uint64_t num_errors) {
+                                                                       uint64_t num_errors,
+                                                                       const std::vector<std::string>& extra_reasons) {
   const EffectiveSettings& st = s.settings;
   const Scenario sc = st.scenario;
   std::vector<std::pair<std::string, std::string>> e;
@@ -222,10 +234,18 @@ std::vector<std::pair<std::string, std::string>> detail_result_entries(const Per
   add("result_min_queries_met", bool_text(min_queries));
   add("early_stopping_met", bool_text(s.early_stopping_met));
   if (!s.result_valid) {
+    // The reference's text exactly (each part and a space, the min-queries
+    // sentence without one) when it is all; with reasons of ours, every
+    // reason a sentence, joined by one space ("...were issued. 21 samples
+    // failed (http_status 21).", never "...were issued.21 samples failed").
     std::string reason;
     if (!s.perf_constraints_met) reason += s.perf_constraints_recommendation + " ";
     if (!s.min_duration_met) reason += s.min_duration_recommendation + " ";
     if (!min_queries) reason += kMinQueriesText;
+    for (const auto& extra : extra_reasons) {
+      reason = as_sentence(std::move(reason));
+      reason += (reason.empty() ? "" : " ") + as_sentence(extra);
+    }
     add("result_invalid_reason", quoted(reason));
   }
   if (!st.use_token_latencies) {

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "series.h"
 #include "settings_log.h"
+#include "user_text.h"
 
 namespace loadgen {
 
@@ -237,7 +238,9 @@ void RunLog::write_completion_errors() {
       // Token latencies: the reference's texts (spec/60 §1.2).
       {e.duplicate_first_tokens, "Attempted to complete a sample twice."},
       {e.first_token_after_completion, "Attempted to record token latency after sample was completed"},
-      {e.missing_first_tokens, "Attempted to record a sample latency before it's first token latency"},
+      // No "Attempted to record a sample latency before it's first token
+      // latency": such a sample failed as no_first_token (its line is a
+      // "Sample failed" one, write_failures).
       {e.zero_tokens, "n_tokens argument missing or attempted to record 0 as number of tokens"},
       {e.negative_tokens, "Attempted to record a negative number of tokens"},
       {e.one_token, "Number of tokens need to be greater than 1"},
@@ -293,15 +296,7 @@ uint64_t RunLog::errors_so_far() {
 }
 
 void RunLog::write_detail_results() {
-  auto entries = detail_result_entries(outcome_.summary, errors_so_far());
-  for (auto& entry : entries) {
-    if (entry.first == "result_invalid_reason" && !outcome_.extra_invalid_reasons.empty()) {
-      // The reference's text (quoted, unescaped) plus our reasons.
-      std::string text = entry.second.size() >= 2 ? entry.second.substr(1, entry.second.size() - 2) : "";
-      for (const auto& reason : outcome_.extra_invalid_reasons) text += reason + " ";
-      entry.second = DetailLog::quote(text);
-    }
-  }
+  const auto entries = detail_result_entries(outcome_.summary, errors_so_far(), outcome_.extra_invalid_reasons);
   const int64_t t = now_ns();
   for (const auto& entry : entries) {
     detail_.add_at(t, entry.first, entry.second, false, false, "native/results.cc", 0);
@@ -322,19 +317,14 @@ void RunLog::count_messages() {
 void RunLog::write_summary(Mode mode, const LogOutputSettings& log_settings) {
   std::string text;
   if (outcome_.has_summary) {
-    text = format_summary_results(outcome_.summary, mode);
-    if (!outcome_.extra_invalid_reasons.empty()) {
-      // Our reasons go under the reference's "Recommendations:" heading.
-      std::string lines;
-      for (const auto& reason : outcome_.extra_invalid_reasons) lines += " * " + reason + "\n";
-      const std::string heading = "Recommendations:\n";
-      const size_t at = text.find(heading);
-      if (at != std::string::npos) text.insert(at + heading.size(), lines);
-    }
+    // Our reasons go under the reference's "Recommendations:" heading.
+    text = format_summary_results(outcome_.summary, mode, outcome_.extra_invalid_reasons);
   } else if (outcome_.interrupted) {
     // Interrupted before a performance series had results: the verdict and why, still.
     text = "Result is : INVALID\nRecommendations:\n";
-    for (const auto& reason : outcome_.extra_invalid_reasons) text += " * " + reason + "\n";
+    for (const auto& reason : outcome_.extra_invalid_reasons) {
+      text += " * " + escape_control_characters(as_sentence(reason)) + "\n";
+    }
   }
   text += format_summary_footer(outcome_.warning_count, outcome_.error_count);
   if (outcome_.has_summary && outcome_.overhead.present) text += format_overhead_block(outcome_.overhead);

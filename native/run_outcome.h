@@ -23,7 +23,7 @@ struct CompletionErrorCounts {
   // Token latencies (spec/30 §9, spec/60 §1.2), one per offending sample.
   uint64_t first_token_after_completion = 0;  // firstTokenComplete after the sample completed
   uint64_t duplicate_first_tokens = 0;        // a second firstTokenComplete
-  uint64_t missing_first_tokens = 0;          // completed without a first token (not Offline)
+  uint64_t missing_first_tokens = 0;          // completed without a first token (not Offline): each failed as no_first_token
   uint64_t zero_tokens = 0;                   // n_tokens missing or 0
   uint64_t negative_tokens = 0;               // n_tokens < 0 (counted as 0)
   uint64_t one_token = 0;                     // n_tokens == 1 (counted as 0)

@@ -31,18 +31,24 @@ void fill_token_results(const Series& series, const std::vector<bool>& failed, S
     raw->tokens_per_sample.push_back(n);
     if (!needs_first_token) continue;
     const int64_t first = series.first_token_ns[k].load(std::memory_order_acquire);
-    const int64_t scheduled = scheduled_ns(series, k / spq);
-    // A missing first token keeps the INT64_MIN marker, as in the reference.
-    const int64_t ttft = first == kNotCompleted ? kMissingLatency : first - scheduled;
-    const int64_t latency = done - scheduled;
-    // (latency - ttft) / (n - 1) with int64 wrap-around instead of UB for the
-    // marker; with n forced to 0 the divisor is -1 (a negative TPOT).
-    const int64_t span =
-        static_cast<int64_t>(static_cast<uint64_t>(latency) - static_cast<uint64_t>(ttft));
-    const int64_t divisor = n - 1;
-    const int64_t tpot = (span == INT64_MIN && divisor == -1) ? INT64_MIN : span / divisor;
+    // A sample completed with no first token failed (Recorder::complete), so
+    // a successful one has its TTFT; the test keeps the reference's INT64_MIN
+    // marker out of the statistics should that ever change.
+    if (first == kNotCompleted) continue;
+    const uint64_t q = k / spq;
+    const int64_t scheduled = scheduled_ns(series, q);
+    // Neither is below the query's issue (nor the completion below the first
+    // token): Recorder replaces such stamps by the time it recorded them.
+    const int64_t ttft = first - scheduled;
+    const int64_t latency = completion_since_scheduled(series, q, done);
+    if (ttft < 0 || latency < ttft) continue;
     raw->first_token_latencies_ns.push_back(ttft);
-    raw->time_per_output_token_ns.push_back(tpot);
+    // TPOT divides the time after the first token by the tokens after it: a
+    // sample with fewer than 2 tokens has none. The reference coerces 1 (and
+    // a negative count) to 0 and divides by -1, giving a negative TPOT; such
+    // samples keep their error lines (check_tokens) and TTFT but add no TPOT.
+    if (n < 2) continue;
+    raw->time_per_output_token_ns.push_back((latency - ttft) / (n - 1));
   }
 }
 
@@ -65,6 +71,9 @@ PerformanceSummary summarize_series(const Series& series, const EffectiveSetting
   SeriesResult raw;
   raw.queries_issued = issued;
   const uint64_t issued_samples = issued * spq;
+  // Min queries is judged on what was issued, as the reference's array (one
+  // entry per issued sample) does; the latency array holds only successes.
+  raw.samples_issued = issued_samples;
   const std::vector<bool> failed = failed_sample_mask(series);
   raw.sample_latencies_ns.reserve(issued_samples);
   int64_t max_latency = 0;
@@ -74,7 +83,7 @@ PerformanceSummary summarize_series(const Series& series, const EffectiveSetting
     if (done == kNotCompleted) continue;  // counted as incomplete; INVALID
     last_completion = std::max(last_completion, done);
     if (is_failed(failed, k)) continue;  // counted as failed; INVALID
-    const int64_t latency = done - scheduled_ns(series, k / spq);
+    const int64_t latency = completion_since_scheduled(series, k / spq, done);
     raw.sample_latencies_ns.push_back(latency);
     max_latency = std::max(max_latency, latency);
   }
@@ -85,7 +94,7 @@ PerformanceSummary summarize_series(const Series& series, const EffectiveSetting
       if (done == kNotCompleted) continue;
       bool any_failed = false;
       for (uint64_t k = q * spq; k < (q + 1) * spq && !any_failed; ++k) any_failed = is_failed(failed, k);
-      if (!any_failed) raw.query_latencies_ns.push_back(done - scheduled_ns(series, q));
+      if (!any_failed) raw.query_latencies_ns.push_back(completion_since_scheduled(series, q, done));
     }
   }
   const uint64_t last = issued - 1;
@@ -109,15 +118,13 @@ PerformanceSummary summarize_series(const Series& series, const EffectiveSetting
 }
 
 void check_tokens(const Series& series, CompletionErrorCounts* errors) {
-  const bool needs_first_token = series.needs_first_token;
   const uint64_t issued_samples = series.issued_queries * series.samples_per_query;
   CompletionErrorCounts& e = *errors;
   const std::vector<bool> failed = failed_sample_mask(series);
   for (uint64_t k = 0; k < issued_samples; ++k) {
+    // A sample with no first token failed as no_first_token (Recorder), so it
+    // is not checked here: failed samples have no tokens to check.
     if (series.completed_ns[k].load(std::memory_order_acquire) == kNotCompleted || is_failed(failed, k)) continue;
-    if (needs_first_token && series.first_token_ns[k].load(std::memory_order_acquire) == kNotCompleted) {
-      ++e.missing_first_tokens;
-    }
     const int64_t n = series.n_tokens[k].load(std::memory_order_relaxed);
     if (n == 0) {
       ++e.zero_tokens;

@@ -23,6 +23,17 @@ namespace loadgen {
 PerformanceSummary summarize_series(const Series& series, const EffectiveSettings& effective,
                                     const std::string& sut_name, int64_t* issue_duration_ns);
 
+// The latency of query `q` (or of one of its samples) completed at `done`
+// (from the series start): from its scheduled time, never from before its
+// issue. Recorder replaces a caller's stamp older than the issue; our own
+// clock, read on entry to a completion call, can precede the issue only for
+// an id the SUT completed before it was handed the query (a guessed id),
+// which then counts as completed when it was issued.
+inline int64_t completion_since_scheduled(const Series& series, uint64_t q, int64_t done) {
+  const int64_t issued = series.issued_ns[q];
+  return (done < issued ? issued : done) - scheduled_ns(series, q);
+}
+
 // Per sample of `series`, whether it completed as failed (Session::fail);
 // empty when none did (the common case costs nothing).
 std::vector<bool> failed_sample_mask(const Series& series);

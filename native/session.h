@@ -113,7 +113,13 @@ class Session {
   uint64_t complete(const double* ids, size_t count, bool hand_over = false);
   uint64_t complete(const uint32_t* ids, size_t count, bool hand_over = false);
   // Same, with the completion time read by the caller before it gathered the
-  // ids (now_ns() clock). A stamp outside [series start, now] is replaced by now.
+  // ids (now_ns() clock). A stamp outside [series start, now], or before the
+  // sample's query was issued, is replaced by now.
+  //
+  // Under token latencies (not Offline), every completion call here fails a
+  // sample that has no first token recorded as no_first_token (counted,
+  // logged, the run INVALID), and a completion stamped before the sample's
+  // first token counts as now (Recorder::complete).
   uint64_t complete_at(int64_t stamp_ns, const double* ids, size_t count, bool hand_over = false);
   // Token latencies: the same, with each sample's output token count
   // (n_tokens[i] for ids[i]; NaN counts as 0, fractions truncate). A stamp of
@@ -129,8 +135,8 @@ class Session {
   // line of the detail log, and the run is INVALID. Failed samples are left
   // out of the latency, token and throughput statistics. Any thread.
   uint64_t fail(int64_t stamp_ns, double id, FailureKind kind, const std::string& message, bool hand_over = false);
-  // The first token of sample `id` arrived at `stamp_ns` (now_ns() clock; 0 or
-  // outside [series start, now] means now). `data` (the first-token response)
+  // The first token of sample `id` arrived at `stamp_ns` (now_ns() clock; 0,
+  // outside [series start, now] or before the sample's query was issued means now). `data` (the first-token response)
   // is copied only for accuracy-logged samples. No effect without
   // use_token_latencies; bad ids are counted like completion ids.
   void first_token(double id, int64_t stamp_ns, const uint8_t* data = nullptr, size_t size = 0) {

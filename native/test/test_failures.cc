@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "check.h"
 #include "clock.h"
 #include "fake_host.h"
+#include "json.h"
 #include "session.h"
 #include "test_util.h"
 
@@ -73,9 +75,10 @@ void complete(Session& s, double id) { s.complete(&id, 1); }
 }  // namespace
 
 TEST(failures_kind_names_are_the_protocol_names) {
-  CHECK_EQ(kFailureKindCount, size_t{5});
+  CHECK_EQ(kFailureKindCount, size_t{6});
   CHECK_EQ(std::string(to_string(FailureKind::HttpStatus)), std::string("http_status"));
   CHECK_EQ(std::string(to_string(FailureKind::Cancelled)), std::string("cancelled"));
+  CHECK_EQ(std::string(to_string(FailureKind::NoFirstToken)), std::string("no_first_token"));
   FailedSampleCounts counts;
   counts.total = 3;
   counts.by_kind[static_cast<size_t>(FailureKind::HttpStatus)] = 2;
@@ -105,7 +108,8 @@ TEST(failures_are_counted_logged_and_make_the_run_invalid) {
   CHECK_EQ(o.completed_sample_count, uint64_t{100});  // failed samples complete: nothing hangs
   CHECK_EQ(o.incomplete_sample_count, uint64_t{0});
   CHECK_EQ(o.failed_samples.total, uint64_t{10});
-  for (size_t i = 0; i < kFailureKindCount; ++i) CHECK_EQ(o.failed_samples.by_kind[i], uint64_t{2});
+  for (const FailureKind kind : kKinds) CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(kind)], uint64_t{2});
+  CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::NoFirstToken)], uint64_t{0});
   // Left out of the statistics: only the 90 that succeeded.
   CHECK_EQ(o.summary.sample_count, uint64_t{90});
   CHECK(!o.summary.result_valid);
@@ -114,7 +118,7 @@ TEST(failures_are_counted_logged_and_make_the_run_invalid) {
       "10 samples failed (http_status 2, connection 2, malformed_response 2, timeout 2, cancelled 2)";
   CHECK_EQ(o.extra_invalid_reasons[0], reason);
   CHECK(o.summary_text.find("Result is : INVALID\n") != std::string::npos);
-  CHECK(o.summary_text.find("Recommendations:\n * " + reason + "\n") != std::string::npos);
+  CHECK(o.summary_text.find("Recommendations:\n * " + reason + ".\n") != std::string::npos);
   CHECK_EQ(o.error_count, uint64_t{10});
   CHECK(o.summary_text.find("10 ERRORS encountered. See detailed log.") != std::string::npos);
   const std::string detail = read_file(o.detail_log_path);
@@ -276,4 +280,67 @@ TEST(failures_stamps_outside_the_series_are_clamped) {
   CHECK_EQ(o.failed_samples.total, uint64_t{10});
   CHECK(o.issue_duration_ns >= 0);
   CHECK(o.issue_duration_ns < 60000000000LL);
+}
+
+// Every sample fails, in every scenario (a server answering 500 to all):
+// every rate 0, nothing "satisfied" that was not, the reasons separate
+// sentences, every detail-log line JSON and the summary free of impossible
+// numbers. Before: 1.7e19 "completed samples per second", "-nan"/"inf" in
+// the detail log, "Performance constraints satisfied : Yes", "Min queries
+// satisfied : NO" beside every query issued, "...were issued.100 samples failed".
+TEST(failures_of_every_sample_print_nothing_impossible) {
+  for (const Scenario scenario : {Scenario::SingleStream, Scenario::MultiStream, Scenario::Server, Scenario::Offline}) {
+    for (const bool tokens : {false, true}) {
+      SessionConfig c = failure_config(scenario, "fail_all", 100);
+      c.settings.use_token_latencies = tokens;
+      RespondingHost host([](Session& s, double id, uint64_t) { s.fail(0, id, FailureKind::HttpStatus, "HTTP 500"); });
+      Session session(c, &host);
+      const RunOutcome& o = host.run(session);
+      CHECK(o.has_summary);
+      const PerformanceSummary& r = o.summary;
+      CHECK_EQ(o.failed_samples.total, o.issued_sample_count);
+      CHECK_EQ(r.sample_count, uint64_t{0});
+      CHECK(!r.result_valid);
+      for (double rate : {r.qps_with_loadgen_overhead, r.qps_without_loadgen_overhead, r.scheduled_samples_per_sec,
+                          r.completed_samples_per_sec, r.samples_per_second, r.tokens_per_second,
+                          r.completed_tokens_per_second, r.tps_with_loadgen_overhead, r.tps_without_loadgen_overhead,
+                          r.token_throughput}) {
+        CHECK_EQ(rate, 0.0);
+      }
+      CHECK(r.min_queries_met && r.min_samples_met);  // every query was issued
+      CHECK_EQ(r.query_count, o.issued_query_count);
+      if (scenario != Scenario::Offline) CHECK(!r.early_stopping_met);
+      if (scenario == Scenario::Server) CHECK(!r.perf_constraints_met);
+      const std::string& text = o.summary_text;
+      CHECK(text.find("  Min queries satisfied : Yes\n") != std::string::npos);
+      CHECK(text.find("satisfied : Yes\n  Min duration") == std::string::npos);  // perf constraints: NO
+      CHECK(text.find("inf") == std::string::npos || text.find("(inferred)") != std::string::npos);
+      CHECK(text.find("nan") == std::string::npos);
+      CHECK(text.find(" : -") == std::string::npos);
+      const std::string reason = std::to_string(o.issued_sample_count) + " samples failed (http_status " +
+                                 std::to_string(o.issued_sample_count) + ")";
+      CHECK(text.find(" * " + reason + ".\n") != std::string::npos);
+      const std::string detail = read_file(o.detail_log_path);
+      std::istringstream lines(detail);
+      std::string line;
+      size_t parsed = 0;
+      while (std::getline(lines, line)) {
+        CHECK(line.rfind(":::MLLOG ", 0) == 0);
+        const loadgen_test::Json entry = loadgen_test::parse_json(line.substr(9));  // throws unless JSON
+        const loadgen_test::Json& value = entry.at("value");
+        const std::string key = entry.at("key").as_string();
+        if (value.kind() == loadgen_test::Json::Kind::Number && key.rfind("result_", 0) == 0) {
+          CHECK(value.as_double() >= 0);
+        }
+        if (key == "result_invalid_reason") {
+          // Sentences: never "issued.100 samples failed".
+          const std::string& v = value.as_string();
+          CHECK(v.find(reason + ".") != std::string::npos);
+          CHECK(v.find(".1") == std::string::npos && v.find(".2") == std::string::npos);
+        }
+        ++parsed;
+      }
+      CHECK(parsed > 50);
+    }
+  }
 }

@@ -144,11 +144,11 @@ TEST(session_interrupt_server_ends_early_with_logs) {
   CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
   CHECK(!o.extra_invalid_reasons.empty() && o.extra_invalid_reasons.front() == "interrupted by SIGINT");
   CHECK(o.summary_text.find("Result is : INVALID\n") != std::string::npos);
-  CHECK(o.summary_text.find("Recommendations:\n * interrupted by SIGINT\n") != std::string::npos);
+  CHECK(o.summary_text.find("Recommendations:\n * interrupted by SIGINT.\n") != std::string::npos);
   const std::string detail = read_file(o.detail_log_path);
   CHECK(detail.find("\"Ending early: interrupted by SIGINT. query_count " + std::to_string(o.issued_query_count) +
                     "\"") != std::string::npos);
-  CHECK(detail.find("interrupted by SIGINT \"") != std::string::npos);  // in result_invalid_reason
+  CHECK(detail.find("interrupted by SIGINT.\"") != std::string::npos);  // in result_invalid_reason, a sentence
   CHECK(detail.find("a later reason") == std::string::npos);
   check_logs_complete(o, c);
 }
@@ -167,7 +167,7 @@ TEST(session_interrupt_single_stream_waits_for_the_query_in_flight) {
   CHECK_EQ(o.incomplete_sample_count, uint64_t{0});
   CHECK(o.has_summary);
   CHECK(!o.summary.result_valid);
-  CHECK(o.summary_text.find(" * interrupted by SIGTERM\n") != std::string::npos);
+  CHECK(o.summary_text.find(" * interrupted by SIGTERM.\n") != std::string::npos);
   check_logs_complete(o, c);
 }
 
@@ -202,7 +202,7 @@ TEST(session_interrupt_skips_the_performance_phase_of_a_submission_run) {
   CHECK_EQ(o.incomplete_sample_count, uint64_t{0});
   CHECK(!o.has_summary);
   // No performance results, but the verdict and its reason all the same.
-  CHECK(o.summary_text.find("Result is : INVALID\nRecommendations:\n * interrupted by SIGINT\n") == 0);
+  CHECK(o.summary_text.find("Result is : INVALID\nRecommendations:\n * interrupted by SIGINT.\n") == 0);
   CHECK(read_file(o.detail_log_path).find("\"Ending early: interrupted by SIGINT. query_count ") != std::string::npos);
   check_logs_complete(o, c);
 }
@@ -220,7 +220,7 @@ TEST(session_interrupt_ends_find_peak_after_the_current_trial) {
   CHECK_EQ(o.peak_qps, 0.0);
   CHECK(o.has_summary);  // the trial it cut short
   CHECK(!o.summary.result_valid);
-  CHECK(o.summary_text.find(" * interrupted by SIGINT\n") != std::string::npos);
+  CHECK(o.summary_text.find(" * interrupted by SIGINT.\n") != std::string::npos);
   check_logs_complete(o, c);
 }
 
@@ -236,7 +236,7 @@ TEST(session_interrupt_before_start_runs_no_series) {
   CHECK_EQ(o.series_count, uint64_t{0});
   CHECK_EQ(o.issued_query_count, uint64_t{0});
   CHECK_EQ(host.unloads.load(), 1);  // what was loaded is unloaded
-  CHECK(o.summary_text.find("Result is : INVALID\nRecommendations:\n * first\n") == 0);
+  CHECK(o.summary_text.find("Result is : INVALID\nRecommendations:\n * first.\n") == 0);
   bool logged = false;
   for (const auto& m : o.messages) logged = logged || (m.is_error && m.text == "Ending early: first");
   CHECK(logged);

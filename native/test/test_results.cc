@@ -5,7 +5,10 @@
 // `detail_log`. Then our own edge cases, which the vectors do not hold.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <initializer_list>
+#include <iostream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -13,10 +16,13 @@
 #include <vector>
 
 #include "check.h"
+#include "detail_log.h"
 #include "format.h"
 #include "golden.h"
+#include "json.h"
 #include "results.h"
 #include "settings.h"
+#include "test_util.h"
 
 using namespace loadgen;
 using loadgen_test::Json;
@@ -310,37 +316,258 @@ TEST(results_multistream_per_query_line_has_two_trailing_spaces) {
   CHECK_EQ(s.target_latency_percentile.query_latency, int64_t(8));  // index size_t(2 * 0.99) = 1
 }
 
-TEST(results_empty_series_keeps_zero_stats) {
-  SeriesResult raw;
-  raw.queries_issued = 0;
-  raw.final_query_issued_time_s = 1.0;
+// Every number in a summary text: none may be inf/nan, none negative
+// unless the line is one of the reference's own signed figures (none are,
+// once nothing impossible enters the arrays).
+void check_summary_numbers_possible(const std::string& text) {
+  static const std::regex not_finite("(^|[^A-Za-z])-?(inf|nan)([^A-Za-z]|$)", std::regex::icase);
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const bool bad = std::regex_search(line, not_finite) || line.find(": -") != std::string::npos;
+    if (bad) std::cerr << "  impossible: " << line << "\n";
+    CHECK(!bad);
+  }
+}
+
+// Every detail entry's value is JSON (a string, a bool or a finite number),
+// and no rate is negative.
+void check_detail_entries_json(const Entries& entries) {
+  for (const auto& e : entries) {
+    const std::string& v = e.second;
+    const bool ok = (!v.empty() && v.front() == '"') || v == "true" || v == "false" || DetailLog::is_json_number(v);
+    if (!ok) std::cerr << "  not JSON: " << e.first << " = " << v << "\n";
+    CHECK(ok);
+    if (DetailLog::is_json_number(v)) CHECK(std::strtod(v.c_str(), nullptr) >= 0);
+  }
+}
+
+// Every rate a summary can carry.
+std::vector<double> rates_of(const PerformanceSummary& s) {
+  return {s.qps_with_loadgen_overhead,  s.qps_without_loadgen_overhead, s.scheduled_samples_per_sec,
+          s.completed_samples_per_sec,  s.samples_per_second,           s.tokens_per_second,
+          s.completed_tokens_per_second, s.tps_with_loadgen_overhead,   s.tps_without_loadgen_overhead,
+          s.token_throughput,            s.inferred_tokens_per_second,  s.inferred_completed_tokens_per_second};
+}
+
+// Zero successful samples (every request failed): the reference's formulas
+// give 2^64-1 / t "samples per second", inf and nan (which the detail log
+// wrote as `inf`/`-nan`, not JSON), "Performance constraints satisfied: Yes"
+// and an early-stopping pass over latencies that do not exist.
+TEST(results_zero_samples_give_zero_rates_and_no_pass) {
+  for (Scenario sc : {Scenario::SingleStream, Scenario::MultiStream, Scenario::Server, Scenario::Offline}) {
+    for (bool tokens : {false, true}) {
+      EffectiveSettings e = base_effective(sc);
+      e.target_latency_percentile = 0.9;
+      if (sc == Scenario::Offline) e.min_query_count = 1;
+      e.use_token_latencies = tokens;
+      e.infer_token_latencies = !tokens;
+      e.token_latency_scaling_factor = 10;
+      e.target_latency_ns = 1000000;
+      SeriesResult raw;
+      raw.queries_issued = sc == Scenario::Offline ? 1 : 985;  // plenty for an estimate
+      raw.samples_issued = 985;
+      raw.final_query_scheduled_time_s = 2.5;
+      raw.final_query_issued_time_s = 2.5;
+      raw.final_query_all_samples_done_time_s = 2.6;
+      const PerformanceSummary s = summarize(e, "x", raw);
+      CHECK_EQ(s.sample_count, uint64_t(0));
+      CHECK_EQ(s.query_count, raw.queries_issued);  // issued, whether or not any completed
+      for (double r : rates_of(s)) CHECK_EQ(r, 0.0);
+      CHECK_EQ(s.sample_latency_min, int64_t(0));
+      CHECK_EQ(s.first_token_latency_min, int64_t(0));
+      CHECK_EQ(s.time_per_output_token_min, int64_t(0));
+      // Offline has no check that needs a latency; a run's failed or missing
+      // samples make it INVALID with their own reason (RunOutcome).
+      if (sc != Scenario::Offline) CHECK(!s.result_valid);
+      // Enough was issued: the run did not "exit early".
+      CHECK(s.min_queries_met && s.min_samples_met);
+      if (sc != Scenario::Offline) {
+        CHECK(!s.early_stopping_met);
+        CHECK_EQ(s.early_stopping_latency_ss, int64_t(0));
+        CHECK_EQ(s.early_stopping_latency_ms, int64_t(0));
+      }
+      if (sc == Scenario::Server) {
+        CHECK(!s.perf_constraints_met);
+        CHECK_EQ(s.perf_constraints_recommendation,
+                 std::string("No sample completed successfully, so no latency was measured."));
+        const std::string& es = tokens ? s.early_stopping_tpot_recommendation : s.early_stopping_recommendation;
+        CHECK(es.find(" * Processed 0 queries.") != std::string::npos);
+      } else if (sc != Scenario::Offline) {
+        const std::string& es = tokens ? s.early_stopping_tpot_recommendation : s.early_stopping_recommendation;
+        CHECK(es.rfind(" * Only processed 0 queries.", 0) == 0);
+      }
+      const std::string text = format_summary_results(s, Mode::PerformanceOnly);
+      check_summary_numbers_possible(text);
+      if (sc == Scenario::Server) {
+        CHECK(text.find("Completed samples per second    : 0.00\n") != std::string::npos);
+        CHECK(text.find("  Performance constraints satisfied : NO\n") != std::string::npos);
+      }
+      if (sc == Scenario::Offline) CHECK(text.find("Samples per second: 0\n") != std::string::npos);
+      CHECK(text.find("  Min queries satisfied : Yes\n") != std::string::npos);
+      check_detail_entries_json(detail_result_entries(s, 0, {"985 samples failed (http_status 985)"}));
+    }
+  }
+  // Nothing issued at all (summarize on an empty input) is as quiet.
+  SeriesResult none;
+  const PerformanceSummary s = summarize(base_effective(Scenario::SingleStream), "x", none);
+  for (double r : rates_of(s)) CHECK_EQ(r, 0.0);
+  CHECK(!s.result_valid);
+  check_summary_numbers_possible(format_summary_results(s, Mode::PerformanceOnly));
+}
+
+// One sample, or a duration of 0 s: rates over no interval are 0, not 0/0.
+TEST(results_one_sample_and_zero_duration_give_finite_rates) {
+  for (Scenario sc : {Scenario::SingleStream, Scenario::Server, Scenario::Offline}) {
+    for (const std::vector<int64_t>& latencies : {std::vector<int64_t>{0}, std::vector<int64_t>{0, 0, 0}}) {
+      EffectiveSettings e = base_effective(sc);
+      e.target_latency_percentile = 0.9;
+      e.use_token_latencies = true;
+      e.infer_token_latencies = true;
+      e.token_latency_scaling_factor = 3;
+      SeriesResult raw;
+      raw.sample_latencies_ns = latencies;
+      raw.first_token_latencies_ns = std::vector<int64_t>(latencies.size(), 0);
+      raw.time_per_output_token_ns = std::vector<int64_t>(latencies.size(), 0);
+      raw.tokens_per_sample = std::vector<int64_t>(latencies.size(), 5);
+      raw.queries_issued = sc == Scenario::Offline ? 1 : latencies.size();
+      // Everything at the start: a zero duration and a zero mean latency.
+      const PerformanceSummary s = summarize(e, "x", raw);
+      for (double r : rates_of(s)) {
+        CHECK(std::isfinite(r));
+        CHECK_EQ(r, 0.0);
+      }
+      check_summary_numbers_possible(format_summary_results(s, Mode::PerformanceOnly));
+      check_detail_entries_json(detail_result_entries(s, 0));
+    }
+  }
+  // One SingleStream sample over a real duration: no interval between two
+  // samples, so 0 queries per second with overhead; 1 / latency without.
   EffectiveSettings e = base_effective(Scenario::SingleStream);
   e.target_latency_percentile = 0.9;
+  SeriesResult raw;
+  raw.sample_latencies_ns = {2000000};
+  raw.queries_issued = 1;
+  raw.final_query_issued_time_s = 0.001;
   const PerformanceSummary s = summarize(e, "x", raw);
-  CHECK_EQ(s.sample_count, uint64_t(0));
-  CHECK_EQ(s.query_count, uint64_t(0));  // set after the reference's early return
-  CHECK_EQ(s.sample_latency_min, int64_t(0));
-  CHECK_EQ(s.sample_latency_mean, int64_t(0));
-  CHECK(!s.early_stopping_met);
-  CHECK(!s.result_valid);
-  // sample_count - 1 wraps to 2^64 - 1; a zero mean gives inf.
-  CHECK_EQ(s.qps_with_loadgen_overhead, 18446744073709551615.0);
-  CHECK(std::isinf(s.qps_without_loadgen_overhead));
-  const std::string text = format_summary_results(s, Mode::PerformanceOnly);
-  CHECK(text.find("QPS w/o loadgen overhead        : inf\n") != std::string::npos);
-  CHECK(!detail_result_entries(s, 0).empty());
+  CHECK_EQ(s.qps_with_loadgen_overhead, 0.0);
+  CHECK_EQ(s.qps_without_loadgen_overhead, 500.0);
+}
 
-  // The other scenarios, with and without token arrays, must not crash either.
-  for (Scenario sc : {Scenario::MultiStream, Scenario::Server, Scenario::Offline}) {
-    EffectiveSettings t = base_effective(sc);
-    t.target_latency_percentile = 0.99;
-    t.use_token_latencies = true;
-    SeriesResult r;
-    r.queries_issued = 700;  // enough for an estimate, but no latencies to read
-    const PerformanceSummary ts = summarize(t, "x", r);
-    CHECK_EQ(ts.sample_count, uint64_t(0));
-    CHECK(!format_summary_results(ts, Mode::PerformanceOnly).empty());
+// TPOT has an entry only for samples with 2+ tokens (series_results): its
+// mean and percentiles are over those, not pulled to 0 by the sample count.
+TEST(results_token_statistics_over_their_own_entries) {
+  EffectiveSettings e = base_effective(Scenario::Server);
+  e.target_latency_percentile = 0.99;
+  e.use_token_latencies = true;
+  SeriesResult raw;
+  raw.sample_latencies_ns = {100, 100, 100, 100};
+  raw.first_token_latencies_ns = {10, 20, 30, 40};
+  raw.time_per_output_token_ns = {50};  // three samples had fewer than 2 tokens
+  raw.tokens_per_sample = {0, 0, 0, 3};
+  raw.queries_issued = 4;
+  raw.final_query_scheduled_time_s = 1;
+  raw.final_query_all_samples_done_time_s = 1;
+  const PerformanceSummary s = summarize(e, "x", raw);
+  CHECK_EQ(s.time_per_output_token_mean, int64_t(50));
+  CHECK_EQ(s.target_tpot_percentile.sample_latency, int64_t(50));
+  for (const auto& p : s.tpot_percentiles) CHECK_EQ(p.sample_latency, int64_t(50));
+  CHECK_EQ(s.first_token_latency_mean, int64_t(25));
+  CHECK_EQ(s.token_count, int64_t(3));
+  // No TPOT at all: the Server TPOT constraint is not met (nothing measured).
+  raw.time_per_output_token_ns.clear();
+  const PerformanceSummary none = summarize(e, "x", raw);
+  CHECK(!none.perf_constraints_met);
+  CHECK(none.perf_constraints_recommendation.find("TPOT constrain not met: no time per output token was measured") == 0);
+  // Absurd token counts saturate instead of wrapping the total negative.
+  raw.tokens_per_sample = {INT64_MAX, INT64_MAX, 5, 1};
+  CHECK_EQ(summarize(e, "x", raw).token_count, INT64_MAX);
+}
+
+// MultiStream with a failed query: its query has no latency, and the
+// percentiles come from the recorded ones (not 0 read past the array).
+TEST(results_multistream_percentiles_over_recorded_queries) {
+  EffectiveSettings e = base_effective(Scenario::MultiStream);
+  e.target_latency_percentile = 0.99;
+  e.samples_per_query = 2;
+  SeriesResult raw;
+  for (int q = 0; q < 99; ++q) {
+    raw.query_latencies_ns.push_back(1000 + q);
+    raw.sample_latencies_ns.push_back(1000 + q);
+    raw.sample_latencies_ns.push_back(900 + q);
   }
+  raw.queries_issued = 100;
+  raw.samples_issued = 200;
+  const PerformanceSummary s = summarize(e, "x", raw);
+  CHECK_EQ(s.target_latency_percentile.query_latency, int64_t(1098));
+  for (const auto& p : s.latency_percentiles) CHECK(p.query_latency >= 1000);
+  CHECK_EQ(s.query_latency_mean, int64_t(1049));
+}
+
+// The reasons are sentences joined by one space: the reference's text, then ours.
+TEST(results_invalid_reasons_are_separate_sentences) {
+  EffectiveSettings e = base_effective(Scenario::Offline);
+  e.target_latency_percentile = 0.9;
+  e.min_sample_count = 100;
+  e.min_duration_ms = 0;
+  SeriesResult raw;
+  raw.sample_latencies_ns = {5};
+  raw.queries_issued = 1;
+  raw.max_latency_s = 1;
+  const PerformanceSummary s = summarize(e, "x", raw);
+  CHECK(!s.min_samples_met);
+  const std::vector<std::string> extra = {"interrupted by SIGINT", "21 samples failed (http_status 21)"};
+  std::string reason;
+  for (const auto& entry : detail_result_entries(s, 0, extra)) {
+    if (entry.first == "result_invalid_reason") reason = entry.second;
+  }
+  CHECK_EQ(reason, std::string("\"The test exited early, before enough queries were issued. interrupted by SIGINT. 21 "
+                               "samples failed (http_status 21).\""));
+  // Without reasons of ours the reference's text stays exactly its own.
+  for (const auto& entry : detail_result_entries(s, 0)) {
+    if (entry.first == "result_invalid_reason") {
+      CHECK_EQ(entry.second, std::string("\"The test exited early, before enough queries were issued.\""));
+    }
+  }
+  const std::string text = format_summary_results(s, Mode::PerformanceOnly, {"a\nforged line", "done!"});
+  CHECK(text.find("Recommendations:\n * a\\nforged line.\n * done!\n * The test exited early") != std::string::npos);
+  CHECK_EQ(as_sentence("x  "), std::string("x."));
+  CHECK_EQ(as_sentence(""), std::string(""));
+}
+
+// The detail log writes no non-JSON value, whatever a caller formats.
+TEST(results_detail_log_refuses_non_json_numbers) {
+  CHECK(DetailLog::is_json_number("0"));
+  CHECK(DetailLog::is_json_number("-0"));
+  CHECK(DetailLog::is_json_number("1.49031e+07"));
+  CHECK(DetailLog::is_json_number("7.28067e-05"));
+  CHECK(DetailLog::is_json_number("-12"));
+  for (const char* bad : {"inf", "-inf", "nan", "-nan", "", "1.", ".5", "01", "1e", "+1", "0x10", "1 "}) {
+    CHECK(!DetailLog::is_json_number(bad));
+  }
+  const std::string path = loadgen_test::temp_outdir("detail_non_finite") + "/detail.txt";
+  {
+    DetailLog log;
+    CHECK(log.open(path, 0, false));
+    log.add("result_samples_per_second", format_double(std::nan("")), false, false, "test", 1);
+    log.add("result_qps_without_loadgen_overhead", format_double(INFINITY), false, false, "test", 2);
+    log.add("ok", format_double(2.5), false, false, "test", 3);
+    log.add("text", DetailLog::quote("inf"), false, false, "test", 4);
+    log.add("list", DetailLog::integer_list({1, 2}), false, false, "test", 5);
+  }
+  const std::string text = loadgen_test::read_file(path);
+  std::istringstream lines(text);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(lines, line)) {
+    CHECK(line.rfind(":::MLLOG ", 0) == 0);
+    loadgen_test::parse_json(line.substr(9));  // throws on anything not JSON
+    ++n;
+  }
+  CHECK_EQ(n, size_t{5});
+  CHECK(text.find("\"value\": null") != std::string::npos);
+  CHECK(text.find("\"value\": 2.5,") != std::string::npos);
+  CHECK(text.find("\"value\": \"inf\"") != std::string::npos);
 }
 
 TEST(results_missing_latencies_sort_first) {

@@ -1,5 +1,6 @@
 // Token latencies (spec/30 §9): whole runs of the core with a C++ host that
 // reports first tokens and token counts.
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -181,28 +182,140 @@ TEST(tokens_errors_are_counted_and_logged) {
   CHECK(o.has_summary);
   const CompletionErrorCounts& e = o.completion_errors;
   CHECK_EQ(o.issued_sample_count, uint64_t{70});
+  // Completed with no first token (cases 0 and 4): failed as no_first_token,
+  // not completed with the reference's INT64_MIN first-token latency.
   CHECK_EQ(e.missing_first_tokens, uint64_t{20});
+  CHECK_EQ(o.failed_samples.total, uint64_t{20});
+  CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::NoFirstToken)], uint64_t{20});
   CHECK_EQ(e.zero_tokens, uint64_t{10});
   CHECK_EQ(e.negative_tokens, uint64_t{10});
   CHECK_EQ(e.one_token, uint64_t{10});
   CHECK_EQ(e.first_token_after_completion, uint64_t{10});
   CHECK_EQ(e.duplicate_first_tokens, uint64_t{10});
   CHECK_EQ(e.duplicate_ids, uint64_t{0});
+  // 20 failure lines and the reference's 50 token errors.
   CHECK_EQ(o.error_count, uint64_t{70});
-  // Coerced counts add nothing: 4 samples of 7 report 4 tokens.
-  CHECK_EQ(o.summary.token_count, int64_t{40 * 4});
-  // A forced 0 gives a divisor of -1: negative TPOTs sort first.
-  CHECK(o.summary.time_per_output_token_min < 0);
-  // Missing first tokens keep the INT64_MIN marker.
-  CHECK_EQ(o.summary.first_token_latency_min, INT64_MIN);
+  CHECK(!o.summary.result_valid);
+  CHECK_EQ(o.extra_invalid_reasons.size(), size_t{1});
+  if (!o.extra_invalid_reasons.empty()) {
+    CHECK_EQ(o.extra_invalid_reasons[0], std::string("20 samples failed (no_first_token 20)"));
+  }
+  // The 50 that succeeded; coerced counts add nothing: 20 samples report 4 tokens.
+  CHECK_EQ(o.summary.sample_count, uint64_t{50});
+  CHECK_EQ(o.summary.first_token_latency_count, uint64_t{50});
+  CHECK_EQ(o.summary.token_count, int64_t{20 * 4});
+  // Fewer than 2 tokens: no TPOT (the reference divides by -1); no TPOT or
+  // TTFT is negative, none is the INT64_MIN marker.
+  CHECK(o.summary.time_per_output_token_min >= 0);
+  CHECK(o.summary.first_token_latency_min >= 0);
+  CHECK(o.summary_text.find("-9223372036854775808") == std::string::npos);
+  CHECK(o.summary_text.find(" : -") == std::string::npos);
   const std::string detail = read_file(o.detail_log_path);
-  CHECK_EQ(count_of(detail, "Attempted to record a sample latency before it's first token latency"), size_t{20});
+  CHECK_EQ(count_of(detail, "Attempted to record a sample latency before it's first token latency"), size_t{0});
+  CHECK_EQ(count_of(detail, "\"Sample failed (no_first_token): completed with no first token recorded"), size_t{20});
   CHECK_EQ(count_of(detail, "n_tokens argument missing or attempted to record 0 as number of tokens"), size_t{10});
   CHECK_EQ(count_of(detail, "Attempted to record a negative number of tokens"), size_t{10});
   CHECK_EQ(count_of(detail, "Number of tokens need to be greater than 1"), size_t{10});
   CHECK_EQ(count_of(detail, "Attempted to record token latency after sample was completed"), size_t{10});
   CHECK_EQ(count_of(detail, "Attempted to complete a sample twice."), size_t{10});
+  CHECK(detail.find("-9223372036854775808") == std::string::npos);
   CHECK(o.summary_text.find("70 ERRORS encountered. See detailed log.") != std::string::npos);
+  CHECK(o.summary_text.find(" * 20 samples failed (no_first_token 20).\n") != std::string::npos);
+}
+
+// Every way of completing a sample (with or without token counts, batched,
+// stamped or not) decides the same: no first token, a failed sample. Every
+// scenario that needs one; one sample in five, as the issue's server did.
+TEST(tokens_no_first_token_fails_from_every_completion_call) {
+  for (const Scenario scenario : {Scenario::SingleStream, Scenario::MultiStream, Scenario::Server}) {
+    SessionConfig c = token_config(scenario, "no_first_token");
+    c.settings.multi_stream_expected_latency_ns = 1000;
+    c.settings.multi_stream_samples_per_query = 4;
+    c.settings.server_target_qps = 20000;
+    c.settings.min_query_count = 100;
+    std::atomic<uint64_t> missing{0};
+    TokenHost host(
+        [&](Session& s, double id, uint64_t k) {
+          const bool has_first = k % 5 != 0;
+          if (has_first) s.first_token(id, 0);
+          else missing.fetch_add(1);
+          const uint32_t id32 = static_cast<uint32_t>(id);
+          const double tokens = 6;
+          switch (k % 4) {
+            case 0: complete_one(s, id, 6); break;
+            case 1: s.complete(&id, 1); break;                        // no counts: 0 tokens
+            case 2: s.complete_with_tokens(now_ns(), &id32, &tokens, 1); break;
+            default: s.complete_at(now_ns(), &id, 1);
+          }
+        },
+        true);
+    Session session(c, &host);
+    const RunOutcome& o = host.run(session);
+    CHECK(o.has_summary);
+    CHECK(missing.load() > 0);
+    CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::NoFirstToken)], missing.load());
+    CHECK_EQ(o.completion_errors.missing_first_tokens, missing.load());
+    CHECK(!o.summary.result_valid);
+    CHECK_EQ(o.summary.first_token_latency_count, o.issued_sample_count - missing.load());
+    CHECK(o.summary.first_token_latency_min >= 0);
+    CHECK(o.summary.time_per_output_token_min >= 0);
+    CHECK(o.summary_text.find("-9223372036854775808") == std::string::npos);
+    const std::string detail = read_file(o.detail_log_path);
+    CHECK(detail.find("-9223372036854775808") == std::string::npos);
+    CHECK_EQ(count_of(detail, "Sample failed (no_first_token)"), static_cast<size_t>(missing.load()));
+  }
+}
+
+// The null-native SUT reports no first token: under token latencies every
+// sample it completes fails as no_first_token (and writes no accuracy record).
+TEST(tokens_null_native_sut_fails_without_first_tokens) {
+  SessionConfig c = token_config(Scenario::SingleStream, "null_native");
+  c.complete_on_issue_thread = true;
+  c.settings.accuracy_log_probability = 1.0;  // every sample would be logged, were it not failed
+  FakeHost host;
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK(o.has_summary);
+  CHECK(o.issued_sample_count > 0);
+  CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::NoFirstToken)], o.issued_sample_count);
+  CHECK_EQ(o.summary.sample_count, uint64_t{0});
+  CHECK_EQ(o.summary.first_token_latency_min, int64_t{0});
+  CHECK(!o.summary.result_valid);
+  CHECK_EQ(o.accuracy_log_records, uint64_t{0});
+}
+
+// A SUT that passes an old clockNs() reading (taken before the query was
+// issued) as its first-token or completion stamp: the stamp counts as now,
+// so no TTFT or latency is below the query's issue; a completion stamped
+// before its first token likewise, so no TPOT is negative.
+TEST(tokens_stamps_before_issue_or_first_token_count_as_now) {
+  SessionConfig c = token_config(Scenario::SingleStream, "old_stamps");
+  std::atomic<int64_t> first_stamp{0};
+  TokenHost host(
+      [&](Session& s, double id, uint64_t k) {
+        const int64_t now = now_ns();
+        if (k == 0) first_stamp.store(now);
+        const int64_t old = first_stamp.load();  // within the series, before this query's issue
+        if (k % 2 == 0) {
+          s.first_token(id, old);
+          complete_one(s, id, 5, old);
+        } else {
+          // The first token now, the completion stamped before it.
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          s.first_token(id, 0);
+          complete_one(s, id, 5, now);
+        }
+      },
+      true);
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK(o.has_summary);
+  CHECK_EQ(o.failed_samples.total, uint64_t{0});
+  CHECK(o.summary.sample_latency_min >= 0);
+  CHECK(o.summary.first_token_latency_min >= 0);
+  CHECK(o.summary.time_per_output_token_min >= 0);
+  CHECK(o.summary.first_token_latency_max <= o.summary.sample_latency_max);
+  CHECK(o.summary_text.find(" : -") == std::string::npos);
 }
 
 TEST(tokens_offline_reports_token_count_only) {
