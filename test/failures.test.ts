@@ -2,6 +2,8 @@
 // counted by kind, one detail-log error line each, the run INVALID with the
 // counts, left out of the statistics; and the optional stamps of
 // querySampleComplete / firstTokenComplete (clockNs readings).
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,7 +22,8 @@ import {
   type SystemUnderTest,
   type TestSettingsInput,
 } from '../lib/index.js';
-import { readText, tempDir } from './helpers.js';
+import { readText, repoRoot, tempDir } from './helpers.js';
+import { startTestServer } from './net-helpers.js';
 
 const MS = 1_000_000;
 const fixture = (name: string): string => join(dirname(fileURLToPath(import.meta.url)), 'fixtures', name);
@@ -69,7 +72,8 @@ function detailEntries(path: string): { key: string; value: unknown; metadata?: 
 function expectedReason(failed: Map<FailureKind, number>): string {
   const total = [...failed.values()].reduce((a, b) => a + b, 0);
   const parts = FAILURE_KINDS.filter((k) => (failed.get(k) ?? 0) > 0).map((k) => `${k} ${failed.get(k)}`);
-  return `${total} ${total === 1 ? 'sample' : 'samples'} failed (${parts.join(', ')})`;
+  // A sentence, as every reason is (never run into the next one).
+  return `${total} ${total === 1 ? 'sample' : 'samples'} failed (${parts.join(', ')}).`;
 }
 
 describe('querySampleFailed', () => {
@@ -205,7 +209,7 @@ describe('querySampleFailed', () => {
     expect(result.errors.failedSamples.byKind.timeout).toBeGreaterThan(0);
     expect(result.errors.failedSamples.total).toBe(result.errors.failedSamples.byKind.timeout);
     expect(result.validity).toBe('INVALID');
-    expect(result.invalidReasons).toContain(`${result.errors.failedSamples.total} samples failed (timeout ${result.errors.failedSamples.total})`);
+    expect(result.invalidReasons).toContain(`${result.errors.failedSamples.total} samples failed (timeout ${result.errors.failedSamples.total}).`);
   });
 });
 
@@ -248,10 +252,113 @@ describe('completion stamps (clockNs)', () => {
     expect(t.tpotNs!.min).toBeGreaterThanOrEqual(0);
   });
 
+  it('a stamp from before the query was issued counts as now: no latency, TTFT or TPOT below zero', async () => {
+    let first: number | undefined;
+    let k = 0;
+    const sut: SystemUnderTest = {
+      name: 'old-stamps',
+      issueQuery(samples) {
+        for (const s of samples) {
+          const i = k++;
+          first ??= clockNs();  // the first query's time: older than every later query
+          if (i % 2 === 0) {
+            firstTokenComplete(s.id, undefined, first);
+            querySampleComplete(s.id, undefined, 3, first);
+          } else {
+            // The completion stamped before its first token.
+            const before = clockNs();
+            setTimeout(() => {
+              firstTokenComplete(s.id);
+              querySampleComplete(s.id, undefined, 3, before);
+            }, 1);
+          }
+        }
+      },
+    };
+    const result = await startTest(sut, createSyntheticQsl(64),
+      { scenario: 'SingleStream', useTokenLatencies: true, singleStreamExpectedLatencyNs: MS, minDurationMs: 0, minQueryCount: 30 },
+      { outdir: tempDir() });
+    expect(result.errors.failedSamples.total).toBe(0);
+    expect(result.latencyNs.min).toBeGreaterThanOrEqual(0);
+    expect(result.tokens!.ttftNs!.min).toBeGreaterThanOrEqual(0);
+    expect(result.tokens!.tpotNs!.min).toBeGreaterThanOrEqual(0);
+    expect(result.tokens!.ttftNs!.max).toBeLessThanOrEqual(result.latencyNs.max);
+    expect(result.summaryText).not.toMatch(/: -\d/);
+  });
+
   it('clockNs is the core clock in ns', () => {
     const a = clockNs();
     const b = clockNs();
     expect(Number.isSafeInteger(a)).toBe(true);
     expect(b).toBeGreaterThanOrEqual(a);
   });
+});
+
+describe('a run where every request fails', () => {
+  // The issue's reproduction: the CLI's OpenAI SUT against a server that
+  // lists model `m` and answers 500 to everything else. Before: 1.7e19
+  // "completed samples per second" (and in --json), "-nan"/"inf" in the
+  // detail log, "Performance constraints satisfied : Yes", "Min queries
+  // satisfied : NO" beside every query issued, "...were issued.50 samples failed".
+  it.each(['Offline', 'Server', 'SingleStream'] as const)('%s: the CLI prints zero rates, no false "Yes", JSON logs and separate sentences', async (scenario) => {
+    const server = await startTestServer((req, res) => {
+      if (req.method === 'GET' && req.url === '/v1/models') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'm', object: 'model' }] }));
+        return;
+      }
+      res.statusCode = 500;
+      res.end('internal error');
+    });
+    const dir = tempDir();
+    const dataset = join(dir, 'ds.jsonl');
+    writeFileSync(dataset, '{"prompt": "a b c", "max_tokens": 4}\n');
+    try {
+      const args = ['run', '--sut', 'openai', '--url', server.url, '--model', 'm', '--dataset', dataset, '--scenario', scenario,
+        '--set', 'min_duration_ms=0', '--set', 'min_query_count=40', '--set', 'server_target_qps=2000', '--outdir', dir, '--json'];
+      const { status, stdout } = await new Promise<{ status: number | null; stdout: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [join(repoRoot, 'dist', 'cli.js'), ...args], { cwd: dir, env: { ...process.env, OPENAI_API_KEY: '' } });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.resume();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.on('error', reject);
+        child.on('close', (code) => {
+          clearTimeout(timer);
+          resolve({ status: code, stdout: out });
+        });
+      });
+      expect(status).toBe(1);  // INVALID
+      const result = JSON.parse(stdout) as {
+        metric: { value: number }; valid: boolean; invalidReasons: string[]; summaryText: string;
+        checks: { minQueriesMet: boolean; perfConstraintsMet: boolean }; counts: { issuedSamples: number };
+        errors: { failedSamples: { total: number } };
+      };
+      const n = result.counts.issuedSamples;
+      expect(n).toBeGreaterThan(0);
+      expect(result.errors.failedSamples.total).toBe(n);
+      expect(result.metric.value).toBe(0);
+      expect(result.valid).toBe(false);
+      expect(result.checks.minQueriesMet).toBe(true);
+      expect(result.invalidReasons).toContain(`${n} samples failed (http_status ${n}).`);
+      for (const reason of result.invalidReasons) expect(reason).toMatch(/[.!?]$/);
+      const summary = result.summaryText;
+      expect(summary).not.toMatch(/(^|[^A-Za-z])-?(inf|nan)([^A-Za-z]|$)/im);
+      expect(summary).not.toContain('satisfied : Yes\n  Min duration');  // Server's performance constraints
+      expect(summary).toContain('  Min queries satisfied : Yes\n');
+      for (const line of summary.split('\n')) {
+        const value = /:\s*(-?[0-9][0-9.e+-]*)\s*$/.exec(line)?.[1];
+        if (value !== undefined) expect(Number(value), line).toBeGreaterThanOrEqual(0);
+        if (/per second|QPS/.test(line) && value !== undefined) expect(Number(value), line).toBe(0);
+      }
+      for (const line of readFileSync(join(dir, 'mlperf_log_detail.txt'), 'utf8').split('\n')) {
+        if (line === '') continue;
+        const entry = JSON.parse(line.slice(':::MLLOG '.length)) as { key: string; value: unknown };
+        if (entry.key === 'result_invalid_reason') expect(entry.value as string).not.toMatch(/[a-z)][.!?][A-Za-z0-9]/);
+        if (/^result_.*(per_sec|qps|tokens_per_second|throughput)/.test(entry.key)) expect(entry.value).toBe(0);
+      }
+    } finally {
+      await server.close();
+    }
+  }, 40_000);
 });

@@ -195,7 +195,7 @@ describe('token latencies', () => {
     expect(server.summaryText).not.toContain('TTFT');
   });
 
-  it('reports missing first tokens, bad token counts and late or duplicate first tokens as errors', async () => {
+  it('fails samples completed without a first token; reports bad token counts and late or duplicate first tokens as errors', async () => {
     const outdir = tempDir();
     let k = 0;
     const sut: SystemUnderTest = {
@@ -244,17 +244,28 @@ describe('token latencies', () => {
       negativeTokens: 10,
       oneToken: 10,
     });
+    // Completed with no first token (cases 0 and 4): failed samples, the run INVALID.
+    expect(result.errors.failedSamples.total).toBe(20);
+    expect(result.errors.failedSamples.byKind.no_first_token).toBe(20);
+    expect(result.validity).toBe('INVALID');
+    expect(result.invalidReasons).toContain('20 samples failed (no_first_token 20).');
     expect(result.errors.duplicateIds).toBe(0);
+    // 20 failure lines and the reference's 50 token errors.
     expect(result.errors.count).toBe(70);
     expect(result.summaryText).toContain('70 ERRORS encountered. See detailed log.');
-    // Coerced counts (0, -3 -> 0, 1 -> 0) add nothing: 3 of 6 report 4 tokens.
-    expect(result.tokens!.tokenCount).toBe(30 * 4);
-    // A count forced to 0 divides by -1: negative TPOTs.
-    expect(result.tokens!.tpotNs!.min).toBeLessThan(0);
+    // Coerced counts (0, -3 -> 0, 1 -> 0) add nothing; failed samples count
+    // none: 1 of 6 (the duplicate first token) reports 4 tokens.
+    expect(result.tokens!.tokenCount).toBe(10 * 4);
+    // Fewer than 2 tokens: no TPOT (the reference's would be negative); no
+    // TTFT is the INT64_MIN marker.
+    expect(result.tokens!.tpotNs!.min).toBeGreaterThanOrEqual(0);
+    expect(result.tokens!.ttftNs!.min).toBeGreaterThanOrEqual(0);
+    expect(result.summaryText).not.toContain('-9223372036854775808');
 
     const detail = readText(join(outdir, 'mlperf_log_detail.txt'));
     const lines = (text: string) => detail.split('\n').filter((l) => l.includes('"error_runtime"') && l.includes(text)).length;
-    expect(lines("Attempted to record a sample latency before it's first token latency")).toBe(20);
+    expect(lines("Attempted to record a sample latency before it's first token latency")).toBe(0);
+    expect(lines('Sample failed (no_first_token): completed with no first token recorded')).toBe(20);
     expect(lines('n_tokens argument missing or attempted to record 0 as number of tokens')).toBe(10);
     expect(lines('Attempted to record a negative number of tokens')).toBe(10);
     expect(lines('Number of tokens need to be greater than 1')).toBe(10);
@@ -287,6 +298,42 @@ describe('token latencies', () => {
     const raw = readText(join(outdir, 'mlperf_log_accuracy.json'));
     if (scenario === 'Offline') expect(raw).toMatch(/"data" : "7F", "token_count" : \d+ \}/);
     else expect(raw).toMatch(/"data" : "7F", "token_data" : "AB[0-9A-F]{2}", "token_count" : \d+ \}/);
+  });
+
+  it('a response with a token count but no first token (one in five) is a failed no_first_token sample, never an INT64_MIN TTFT', async () => {
+    let k = 0;
+    // A stream whose usage chunk came but no text: completed with nTokens, no first token.
+    const sut: SystemUnderTest = {
+      name: 'usage-only-sut',
+      issueQuery(samples) {
+        for (const s of samples) {
+          const i = k++;
+          setTimeout(() => {
+            if (i % 5 !== 0) firstTokenComplete(s.id);
+            querySampleComplete(s.id, undefined, 7);
+          }, 0);
+        }
+      },
+    };
+    const outdir = tempDir();
+    const result = await startTest(sut, recordingQsl(64),
+      { scenario: 'Server', useTokenLatencies: true, serverTargetQps: 2000, minDurationMs: 0, minQueryCount: 100 },
+      { outdir });
+    const failed = result.errors.failedSamples;
+    expect(failed.byKind.no_first_token).toBe(20);
+    expect(failed.total).toBe(20);
+    expect(result.tokens!.errors.missingFirstToken).toBe(20);
+    expect(result.validity).toBe('INVALID');
+    expect(result.invalidReasons).toContain('20 samples failed (no_first_token 20).');
+    // The 80 that had a first token make the statistics, nothing else.
+    expect(result.tokens!.tokenCount).toBe(80 * 7);
+    expect(result.tokens!.ttftNs!.min).toBeGreaterThanOrEqual(0);
+    expect(result.tokens!.tpotNs!.min).toBeGreaterThanOrEqual(0);
+    const detail = readText(join(outdir, 'mlperf_log_detail.txt'));
+    expect(detail).not.toContain('-9223372036854775808');
+    expect(result.summaryText).not.toContain('-9223372036854775808');
+    expect(detail).not.toContain("Attempted to record a sample latency before it's first token latency");
+    expect(detail.split('\n').filter((l) => l.includes('"Sample failed (no_first_token): ')).length).toBe(20);
   });
 
   it('firstTokenComplete is ignored without useTokenLatencies and validates its data', async () => {

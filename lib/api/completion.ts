@@ -115,7 +115,16 @@ function badResponse(response: unknown, i: number): TypeError {
  * Reports one completed sample, with its response bytes if any, and its
  * output token count when the run uses token latencies. `stampNs` is when
  * the response was read, a {@link clockNs} reading taken before parsing it
- * (absent: now); one before the series started or in the future counts as now.
+ * (absent: now); one before the series started, before the sample's query
+ * was issued, before its first token or in the future counts as now.
+ *
+ * With token latencies (not Offline), a sample completed by any completion
+ * call before its {@link firstTokenComplete} is a failed sample of kind
+ * `no_first_token` (counted in `result.errors.failedSamples` and in
+ * `result.tokens.errors.missingFirstToken`, a 'Sample failed
+ * (no_first_token)' detail-log line, the run INVALID), never a completed
+ * sample without a first-token latency. A count below 2 tokens is a token
+ * error (logged, as the reference does) and gives the sample no TPOT.
  */
 export function querySampleComplete(id: number, data?: ArrayBufferView | ArrayBuffer, nTokens?: number, stampNs?: number): void {
   if (typeof id !== 'number' || (data !== undefined && !isBytes(data)) || (nTokens !== undefined && typeof nTokens !== 'number') ||
@@ -149,9 +158,10 @@ function badSingleCompletion(id: unknown, data: unknown, nTokens: unknown, stamp
  * ready. `data` is the first-token response, written to the accuracy log as
  * token_data for logged samples. `stampNs` is when the token was read, a
  * {@link clockNs} reading taken before parsing it (absent: now, read on
- * entry); one before the series started or in the future counts as now.
- * Call it before the sample's completion, once per sample; no effect when
- * the run does not use token latencies.
+ * entry); one before the series started, before the sample's query was
+ * issued or in the future counts as now. Call it before the sample's
+ * completion, once per sample (without it the sample fails as
+ * `no_first_token`); no effect when the run does not use token latencies.
  */
 export function firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer, stampNs?: number): void {
   if (stampNs !== undefined && typeof stampNs !== 'number')

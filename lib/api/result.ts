@@ -11,6 +11,16 @@ function percentiles(values: Record<string, number> | undefined): LatencyPercent
   return { 50: v['50'] ?? 0, 90: v['90'] ?? 0, 95: v['95'] ?? 0, 97: v['97'] ?? 0, 99: v['99'] ?? 0, 99.9: v['99.9'] ?? 0 };
 }
 
+/**
+ * An INVALID reason as a sentence (as the core writes them in the summary
+ * and detail log): trailing blanks dropped, a period added unless it ends in
+ * '.', '!' or '?', so reasons joined by a space never run together.
+ */
+export function asSentence(reason: string): string {
+  const text = reason.trimEnd();
+  return text === '' || /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
 function percentLabel(fraction: number): string {
   return (Math.round(fraction * 1000) / 10).toFixed(1);
 }
@@ -105,6 +115,7 @@ export function toTestResult(
     if (!s.earlyStoppingMet) invalidReasons.push(`Early stopping not satisfied:\n${earlyStoppingText(s.earlyStoppingMessage, s.tokens)}`);
     invalidReasons.push(...outcome.extraInvalidReasons);
   }
+  for (let i = 0; i < invalidReasons.length; i++) invalidReasons[i] = asSentence(invalidReasons[i]!);
   const percentile = s?.targetPercentile ?? 0;
   let metric: TestResult['metric'];
   switch (scenario) {

@@ -147,7 +147,12 @@ export interface TokenResult {
   earlyStopping?: { ttftMessage: string; tpotMessage: string };
   /** Samples with token errors (each also an error line in the detail log). */
   errors: {
-    /** Completed without firstTokenComplete (not Offline). */
+    /**
+     * Completed without a firstTokenComplete before it (not Offline): each
+     * is a failed sample of kind `no_first_token` (in
+     * `errors.failedSamples`, with its 'Sample failed (no_first_token)'
+     * line), left out of every statistic, and the run is INVALID.
+     */
     missingFirstToken: number;
     /** firstTokenComplete after the sample completed (ignored). */
     firstTokenAfterCompletion: number;
@@ -180,13 +185,14 @@ export interface TestResult {
   /** 'VALID' when every check of the reference passed and the run was complete. */
   validity: 'VALID' | 'INVALID';
   valid: boolean;
-  /** Why the result is INVALID (empty when VALID). */
+  /** Why the result is INVALID (empty when VALID), each one sentence ending in a period. */
   invalidReasons: string[];
   /**
    * Present when the run was stopped on request (startTest's `signal`, or
    * SIGINT/SIGTERM in the `loadgen` command): the reason, e.g.
    * `'interrupted by SIGINT'` or `'interrupted: <the abort reason's message>'`.
-   * Such a run is INVALID with this reason among `invalidReasons`; its
+   * Such a run is INVALID with this reason among `invalidReasons` (as a
+   * sentence there: `'interrupted by SIGINT.'`); its
    * statistics cover what was issued before it stopped.
    */
   interrupted?: string;
