@@ -103,7 +103,7 @@ describe('loadgen run stopped by a signal', () => {
     const reason = `interrupted by ${signal}`;
     const summary = readText(join(outdir, 'mlperf_log_summary.txt'));
     expect(summary).toContain('Result is : INVALID\n');
-    expect(summary).toContain(`Recommendations:\n * ${reason}\n`);
+    expect(summary).toContain(`Recommendations:\n * ${reason}.\n`);  // every reason a sentence
     expect(summary).toMatch(/ERRORS? encountered/);
     expect(run.stdout()).toContain(summary.split('\n')[0]!);
     // Every detail-log line is a complete record; the stop and the verdict are in it.
@@ -189,12 +189,12 @@ function expectInterrupted(result: TestResult, reason: string): void {
   expect(result.valid).toBe(false);
   expect(result.validity).toBe('INVALID');
   expect(result.interrupted).toBe(reason);
-  expect(result.invalidReasons).toContain(reason);
+  expect(result.invalidReasons).toContain(`${reason}.`);  // every reason a sentence
   expect(result.counts.incompleteSamples).toBe(0);
   expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
   const summary = readText(result.files.summary!);
   expect(summary).toContain('Result is : INVALID\n');
-  expect(summary).toContain(`\n * ${reason}\n`);
+  expect(summary).toContain(`\n * ${reason}.\n`);
   expect(readText(result.files.detail!)).toContain(`"Ending early: ${reason}`);
   expect(() => JSON.parse(readText(result.files.accuracyLog!))).not.toThrow();
 }
@@ -239,9 +239,9 @@ describe('startTest with an AbortSignal', () => {
       { outdir: tempDir() }, { signal: controller.signal });
     expectInterrupted(result, 'interrupted: enough');
     expect(result.mode).toBe('SubmissionRun');
-    expect(result.invalidReasons[0]).toBe('interrupted: enough');
+    expect(result.invalidReasons[0]).toBe('interrupted: enough.');
     expect(result.counts.issuedQueries).toBeLessThan(256);
-    expect(readText(result.files.summary!).startsWith('Result is : INVALID\nRecommendations:\n * interrupted: enough\n')).toBe(true);
+    expect(readText(result.files.summary!).startsWith('Result is : INVALID\nRecommendations:\n * interrupted: enough.\n')).toBe(true);
     const detail = readText(result.files.detail!);
     expect(detail).toContain('"Starting accuracy mode"');
     expect(detail).not.toContain('"Starting performance mode"');
