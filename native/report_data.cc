@@ -155,7 +155,7 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
       if (!succeeded(k, done)) continue;
       const size_t w = static_cast<size_t>(done / window);
       if (w >= windows || fill[w] >= offsets[w + 1]) continue;  // counted above; never changes after the series
-      by_window[fill[w]++] = done - scheduled_ns(series, k / spq);
+      by_window[fill[w]++] = completion_since_scheduled(series, k / spq, done);  // as the summary's
     }
   }
   std::string issued_list, completed_list, p50_list, p99_list, max_list;
@@ -192,7 +192,7 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
       const int64_t done = series.query_done_time(q);
       bool any_failed = false;
       for (uint64_t k = q * spq; k < (q + 1) * spq && !failed.empty() && !any_failed; ++k) any_failed = failed[k];
-      if (done != kNotCompleted && !any_failed) query_latencies.push_back(done - series.issued_ns[q]);
+      if (done != kNotCompleted && !any_failed) query_latencies.push_back(completion_since_scheduled(series, q, done));
     }
     o += ",\"query_latency\":" + distribution(query_latencies, 0);
   }

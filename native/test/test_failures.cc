@@ -4,6 +4,7 @@
 // count) and makes the run INVALID with the counts as its reason; it is left
 // out of the latency and token statistics and is never a token error.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <sstream>
@@ -343,4 +344,24 @@ TEST(failures_of_every_sample_print_nothing_impossible) {
       CHECK(parsed > 50);
     }
   }
+}
+
+// Offline's duration is when its query's last sample completed, failed ones
+// included: a run whose every sample failed after the min duration lasted
+// it (before: "Min duration satisfied : NO" and "Increase expected QPS").
+TEST(failures_count_in_the_offline_duration) {
+  SessionConfig c = failure_config(Scenario::Offline, "fail_offline_duration", 20);
+  c.settings.min_duration_ms = 30;
+  RespondingHost host([](Session& s, double id, uint64_t k) {
+    if (k == 0) std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    s.fail(0, id, FailureKind::HttpStatus, "HTTP 500");
+  });
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK(o.has_summary);
+  CHECK_EQ(o.summary.sample_count, uint64_t{0});
+  CHECK(o.summary.min_duration_met);
+  CHECK(o.summary_text.find("  Min duration satisfied : Yes\n") != std::string::npos);
+  CHECK_EQ(o.summary.samples_per_second, 0.0);
+  CHECK(!o.summary.result_valid);
 }
