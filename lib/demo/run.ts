@@ -232,7 +232,7 @@ export function describeRun(run: DemoScenarioRun): string {
     if (r.metric.unit === 'samples/s') parts.push(`${r.metric.name} ${r.metric.value.toFixed(1)}`);
     else parts.push(`${r.metric.name} ${(r.metric.value / 1e6).toFixed(3)} ms`);
     if (run.scenario === 'Server') parts.push(`p99 latency ${(r.percentilesNs[99] / 1e6).toFixed(3)} ms`);
-    if (!r.valid && r.invalidReasons.length > 0) parts.push(`(${r.invalidReasons.join('; ')})`);
+    if (!r.valid && r.invalidReasons.length > 0) parts.push(`(${r.invalidReasons.join(' ')})`);
   }
   if (run.accuracy !== undefined) parts.push(formatAccuracy(run.accuracy));
   return parts.join(' ');
