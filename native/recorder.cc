@@ -255,6 +255,9 @@ bool Recorder::log_response(double id, const uint8_t* data, size_t size) {
   uint64_t k = 0;
   if (resolve_id(s, published, id, &k) != IdStatus::Valid) return false;
   if (!s->trace.accuracy_log_sampled[k]) return false;
+  // Completed with no first token: it failed as no_first_token (complete),
+  // and a failed sample writes no accuracy record (nor token_data it never had).
+  if (s->needs_first_token && s->first_token_ns[k].load(std::memory_order_acquire) == kNotCompleted) return false;
   AccuracyRecord record;
   record.seq_id = s->trace.first_sample_id + k;
   record.qsl_idx = s->trace.sample_index[k];

@@ -366,6 +366,28 @@ TEST(tokens_accuracy_log_carries_token_fields) {
   }
 }
 
+// A sample completed with no first token failed: its response is not an
+// accuracy record (the reference reads token data it never cached there).
+TEST(tokens_no_first_token_writes_no_accuracy_record) {
+  SessionConfig c = token_config(Scenario::SingleStream, "acc_no_first");
+  c.settings.mode = Mode::AccuracyOnly;
+  c.qsl_total_count = 8;
+  c.qsl_performance_count = 8;
+  TokenHost host(
+      [](Session& s, double id, uint64_t k) {
+        const uint8_t response[1] = {0x7F};
+        if (k % 2 == 0) s.first_token(id, 0, response, sizeof(response));
+        complete_one(s, id, 7);
+        s.log_response(id, response, sizeof(response));
+      },
+      false);
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::NoFirstToken)], uint64_t{4});
+  CHECK_EQ(o.accuracy_log_records, uint64_t{4});
+  CHECK_EQ(count_of(read_file(o.accuracy_log_path), "\"token_data\" : \"7F\""), size_t{4});
+}
+
 TEST(tokens_format_record_fields) {
   AccuracyRecord r;
   r.seq_id = 3;
