@@ -6,6 +6,7 @@
  * rejection. Either way the outcome is checked before it reaches the core:
  * a protocol is user code too.
  */
+import { thrownText } from '../api/user-calls.js';
 import { FAILURE_KINDS, MAX_TOKEN_COUNT, tokenCountProblem, type ResponseOutcome } from './protocol.js';
 
 /** True when `value` is a promise or another thenable (an async verdict). */
@@ -66,22 +67,8 @@ export function settleOutcome(pending: PromiseLike<ResponseOutcome>, kind: strin
   }
   promise.then(
     (value) => finish(checkedOutcome(value, kind)),
-    (error: unknown) => finish(malformed(`${what} rejected: ${errorText(error)}`)),
+    (error: unknown) => finish(malformed(`${what} rejected: ${thrownText(error)}`)),
   );
-}
-
-/** A short text of a thrown value (an Error's message, else the value). */
-export function errorText(error: unknown): string {
-  const text = error instanceof Error ? error.message : typeof error === 'string' ? error : (safeJson(error) ?? String(error));
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
-}
-
-function safeJson(value: unknown): string | undefined {
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return undefined;
-  }
 }
 
 function malformed(message: string): ResponseOutcome {
