@@ -302,33 +302,6 @@ function short(value: unknown): string {
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
-/**
- * The end of the JSON object a body starts with (the offset after its closing
- * brace), or -1 when the body does not hold one whole object. Binary-extension
- * bodies put raw tensor bytes after it; the reader sees no headers, so the
- * split is found in the body itself.
- */
-export function jsonHeaderEnd(body: Uint8Array): number {
-  let i = 0;
-  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
-  if (body[i] !== 0x7b) return -1;
-  let depth = 0;
-  let inString = false;
-  for (; i < body.length; i++) {
-    const c = body[i]!;
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return -1;
-}
-
 /** One output (or input) tensor as a v2 message carries it. */
 export interface WireTensor {
   name: string;
@@ -394,18 +367,29 @@ export function readWireTensors(field: 'inputs' | 'outputs', message: Record<str
   return out;
 }
 
-/** Splits a body into its JSON header and binary part, given the Inference-Header-Content-Length (or undefined: find it). */
-export function splitBinaryBody(body: Uint8Array, headerLength: number | undefined): { header: Uint8Array; binary: Uint8Array } {
-  if (headerLength === undefined) {
-    const end = jsonHeaderEnd(body);
-    if (end === -1) return { header: body, binary: body.subarray(body.length) };
-    let rest = end;
-    // Whitespace after a pure JSON body is not binary data.
-    while (rest < body.length && (body[rest] === 0x20 || body[rest] === 0x0a || body[rest] === 0x0d || body[rest] === 0x09)) rest++;
-    return rest === body.length ? { header: body, binary: body.subarray(body.length) } : { header: body.subarray(0, end), binary: body.subarray(end) };
-  }
+/**
+ * Splits a binary-extension body at `headerLength` (its
+ * Inference-Header-Content-Length): the JSON header is exactly that many
+ * bytes, the binary data the rest (any bytes, whitespace too).
+ */
+export function splitBinaryBody(body: Uint8Array, headerLength: number): { header: Uint8Array; binary: Uint8Array } {
   if (headerLength > body.length) throw new TensorFormatError(`Inference-Header-Content-Length ${headerLength} exceeds the body's ${body.length} bytes`);
   return { header: body.subarray(0, headerLength), binary: body.subarray(headerLength) };
+}
+
+/**
+ * An Inference-Header-Content-Length value as a transport read it (a
+ * string; an array when the header came more than once) as a byte count, or
+ * undefined when absent. Throws TensorFormatError naming the value when it
+ * is not one non-negative integer.
+ */
+export function headerLengthOf(value: string | readonly string[] | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new TensorFormatError(`Inference-Header-Content-Length is given ${value.length} times (${value.map((v) => short(v)).join(', ')}); it must be given once`);
+  const text = value.trim();
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) throw new TensorFormatError(`Inference-Header-Content-Length ${short(value)} is not a non-negative integer`);
+  return n;
 }
 
 /** Concatenates byte arrays. */
