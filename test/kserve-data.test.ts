@@ -108,6 +108,21 @@ describe('.npy data sets', () => {
     new DataView(cut.buffer).setUint16(8, 5000, true);
     expect(datasetError(() => readTensorDataset(file('cut.npy', cut)))).toMatch(/header claims 5000 bytes at offset 10/);
   });
+
+  it('refuses NaN and infinities in float data (they would be sent to the server), naming the sample, element and value', () => {
+    const f4 = Float32Array.from({ length: 12 }, (_, i) => i);
+    f4[7] = Number.NaN;
+    expect(datasetError(() => readTensorDataset(file('nan.npy', npy('<f4', [3, 2, 2], new Uint8Array(f4.buffer)))))).toMatch(
+      /nan\.npy: sample 1, element 3 \(byte 156\) is NaN: float inputs sent to a server must be finite numbers/,
+    );
+    const f8 = new Float64Array([1, 2, Number.NEGATIVE_INFINITY]);
+    expect(datasetError(() => readTensorDataset(file('inf.npy', npy('<f8', [3], new Uint8Array(f8.buffer)))))).toMatch(/inf\.npy: sample 2, element 0 .* is -Infinity/);
+    const f2 = new Uint8Array(8);
+    new DataView(f2.buffer).setUint16(6, 0x7c00, true);
+    expect(datasetError(() => readTensorDataset(file('h.npy', npy('<f2', [2, 2], f2))))).toMatch(/h\.npy: sample 1, element 1 .* is Infinity/);
+    // Integers cannot hold either; finite floats are read as before.
+    expect(readTensorDataset(file('ok.npy', npy('<f4', [3, 4], new Uint8Array(Float32Array.from({ length: 12 }, (_, i) => -i * 1e30).buffer)))).totalSampleCount).toBe(3);
+  });
 });
 
 describe('.jsonl data sets', () => {
@@ -139,10 +154,23 @@ describe('.jsonl data sets', () => {
     expect(bad('[{"name":"x","datatype":"FP32","shape":[-1],"data":[1]}]')).toMatch(/shape must be an array of integers >= 0, got \[-1\]/);
     expect(bad('[{"name":"x","datatype":"FP32","shape":[2,2],"data":[1,2,3]}]')).toMatch(/'x': shape \[2,2\] needs 4 values, data has 3/);
     expect(bad('[{"name":"x","datatype":"INT8","shape":[2],"data":[1,200]}]')).toMatch(/'x': data\[1\] = 200 is not an integer in \[-128, 127\] \(INT8\)/);
-    expect(bad('[{"name":"x","datatype":"FP32","shape":[1],"data":["a"]}]')).toMatch(/data\[0\] = "a" is not a number \(FP32\)/);
+    expect(bad('[{"name":"x","datatype":"FP32","shape":[1],"data":["a"]}]')).toMatch(/data\[0\] = "a" is not a finite number in the FP32 range/);
     expect(bad('[{"name":"x","datatype":"BOOL","shape":[1],"data":[1]}]')).toMatch(/is not a boolean \(BOOL\)/);
     expect(bad('[{"name":"x","datatype":"FP32","shape":[1],"data":[1]},{"name":"x","datatype":"FP32","shape":[1],"data":[1]}]')).toMatch(/line 2: input 'x' appears twice/);
     expect(datasetError(() => readTensorDataset(file('e.jsonl', '\n\n')))).toMatch(/e\.jsonl: has no samples/);
+    // Values the element type cannot hold, named with the file, line, input, element and value.
+    expect(bad('[{"name":"x","datatype":"FP32","shape":[2],"data":[1,1e39]}]')).toMatch(
+      /b\.jsonl: line 2: inputs\[0\] 'x': data\[1\] = 1e\+39 is not a finite number in the FP32 range \(\|x\| <= 3\.4028234663852886e\+38\)/,
+    );
+    expect(bad('[{"name":"x","datatype":"FP64","shape":[1],"data":[1e400]}]')).toMatch(/data\[0\] = Infinity is not a finite number in the FP64 range/);
+    expect(bad('[{"name":"x","datatype":"FP16","shape":[1],"data":[70000]}]')).toMatch(/data\[0\] = 70000 is not a finite number in the FP16 range \(\|x\| <= 65504\)/);
+    expect(bad('[{"name":"x","datatype":"BF16","shape":[1],"data":[-1e39]}]')).toMatch(/data\[0\] = -1e\+39 is not a finite number in the BF16 range/);
+    expect(bad('[{"name":"x","datatype":"UINT8","shape":[1],"data":[300]}]')).toMatch(/data\[0\] = 300 is not an integer in \[0, 255\] \(UINT8\)/);
+    expect(bad('[{"name":"x","datatype":"INT32","shape":[1],"data":[1.5]}]')).toMatch(/data\[0\] = 1.5 is not an integer in \[-2147483648, 2147483647\] \(INT32\)/);
+    expect(bad('[{"name":"x","datatype":"INT64","shape":[1],"data":[1e300]}]')).toMatch(/data\[0\] = 1e\+300 is not an integer of at most 2\^53 - 1 in magnitude \(INT64/);
+    expect(bad('[{"name":"x","datatype":"UINT64","shape":[1],"data":[0.5]}]')).toMatch(/data\[0\] = 0.5 is not an integer of at most 2\^53 - 1/);
+    // The largest finite values still fit.
+    expect(() => readTensorDataset(file('max.jsonl', JSON.stringify([{ name: 'x', datatype: 'FP32', shape: [2], data: [3.4028234663852886e38, -65504] }, { name: 'h', datatype: 'FP16', shape: [1], data: [65504] }])))).not.toThrow();
     // A DatasetError (as the OpenAI SUT's): file, line and field as properties.
     const path = file('l.jsonl', '[{"name":"x","datatype":"FP32","shape":[1],"data":[1]}]\n[{"name":"x","datatype":"FP32","shape":[1],"data":[true]}]\n');
     try {

@@ -76,6 +76,32 @@ const INTEGER_RANGE: Partial<Record<V2Datatype, [number, number]>> = {
   INT32: [-0x80000000, 0x7fffffff],
 };
 
+/** The largest finite value of each float type, for messages. */
+const FLOAT_MAX = { FP16: 65504, BF16: 3.3895313892515355e38, FP32: 3.4028234663852886e38, FP64: Number.MAX_VALUE } as const;
+/** The exponent bits of the 16-bit float types: all set is infinity or NaN. */
+const FLOAT_EXPONENT = { FP16: 0x7c00, BF16: 0x7f80 } as const;
+
+/**
+ * The index of the first element of raw little-endian float data (FP16,
+ * FP32 or FP64) that is NaN or infinite, or -1 when every one is finite.
+ */
+export function firstNonFinite(datatype: 'FP16' | 'FP32' | 'FP64', bytes: Uint8Array): number {
+  if (datatype === 'FP16') {
+    for (let i = 0; i + 1 < bytes.length; i += 2) if (((bytes[i]! | (bytes[i + 1]! << 8)) & 0x7c00) === 0x7c00) return i / 2;
+    return -1;
+  }
+  const size = datatype === 'FP32' ? 4 : 8;
+  // A typed array over the bytes needs them aligned: a copy when they are not.
+  const aligned = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
+  const n = Math.floor(aligned.length / size);
+  const values = size === 4 ? new Float32Array(aligned.buffer, aligned.byteOffset, n) : new Float64Array(aligned.buffer, aligned.byteOffset, n);
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    if (v - v !== 0) return i;
+  }
+  return -1;
+}
+
 const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -134,21 +160,31 @@ export function encodeValues(datatype: V2Datatype, values: readonly unknown[]): 
     case 'FP16':
     case 'BF16':
     case 'FP32':
-    case 'FP64':
+    case 'FP64': {
+      // A value the type cannot hold would be sent as infinity: refused, as NaN is.
+      const range = `a finite number in the ${datatype} range (|x| <= ${FLOAT_MAX[datatype]})`;
       for (let i = 0; i < values.length; i++) {
         const v = values[i];
-        if (typeof v !== 'number') throw bad(i, `a number (${datatype})`);
-        if (datatype === 'FP32') view.setFloat32(i * 4, v, true);
-        else if (datatype === 'FP64') view.setFloat64(i * 8, v, true);
-        else if (datatype === 'FP16') view.setUint16(i * 2, float16Bits(v), true);
-        else view.setUint16(i * 2, bfloat16Bits(v), true);
+        if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(i, range);
+        if (datatype === 'FP32') {
+          if (!Number.isFinite(Math.fround(v))) throw bad(i, range);
+          view.setFloat32(i * 4, v, true);
+        } else if (datatype === 'FP64') {
+          view.setFloat64(i * 8, v, true);
+        } else {
+          const bits = datatype === 'FP16' ? float16Bits(v) : bfloat16Bits(v);
+          if ((bits & FLOAT_EXPONENT[datatype]) === FLOAT_EXPONENT[datatype]) throw bad(i, range);
+          view.setUint16(i * 2, bits, true);
+        }
       }
       return out;
+    }
     case 'INT64':
     case 'UINT64':
       for (let i = 0; i < values.length; i++) {
         const v = values[i];
-        if (typeof v !== 'number' || !Number.isInteger(v)) throw bad(i, `an integer (${datatype})`);
+        // Beyond 2^53 a JSON number is no longer the integer it was written as.
+        if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw bad(i, `an integer of at most 2^53 - 1 in magnitude (${datatype} values beyond it lose digits as JSON numbers)`);
         if (datatype === 'UINT64' && v < 0) throw bad(i, 'an integer >= 0 (UINT64)');
         if (datatype === 'INT64') view.setBigInt64(i * 8, BigInt(v), true);
         else view.setBigUint64(i * 8, BigInt(v), true);
@@ -298,7 +334,8 @@ export function bfloat16Bits(v: number): number {
 }
 
 function short(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : String(JSON.stringify(value) ?? value);
+  // Numbers as they are: JSON would write an infinity (1e400 in a file) as null.
+  const text = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : String(JSON.stringify(value) ?? value);
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
 
