@@ -29,7 +29,7 @@ export function parseNodeUrls(urls: unknown): NodeAddress[] {
   for (let i = 0; i < urls.length; i++) {
     const raw: unknown = urls[i];
     if (typeof raw !== 'string') throw new SettingsError('urls', raw, `urls[${i}] must be a string, got ${typeof raw}`);
-    const refuse = (problem: string): SettingsError => new SettingsError('urls', raw, `urls[${i}] '${echo(raw, 200)}': ${problem}`);
+    const refuse = (problem: string): SettingsError => new SettingsError('urls', raw, `urls[${i}] '${echo(raw, 200)}'${problem.startsWith('is ') ? ' ' : ': '}${problem}`);
     // Checked on the raw text first: a URL that does not parse must not be echoed with its password.
     if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(raw))
       throw new SettingsError('urls', '<hidden>', `urls[${i}]: a URL with credentials (user:password@) is refused; pass an API key with apiKey (--api-key-env), not in the URL`);
