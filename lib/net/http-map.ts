@@ -75,13 +75,12 @@ const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
 // RFC 9110 token characters: a header name.
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// A header value: no control character but horizontal tab (CR, LF and NUL would split or cut the request).
-// eslint-disable-next-line no-control-regex
-const BAD_HEADER_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+// A header value: tab, visible characters and obs-text (RFC 9110); CR, LF or NUL would split or cut the request.
+const BAD_HEADER_VALUE = /[^\t\u0020-\u007e\u0080-\u00ff]/;
 // A path: visible ASCII only (anything else must be percent-encoded).
 const PATH = /^\/[\u0021-\u007e]*$/;
-// Headers the transport writes itself (framing and the connection).
-const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
+// Headers the transport writes itself (framing and the connection), or that neither transport supports.
+const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect']);
 
 /** The module's path or URL as messages name it. */
 function moduleLabel(request: string): string {
@@ -214,9 +213,10 @@ function checkedRequest(r: unknown, problem: (text: string) => InterfaceError): 
       throw problem(`.headers must be an object of header names and string values, got ${describeValue(givenHeaders)}`);
     for (const [name, value] of Object.entries(givenHeaders)) {
       if (!HEADER_NAME.test(name)) throw problem(`.headers: '${echo(name, 60)}' is not a header name (letters, digits and !#$%&'*+-.^_\`|~ only)`);
-      if (TRANSPORT_HEADERS.has(name.toLowerCase())) throw problem(`.headers: ${name} is written by the transport; leave it out`);
+      if (TRANSPORT_HEADERS.has(name.toLowerCase())) throw problem(`.headers: ${name} is the transport's to write (framing and the connection); leave it out`);
       if (typeof value !== 'string') throw problem(`.headers['${name}'] must be a string, got ${describeValue(value)}`);
-      if (BAD_HEADER_VALUE.test(value)) throw problem(`.headers['${name}'] holds a line break or another control character (${echo(value, 60)})`);
+      if (BAD_HEADER_VALUE.test(value))
+        throw problem(`.headers['${name}'] holds a character a header value cannot carry: a line break, NUL or another control character, or one beyond U+00FF (${echo(value, 60)})`);
       headers[name] = value;
     }
   }
