@@ -11,7 +11,8 @@ import { FAILURE_KINDS, MAX_TOKEN_COUNT, tokenCountProblem, type ResponseOutcome
 
 /** True when `value` is a promise or another thenable (an async verdict). */
 export function isPendingOutcome(value: ResponseOutcome | PromiseLike<ResponseOutcome>): value is PromiseLike<ResponseOutcome> {
-  return typeof (value as { then?: unknown }).then === 'function';
+  // A reader that breaks its contract may hand back anything (null included): checkedOutcome says what.
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /**
