@@ -11,7 +11,9 @@ import { describe, expect, it } from 'vitest';
 
 import { createHttpSut, InterfaceError, NetworkSetupError, SettingsError, startTest } from '../lib/index.js';
 import { loadNative } from '../lib/native/index.js';
-import { nodeHandler, testServers } from './net-helpers.js';
+import { createNetworkSut } from '../lib/net/transport.js';
+import type { ResponseOutcome } from '../lib/net/protocol.js';
+import { nodeHandler, testProtocol, testServers } from './net-helpers.js';
 import { tempDir } from './helpers.js';
 
 const server = testServers();
@@ -259,3 +261,39 @@ describe("dispatch 'worker' and the transport", () => {
   });
 });
 
+
+describe("a protocol's outcome is checked before it reaches the core", () => {
+  for (const transport of transports) {
+    it(`garbage from a reader (null, NaN or 1e300 tokens, a rejection) fails the sample as malformed_response (${transport})`, async () => {
+      const node = await server(nodeHandler('n'));
+      const verdicts: (() => unknown)[] = [
+        () => null,
+        () => ({ ok: true, nTokens: Number.NaN }),
+        () => ({ ok: true, nTokens: 1e300 }),
+        () => ({ ok: true, data: 'text' }),
+        () => ({ ok: false, kind: 'bogus', message: 'x' }),
+        () => Promise.reject(new Error('async reader failed')),
+        () => Promise.resolve({ ok: true, nTokens: -1 }),
+        () => ({ ok: true }),
+      ];
+      const protocol = testProtocol(verdicts.length);
+      protocol.reader = (index) => ({ onData: () => undefined, onEnd: () => verdicts[index]!() as ResponseOutcome });
+      const sut = await createNetworkSut(protocol, { urls: [node.url], transport });
+      const outdir = tempDir();
+      try {
+        const result = await startTest(sut, sut.qsl, accuracy, { outdir });
+        expect(result.counts.completedSamples).toBe(verdicts.length);
+        expect(result.errors.failedSamples?.byKind.malformed_response).toBe(verdicts.length - 1);
+        const detail = detailLines(outdir).join('\n');
+        expect(detail).toContain('the test reader gave null, not an outcome');
+        expect(detail).toContain('the test reader: nTokens NaN is not a token count');
+        expect(detail).toContain('the test reader: nTokens 1e+300 is not a token count');
+        expect(detail).toContain('the test reader: data must be a Uint8Array, got string');
+        expect(detail).toContain("the test reader's outcome rejected: async reader failed");
+        expect(detail).toContain('the test reader: nTokens -1 is not a token count');
+      } finally {
+        await sut.close();
+      }
+    });
+  }
+});
