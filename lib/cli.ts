@@ -22,7 +22,8 @@ import { formatSoakReport, runSoak } from './bench/soak.js';
 import { MAX_CONFIRM_RUNS, MAX_CONFIRM_SECONDS, peakConfirmation } from './bench/peak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { registerDoctorCommand } from './cli/doctor-command.js';
-import { addNetworkOptions } from './cli/network.js';
+import { addNetworkOptions, timeoutMs } from './cli/network.js';
+import { MODULE_LOAD_TIMEOUT_MS, pendingUserCalls } from './api/user-calls.js';
 import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
 import { capErrorOutput, choiceOption, collect, integerInRange, numberInRange, positiveInteger } from './cli/options.js';
 import { addPowerOptions } from './cli/power-options.js';
@@ -55,6 +56,8 @@ function buildProgram(): Command {
     .command('run')
     .description('run a benchmark against a SUT and write the MLPerf logs')
     .option('--sut <sut>', "'null', 'null-native', a network SUT ('openai', 'kserve', 'http' with --url), or a path to a module exporting createSut() and createQsl() (default: the built-in demo)")
+    .addOption(new Option('--module-timeout-ms <ms>', `a --sut or --request module's import (its top-level await) and createSut()/createQsl() must settle within this (default ${MODULE_LOAD_TIMEOUT_MS}; 0: no limit)`)
+      .argParser(timeoutMs('--module-timeout-ms', 0)))
     .addOption(choiceOption('--scenario <name>', 'test scenario', SCENARIOS))
     .addOption(choiceOption('--mode <name>', 'test mode', TEST_MODES))
     .option('--set <key=value>', 'any TestSettings field by its reference name, e.g. server_target_qps=1000 (repeatable)', collect, [])
@@ -205,6 +208,22 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+// An unfinished command must not exit as if it had finished: when the event
+// loop runs dry before main() settles (a promise that never settles, with
+// nothing left that could settle it), the exit says the run failed.
+let finished = false;
+process.on('beforeExit', () => {
+  if (finished) return;
+  finished = true;
+  const waiting = pendingUserCalls();
+  process.stderr.write(
+    `loadgen: the command did not complete: nothing was left to run while it waited${waiting.length > 0 ? ` for ${waiting.join('; ')}` : ''}` +
+      ' (a promise that never settles?); no result was produced\n',
+  );
+  process.exitCode = EXIT_RUN_FAILED;
+});
+
 main(process.argv.slice(2)).then((code) => {
+  finished = true;
   process.exitCode = code;
 });

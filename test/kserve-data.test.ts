@@ -18,7 +18,6 @@ import {
   float16Bits,
   float16Value,
   jsonDataText,
-  jsonHeaderEnd,
 } from '../lib/net/v2-tensors.js';
 import { demoSample } from '../lib/demo/dataset.js';
 import { tempDir } from './helpers.js';
@@ -109,6 +108,21 @@ describe('.npy data sets', () => {
     new DataView(cut.buffer).setUint16(8, 5000, true);
     expect(datasetError(() => readTensorDataset(file('cut.npy', cut)))).toMatch(/header claims 5000 bytes at offset 10/);
   });
+
+  it('refuses NaN and infinities in float data (they would be sent to the server), naming the sample, element and value', () => {
+    const f4 = Float32Array.from({ length: 12 }, (_, i) => i);
+    f4[7] = Number.NaN;
+    expect(datasetError(() => readTensorDataset(file('nan.npy', npy('<f4', [3, 2, 2], new Uint8Array(f4.buffer)))))).toMatch(
+      /nan\.npy: sample 1, element 3 \(byte 156\) is NaN: float inputs sent to a server must be finite numbers/,
+    );
+    const f8 = new Float64Array([1, 2, Number.NEGATIVE_INFINITY]);
+    expect(datasetError(() => readTensorDataset(file('inf.npy', npy('<f8', [3], new Uint8Array(f8.buffer)))))).toMatch(/inf\.npy: sample 2, element 0 .* is -Infinity/);
+    const f2 = new Uint8Array(8);
+    new DataView(f2.buffer).setUint16(6, 0x7c00, true);
+    expect(datasetError(() => readTensorDataset(file('h.npy', npy('<f2', [2, 2], f2))))).toMatch(/h\.npy: sample 1, element 1 .* is Infinity/);
+    // Integers cannot hold either; finite floats are read as before.
+    expect(readTensorDataset(file('ok.npy', npy('<f4', [3, 4], new Uint8Array(Float32Array.from({ length: 12 }, (_, i) => -i * 1e30).buffer)))).totalSampleCount).toBe(3);
+  });
 });
 
 describe('.jsonl data sets', () => {
@@ -140,10 +154,23 @@ describe('.jsonl data sets', () => {
     expect(bad('[{"name":"x","datatype":"FP32","shape":[-1],"data":[1]}]')).toMatch(/shape must be an array of integers >= 0, got \[-1\]/);
     expect(bad('[{"name":"x","datatype":"FP32","shape":[2,2],"data":[1,2,3]}]')).toMatch(/'x': shape \[2,2\] needs 4 values, data has 3/);
     expect(bad('[{"name":"x","datatype":"INT8","shape":[2],"data":[1,200]}]')).toMatch(/'x': data\[1\] = 200 is not an integer in \[-128, 127\] \(INT8\)/);
-    expect(bad('[{"name":"x","datatype":"FP32","shape":[1],"data":["a"]}]')).toMatch(/data\[0\] = "a" is not a number \(FP32\)/);
+    expect(bad('[{"name":"x","datatype":"FP32","shape":[1],"data":["a"]}]')).toMatch(/data\[0\] = "a" is not a finite number in the FP32 range/);
     expect(bad('[{"name":"x","datatype":"BOOL","shape":[1],"data":[1]}]')).toMatch(/is not a boolean \(BOOL\)/);
     expect(bad('[{"name":"x","datatype":"FP32","shape":[1],"data":[1]},{"name":"x","datatype":"FP32","shape":[1],"data":[1]}]')).toMatch(/line 2: input 'x' appears twice/);
     expect(datasetError(() => readTensorDataset(file('e.jsonl', '\n\n')))).toMatch(/e\.jsonl: has no samples/);
+    // Values the element type cannot hold, named with the file, line, input, element and value.
+    expect(bad('[{"name":"x","datatype":"FP32","shape":[2],"data":[1,1e39]}]')).toMatch(
+      /b\.jsonl: line 2: inputs\[0\] 'x': data\[1\] = 1e\+39 is not a finite number in the FP32 range \(\|x\| <= 3\.4028234663852886e\+38\)/,
+    );
+    expect(bad('[{"name":"x","datatype":"FP64","shape":[1],"data":[1e400]}]')).toMatch(/data\[0\] = Infinity is not a finite number in the FP64 range/);
+    expect(bad('[{"name":"x","datatype":"FP16","shape":[1],"data":[70000]}]')).toMatch(/data\[0\] = 70000 is not a finite number in the FP16 range \(\|x\| <= 65504\)/);
+    expect(bad('[{"name":"x","datatype":"BF16","shape":[1],"data":[-1e39]}]')).toMatch(/data\[0\] = -1e\+39 is not a finite number in the BF16 range/);
+    expect(bad('[{"name":"x","datatype":"UINT8","shape":[1],"data":[300]}]')).toMatch(/data\[0\] = 300 is not an integer in \[0, 255\] \(UINT8\)/);
+    expect(bad('[{"name":"x","datatype":"INT32","shape":[1],"data":[1.5]}]')).toMatch(/data\[0\] = 1.5 is not an integer in \[-2147483648, 2147483647\] \(INT32\)/);
+    expect(bad('[{"name":"x","datatype":"INT64","shape":[1],"data":[1e300]}]')).toMatch(/data\[0\] = 1e\+300 is not an integer of at most 2\^53 - 1 in magnitude \(INT64/);
+    expect(bad('[{"name":"x","datatype":"UINT64","shape":[1],"data":[0.5]}]')).toMatch(/data\[0\] = 0.5 is not an integer of at most 2\^53 - 1/);
+    // The largest finite values still fit.
+    expect(() => readTensorDataset(file('max.jsonl', JSON.stringify([{ name: 'x', datatype: 'FP32', shape: [2], data: [3.4028234663852886e38, -65504] }, { name: 'h', datatype: 'FP16', shape: [1], data: [65504] }])))).not.toThrow();
     // A DatasetError (as the OpenAI SUT's): file, line and field as properties.
     const path = file('l.jsonl', '[{"name":"x","datatype":"FP32","shape":[1],"data":[1]}]\n[{"name":"x","datatype":"FP32","shape":[1],"data":[true]}]\n');
     try {
@@ -185,14 +212,6 @@ describe('tensor conversions', () => {
     expect(Array.from(raw)).toEqual([2, 0, 0, 0, 0x61, 0x62, 2, 0, 0, 0, 0xc3, 0xbc]);
     expect(jsonDataText('BYTES', raw)).toBe('["ab","ü"]');
   });
-
-  it('finds the end of the JSON header in a binary body', () => {
-    const text = new TextEncoder().encode('{"a":"}{\\"","b":[{"c":1}]}');
-    const body = new Uint8Array([...text, 1, 2, 3]);
-    expect(jsonHeaderEnd(body)).toBe(text.length);
-    expect(jsonHeaderEnd(new TextEncoder().encode('{"a":'))).toBe(-1);
-    expect(jsonHeaderEnd(new TextEncoder().encode('[1]'))).toBe(-1);
-  });
 });
 
 describe('infer response reader', () => {
@@ -216,15 +235,63 @@ describe('infer response reader', () => {
     expect(readInferResponse(body, false)).toEqual({ ok: true });
   });
 
-  it('binary-extension outputs are read after the JSON header', () => {
-    const header = JSON.stringify({ outputs: [{ name: 'logits', datatype: 'FP32', shape: [1, 3], parameters: { binary_data_size: 12 } }] });
-    const body = new Uint8Array([...enc(header), ...new Uint8Array(logits.buffer)]);
-    const outcome = readInferResponse(body, true) as { ok: true; data: Uint8Array };
+  // A binary-extension body: the JSON header, then each output's bytes; its header length is the JSON's.
+  const binaryBody = (outputs: { name: string; datatype: string; shape: number[]; bytes: Uint8Array }[]): { body: Uint8Array; length: string } => {
+    const header = enc(JSON.stringify({ model_name: 'm', outputs: outputs.map((o) => ({ name: o.name, datatype: o.datatype, shape: o.shape, parameters: { binary_data_size: o.bytes.length } })) }));
+    return { body: new Uint8Array([...header, ...outputs.flatMap((o) => [...o.bytes])]), length: String(header.length) };
+  };
+
+  it('binary-extension outputs are read by Inference-Header-Content-Length, whatever their bytes', () => {
+    // A UINT8 [1,1] output whose byte is 10 (a line feed): all whitespace after the JSON, still data.
+    const newline = binaryBody([{ name: 'o', datatype: 'UINT8', shape: [1, 1], bytes: new Uint8Array([10]) }]);
+    expect(readInferResponse(newline.body, true, newline.length)).toEqual({ ok: true, data: new Uint8Array([10]) });
+    const spaces = binaryBody([{ name: 'o', datatype: 'UINT8', shape: [4], bytes: new Uint8Array([32, 9, 13, 10]) }]);
+    expect(readInferResponse(spaces.body, true, spaces.length)).toEqual({ ok: true, data: new Uint8Array([32, 9, 13, 10]) });
+    // FP32, BYTES and several outputs, in order.
+    const bytes = encodeValues('BYTES', ['a b', '']);
+    const several = binaryBody([
+      { name: 'logits', datatype: 'FP32', shape: [1, 3], bytes: new Uint8Array(logits.buffer) },
+      { name: 'text', datatype: 'BYTES', shape: [2], bytes },
+      { name: 'flag', datatype: 'BOOL', shape: [1], bytes: new Uint8Array([1]) },
+    ]);
+    const outcome = readInferResponse(several.body, true, several.length) as { ok: true; data: Uint8Array };
     expect(outcome.ok).toBe(true);
-    expect(Array.from(new Float32Array(outcome.data.slice().buffer))).toEqual(Array.from(logits));
+    expect(Array.from(new Float32Array(outcome.data.slice(0, 12).buffer))).toEqual(Array.from(logits));
+    expect(Array.from(outcome.data.slice(12))).toEqual([...bytes, 1]);
+    // A JSON body may say its length too.
+    const json = enc('{"outputs":[{"name":"o","datatype":"INT32","shape":[1],"data":[7]}]}');
+    expect(readInferResponse(json, true, String(json.length))).toEqual({ ok: true, data: new Uint8Array([7, 0, 0, 0]) });
   });
 
-  it('malformed answers: not JSON, an error field, no outputs, wrong counts, short binary data', () => {
+  it('a wrong Inference-Header-Content-Length, or sizes that do not add up, is malformed naming the header and values', () => {
+    const fp32 = binaryBody([{ name: 'o', datatype: 'FP32', shape: [3], bytes: new Uint8Array(logits.buffer) }]);
+    const n = fp32.body.length;
+    const jsonLength = Number(fp32.length);
+    const message = (body: Uint8Array, length: string | string[] | undefined): string => {
+      const outcome = readInferResponse(body, true, length);
+      expect(outcome.ok, String(length)).toBe(false);
+      expect(outcome).toMatchObject({ kind: 'malformed_response' });
+      return (outcome as { message: string }).message;
+    };
+    expect(message(fp32.body, '999999')).toBe(`the infer response: Inference-Header-Content-Length 999999 exceeds the body's ${n} bytes`);
+    for (const bad of ['-1', '1.5', 'abc', '', '0x10', '1e3']) expect(message(fp32.body, bad)).toContain(`Inference-Header-Content-Length "${bad}" is not a non-negative integer`);
+    expect(message(fp32.body, [fp32.length, fp32.length])).toContain('Inference-Header-Content-Length is given 2 times');
+    // Too short a header length cuts the JSON; too long takes binary bytes into it.
+    expect(message(fp32.body, String(jsonLength - 1))).toMatch(/not JSON/);
+    expect(message(fp32.body, String(jsonLength + 4))).toMatch(/not JSON/);
+    // Binary data without the header: the body is all JSON.
+    expect(message(fp32.body, undefined)).toMatch(/not JSON/);
+    const short = new Uint8Array([...enc('{"outputs":[{"name":"o","datatype":"FP32","shape":[3],"parameters":{"binary_data_size":12}}]}'), 1, 2, 3, 4]);
+    expect(message(short, String(short.length - 4))).toBe(
+      `the infer response: outputs[0] 'o': binary_data_size 12 at byte 0 of the binary data, which holds 4 (Inference-Header-Content-Length ${short.length - 4} of a ${short.length}-byte body)`,
+    );
+    const extra = new Uint8Array([...enc('{"outputs":[{"name":"o","datatype":"FP32","shape":[1],"parameters":{"binary_data_size":4}}]}'), 1, 2, 3, 4, 5]);
+    expect(message(extra, String(extra.length - 5))).toMatch(/1 bytes of binary data after the last tensor \(Inference-Header-Content-Length \d+ of a \d+-byte body\)/);
+    const noHeader = enc('{"outputs":[{"name":"o","datatype":"UINT8","shape":[1],"parameters":{"binary_data_size":1}}]}');
+    expect(message(noHeader, undefined)).toMatch(/binary_data_size 1 at byte 0 of the binary data, which holds 0 \(the response has no Inference-Header-Content-Length: all of its body is JSON\)/);
+  });
+
+  it('malformed answers: not JSON, an error field, no outputs, wrong counts', () => {
     const kind = (body: string | Uint8Array): string => {
       const outcome = readInferResponse(typeof body === 'string' ? enc(body) : body, true);
       expect(outcome.ok).toBe(false);
@@ -238,10 +305,6 @@ describe('infer response reader', () => {
     expect(kind('{"model_name":"m"}')).toMatch(/no outputs/);
     expect(kind('{"outputs":[{"name":"o","datatype":"FP32","shape":[2],"data":[1]}]}')).toMatch(/shape \[2\] needs 2 elements, the data has 1/);
     expect(kind('{"outputs":[{"name":"o","datatype":"FP32","shape":[1]}]}')).toMatch(/no data/);
-    const short = new Uint8Array([...enc('{"outputs":[{"name":"o","datatype":"FP32","shape":[3],"parameters":{"binary_data_size":12}}]}'), 1, 2, 3, 4]);
-    expect(kind(short)).toMatch(/binary_data_size 12 at byte 0 of the binary data, which holds 4/);
-    const extra = new Uint8Array([...enc('{"outputs":[{"name":"o","datatype":"FP32","shape":[1],"parameters":{"binary_data_size":4}}]}'), 1, 2, 3, 4, 5]);
-    expect(kind(extra)).toMatch(/1 bytes of binary data after the last tensor/);
   });
 });
 

@@ -17,6 +17,7 @@ import { demoSample } from '../lib/demo/dataset.js';
 import { logitsMatch, referenceLogits } from '../lib/demo/reference.js';
 import { checkAccuracyLog } from '../lib/demo/run.js';
 import { createKServeProtocol, createKServeSut } from '../lib/net/kserve.js';
+import type { ResponseOutcome } from '../lib/net/protocol.js';
 import { startKServeServer } from '../lib/serve/kserve-server.js';
 import type { RunningServer } from '../lib/serve/server.js';
 import { startTestServer, type TestServer } from './net-helpers.js';
@@ -221,8 +222,9 @@ describe('KServe SUT: runs against the demo-cnn server', () => {
       const res = await fetch(`${demo.url}${request.path}`, { method: 'POST', headers: request.headers, body: request.body as unknown as BodyInit });
       expect(res.status).toBe(200);
       const reader = protocol.reader(5, true);
+      reader.onHeaders?.({ 'inference-header-content-length': res.headers.get('inference-header-content-length') ?? undefined });
       reader.onData(new Uint8Array(await res.arrayBuffer()));
-      const outcome = reader.onEnd();
+      const outcome = reader.onEnd() as ResponseOutcome;
       expect(outcome.ok).toBe(true);
       const data = (outcome as { data: Uint8Array }).data;
       expect(logitsMatch(new Float32Array(data.slice().buffer), referenceLogits(demoSample(5)))).toBe(true);

@@ -58,14 +58,19 @@ describe('createHttpSut (--sut http --request map.mjs)', () => {
     await expect(createHttpSut({ urls: [a.url], request: join(dir, 'missing.mjs') })).rejects.toBeInstanceOf(InterfaceError);
   });
 
-  it('a response() that throws or gives bad data fails the sample as malformed_response', async () => {
+  it('a response() that throws or gives bad data during the run fails the sample as malformed_response', async () => {
     const dir = tempDir();
     writeFileSync(
       join(dir, 'bad.mjs'),
       [
         'export const totalSampleCount = 10;',
         "export function request(i) { return { path: '/infer', body: String(i) }; }",
-        "export function response({ index }) { if (index % 2) throw new Error('no good'); return { data: 42 }; }",
+        // Sample 0 (tried before the run) is fine; the others fail in turn.
+        'export function response({ index }) {',
+        "  if (index === 0) return { data: 'fine' };",
+        "  if (index % 3 === 1) throw new Error('no good');",
+        '  return index % 3 === 2 ? { data: 42 } : { nTokens: index === 3 ? NaN : 1e300 };',
+        '}',
         "export async function name(node) { return Buffer.from((await node.request('GET', '/name')).body).toString(); }",
       ].join('\n'),
     );
@@ -74,10 +79,12 @@ describe('createHttpSut (--sut http --request map.mjs)', () => {
       const outdir = tempDir();
       const result = await startTest(sut, sut.qsl, { scenario: 'Offline', mode: 'AccuracyOnly' }, { outdir });
       expect(result.valid).toBe(false);
-      expect(result.errors.failedSamples?.byKind.malformed_response).toBe(10);
+      expect(result.errors.failedSamples?.byKind.malformed_response).toBe(9);
       const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
       expect(detail).toContain('response() threw: no good');
-      expect(detail).toContain('response() must return data as a string or a Uint8Array, got number');
+      expect(detail).toContain('response() must return data as a string or a Uint8Array, got number 42');
+      expect(detail).toContain('response() returned nTokens NaN is not a token count (an integer in 0..2147483647)');
+      expect(detail).toContain('response() returned nTokens 1e+300 is not a token count');
     } finally {
       await sut.close();
     }

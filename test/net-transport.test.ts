@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { startTest } from '../lib/index.js';
-import { NetworkSetupError } from '../lib/errors.js';
+import { NetworkSetupError, SettingsError } from '../lib/errors.js';
 import { createNetworkSut } from '../lib/net/transport.js';
 import { nodeHandler, startTestServer, testProtocol, type TestServer, testServers } from './net-helpers.js';
 import { tempDir } from './helpers.js';
@@ -99,7 +99,7 @@ describe('createNetworkSut: setup errors before any query', () => {
   it('refuses bad URLs, naming them, and never echoes credentials', async () => {
     const bad = async (urls: unknown): Promise<string> => {
       const e = await createNetworkSut(testProtocol(), { urls: urls as string[] }).catch((x: unknown) => x);
-      expect(e).toBeInstanceOf(NetworkSetupError);
+      expect(e).toBeInstanceOf(SettingsError);
       return (e as Error).message;
     };
     expect(await bad([])).toMatch(/at least one node URL/);
@@ -110,6 +110,8 @@ describe('createNetworkSut: setup errors before any query', () => {
     expect(secret).toMatch(/credentials/);
     expect(secret).not.toContain('hunter2');
     expect(await bad(['http://127.0.0.1:1/?x=1'])).toMatch(/no query or fragment/);
+    expect(await bad(['http://127.0.0.1:0'])).toMatch(/urls\[0\] 'http:\/\/127\.0\.0\.1:0': port 0 is not a port a node can listen on \(1 to 65535\)/);
+    expect(await bad(['http://127.0.0.1:1', 'http://[::1]:70000/v1'])).toMatch(/urls\[1\] 'http:\/\/\[::1\]:70000\/v1': port 70000 is not a port/);
   });
 
   it('refuses bad transport options by name', async () => {

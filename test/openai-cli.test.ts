@@ -68,7 +68,7 @@ describe('loadgen run --sut openai', () => {
     const summary = readText(join(outdir, 'mlperf_log_summary.txt'));
     expect(summary).toContain('TTFT');
     // The SUT block after the summary says where the token counts came from.
-    expect(summary).toMatch(/output tokens: usage in (\d+) of \1 responses \(content chunks otherwise\)/);
+    expect(summary).toMatch(/output tokens: usage in (\d+) of \1 responses \(chunks with output otherwise\)/);
     // 'auto': the token streams go through the native client where it exists.
     expect(summary).toContain(nativeHttp ? "Transport : native (the core's HTTP/1.1 client)" : 'Transport : undici (JS thread)');
     const secret = KEY.slice(3);

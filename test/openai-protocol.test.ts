@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DatasetError, NetworkSetupError, SettingsError } from '../lib/errors.js';
 import { createOpenAiProtocol, readOpenAiDataset } from '../lib/net/openai.js';
-import type { NetworkProtocol, NodeProbe, ResponseReader } from '../lib/net/protocol.js';
+import type { NetworkProtocol, NodeProbe, ResponseOutcome, ResponseReader } from '../lib/net/protocol.js';
 import { startOpenAiStub, type OpenAiStub } from '../lib/serve/openai-stub.js';
 import { tempDir } from './helpers.js';
 
@@ -155,7 +155,7 @@ describe('OpenAI stream reader', () => {
       const { first, firstAt } = feed(reader, text, size);
       expect(first).toBe('Grüß');
       expect(firstAt).toBeGreaterThanOrEqual(0);
-      const outcome = reader.onEnd();
+      const outcome = reader.onEnd() as ResponseOutcome;
       expect(outcome).toEqual({ ok: true, data: Buffer.from('Grüß dich', 'utf8'), nTokens: 9 });
     }
   });
@@ -178,7 +178,7 @@ describe('OpenAI stream reader', () => {
     const without = q.reader(0, false);
     feed(without, sse(delta('a'), delta('b'), delta(''), delta('c'), '[DONE]'), 1000);
     expect(without.onEnd()).toEqual({ ok: true, data: undefined, nTokens: 3 });
-    expect(q.describe!()).toBe('output tokens: usage in 1 of 2 responses (content chunks otherwise)');
+    expect(q.describe!()).toBe('output tokens: usage in 1 of 2 responses (chunks with output otherwise)');
   });
 
   it('reads completions chunks (text) and a final event without its blank line', async () => {
@@ -202,7 +202,7 @@ describe('OpenAI stream reader', () => {
     it(`reports ${what} as a malformed response`, () => {
       const reader = p.reader(0, true);
       feed(reader, text, 4);
-      const outcome = reader.onEnd();
+      const outcome = reader.onEnd() as ResponseOutcome;
       expect(outcome.ok).toBe(false);
       expect(outcome).toMatchObject({ kind: 'malformed_response', message: expect.stringMatching(message) as unknown });
     });
@@ -211,7 +211,7 @@ describe('OpenAI stream reader', () => {
   it('caps what it quotes of a server', () => {
     const reader = p.reader(0, false);
     feed(reader, sse(`{${'x'.repeat(5000)}`), 1000);
-    const outcome = reader.onEnd();
+    const outcome = reader.onEnd() as ResponseOutcome;
     expect(!outcome.ok && outcome.message.length).toBeLessThan(200);
   });
 });

@@ -111,7 +111,7 @@ for (const using of transports) describe(`createOpenAiSut against the stub strea
         const result = await startTest(sut, sut.qsl, { ...singleStream, minQueryCount: 8, useTokenLatencies: true }, { outdir: tempDir() });
         expect(result.errors.count).toBe(0);
         expect(result.tokens!.tokenCount).toBe(8 * TOKENS);
-        expect(protocol.describe!()).toBe(`output tokens: usage in ${usage ? 8 : 0} of 8 responses (content chunks otherwise)`);
+        expect(protocol.describe!()).toBe(`output tokens: usage in ${usage ? 8 : 0} of 8 responses (chunks with output otherwise)`);
       } finally {
         await sut.close();
       }
@@ -137,7 +137,7 @@ for (const using of transports) describe(`createOpenAiSut against the stub strea
       expect(server.records().length).toBe(result.counts.completedSamples);
       const n = result.counts.completedSamples;
       expect(sut.stats().nodes[0]!.completed).toBe(n);
-      expect(protocol.describe!()).toBe(`output tokens: usage in ${n} of ${n} responses (content chunks otherwise)`);
+      expect(protocol.describe!()).toBe(`output tokens: usage in ${n} of ${n} responses (chunks with output otherwise)`);
     } finally {
       await sut.close();
     }

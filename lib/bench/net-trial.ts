@@ -127,8 +127,9 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       } finally {
         rmSync(warmDir, { recursive: true, force: true });
       }
-      stampRecords.count = 0;
     }
+    // Records from before the measured run (the warm-up, the mapping module's try on sample 0) are dropped.
+    stampRecords.count = 0;
     const failedBefore = failedRequests(sut.stats());
     const cpuBefore = process.cpuUsage();
     const r = await startTest(sut, sut.qsl, {

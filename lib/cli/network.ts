@@ -35,7 +35,10 @@ export interface NetworkCliOptions {
   balance?: string;
   connections?: number;
   requestTimeoutMs?: number;
+  probeTimeoutMs?: number;
   request?: string;
+  /** --module-timeout-ms: a `--sut` module's or `--request` module's import (and createSut()/createQsl()). */
+  moduleTimeoutMs?: number;
   binaryTensors?: boolean;
   http2?: boolean;
   transport?: string;
@@ -56,6 +59,18 @@ function nonNegativeInteger(name: string): (value: string) => number {
   };
 }
 
+/** The most ms a timeout option takes (Node's timers: 2^31 - 1). */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** A timeout in ms, an integer in min..MAX_TIMEOUT_MS. */
+export function timeoutMs(name: string, min: number): (value: string) => number {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > MAX_TIMEOUT_MS)
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${MAX_TIMEOUT_MS} (ms), got '${echo(value)}'.`);
+    return Number(value);
+  };
+}
+
 /** Adds the network options to `loadgen run`. */
 export function addNetworkOptions(command: Command): Command {
   return command
@@ -68,6 +83,7 @@ export function addNetworkOptions(command: Command): Command {
     .addOption(choiceOption('--balance <policy>', 'network SUT: how queries are spread over the nodes (default least-outstanding)', BALANCE_POLICIES))
     .option('--connections <n>', 'network SUT: most keep-alive connections per node, opened as needed (default 256)', positiveInteger('--connections'))
     .addOption(new Option('--request-timeout-ms <ms>', 'network SUT: a request not finished within this fails as timeout (default 60000; 0: none)').argParser(nonNegativeInteger('--request-timeout-ms')))
+    .addOption(new Option('--probe-timeout-ms <ms>', "network SUT: each node's probe before the run (readiness, model, name(), the mapping module's check) must answer within this (default 10000)").argParser(timeoutMs('--probe-timeout-ms', 1)))
     .option('--request <module>', 'http: the module mapping samples to requests and responses (README: Any other HTTP API)')
     .option('--binary-tensors', 'kserve: the binary tensor data extension instead of JSON tensors')
     .option('--http2', 'network SUT: HTTP/2 where the server offers it (https: nodes, negotiated by ALPN)')
@@ -94,6 +110,7 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.balance !== undefined ? '--balance' : '',
       o.connections !== undefined ? '--connections' : '',
       o.requestTimeoutMs !== undefined ? '--request-timeout-ms' : '',
+      o.probeTimeoutMs !== undefined ? '--probe-timeout-ms' : '',
       o.request !== undefined ? '--request' : '',
       o.binaryTensors === true ? '--binary-tensors' : '',
       o.http2 === true ? '--http2' : '',
@@ -103,8 +120,12 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
     ].filter((s) => s !== '');
     if (used.length > 0)
       throw new SettingsError(used[0]!, undefined, `${used.join(', ')} ${used.length === 1 ? 'applies' : 'apply'} only to a network SUT (--sut ${NETWORK_SUTS.join('|')}), not to ${what}`);
+    if (o.moduleTimeoutMs !== undefined && (sut === undefined || sut === 'null' || sut === 'null-native'))
+      throw new SettingsError('--module-timeout-ms', o.moduleTimeoutMs, `--module-timeout-ms applies only to a module: --sut ./module.mjs or --sut http --request ./map.mjs, not to ${what}`);
     return;
   }
+  if (o.moduleTimeoutMs !== undefined && sut !== 'http')
+    throw new SettingsError('--module-timeout-ms', o.moduleTimeoutMs, `--module-timeout-ms applies only to a module: --sut ./module.mjs or --sut http --request ./map.mjs, not to --sut ${sut}`);
   if (o.url.length === 0) throw new SettingsError('--url', undefined, `--sut ${sut} needs --url http://HOST:PORT (repeat it for several nodes)`);
   const only = (flag: string, given: boolean, kinds: readonly NetworkSutKind[]): void => {
     if (given && !kinds.includes(sut)) throw new SettingsError(flag, undefined, `${flag} applies only to --sut ${kinds.join('|')}, not to --sut ${sut}`);
@@ -162,6 +183,7 @@ export async function createCliNetworkSut(o: NetworkCliOptions, signal: AbortSig
     ...(o.balance !== undefined ? { balance: o.balance as BalancePolicy } : {}),
     ...(o.connections !== undefined ? { connections: o.connections } : {}),
     ...(o.requestTimeoutMs !== undefined ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
+    ...(o.probeTimeoutMs !== undefined ? { probeTimeoutMs: o.probeTimeoutMs } : {}),
     ...(apiKey !== undefined ? { apiKey } : {}),
     ...(o.http2 === true ? { http2: true } : {}),
     ...(o.transport !== undefined ? { transport: o.transport as TransportChoice } : {}),
@@ -186,7 +208,7 @@ export async function createCliNetworkSut(o: NetworkCliOptions, signal: AbortSig
         ...(o.binaryTensors === true ? { binaryTensors: true } : {}),
       });
     case 'http':
-      return createHttpSut({ ...transport, request: o.request! });
+      return createHttpSut({ ...transport, request: o.request!, ...(o.moduleTimeoutMs !== undefined ? { moduleTimeoutMs: o.moduleTimeoutMs } : {}) });
     default:
       throw new SettingsError('--sut', o.sut, `--sut ${echo(String(o.sut), 60)} is not a network SUT`);
   }

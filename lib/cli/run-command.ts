@@ -10,7 +10,8 @@ import { pathToFileURL } from 'node:url';
 import { startTest } from '../api/start-test.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../api/types.js';
 import { demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from '../demo/cli.js';
-import { InterfaceError } from '../errors.js';
+import { MODULE_LOAD_TIMEOUT_MS, settleWithin, thrownText } from '../api/user-calls.js';
+import { InterfaceError, SettingsError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
 import { SETTINGS_FIELDS } from '../settings/fields.js';
 import { closest } from '../settings/messages.js';
@@ -66,8 +67,10 @@ export interface RunOptions extends Partial<Omit<NetworkCliOptions, 'sut' | 'mod
 /**
  * Loads a user module exporting createSut() and createQsl() (both may be async).
  * `inWorkers` (dispatch 'worker'): createSut() runs in the workers, not here.
+ * The import (its top-level await) and each call must settle within
+ * `timeoutMs` (0: no limit): an InterfaceError naming it otherwise.
  */
-async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
+async function loadModuleSut(path: string, inWorkers = false, timeoutMs = MODULE_LOAD_TIMEOUT_MS): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
   const file = resolve(process.cwd(), path);
   if (!existsSync(file)) {
     const s = closest(path, BUILTIN_SUTS);
@@ -77,11 +80,15 @@ async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: Sy
     );
   }
   const url = pathToFileURL(file).href;
+  const bounded = <T>(value: T | PromiseLike<T>, what: string): Promise<T> =>
+    settleWithin(value, timeoutMs, `--sut ${path}: ${what}`, () =>
+      new InterfaceError(`--sut ${path}: ${what} did not settle within ${timeoutMs} ms (a promise that never settles?; --module-timeout-ms)`));
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(url)) as Record<string, unknown>;
+    mod = await bounded(import(url) as Promise<Record<string, unknown>>, 'importing the module (its top-level await)');
   } catch (cause) {
-    throw new InterfaceError(`--sut ${path}: cannot import the module: ${(cause as Error).message}`);
+    if (cause instanceof InterfaceError) throw cause;
+    throw new InterfaceError(`--sut ${path}: cannot import the module: ${thrownText(cause)}`);
   }
   for (const name of ['createSut', 'createQsl']) {
     if (typeof mod[name] !== 'function') {
@@ -93,8 +100,8 @@ async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: Sy
   }
   const sut = inWorkers
     ? ({ name: basename(path).replace(/\.[cm]?[jt]s$/, '') } as SystemUnderTest)
-    : ((await (mod.createSut as () => unknown)()) as SystemUnderTest);
-  const qsl = (await (mod.createQsl as () => unknown)()) as QuerySampleLibrary;
+    : ((await bounded((mod.createSut as () => unknown)(), 'createSut()')) as SystemUnderTest);
+  const qsl = (await bounded((mod.createQsl as () => unknown)(), 'createQsl()')) as QuerySampleLibrary;
   return { sut, qsl };
 }
 
@@ -132,6 +139,9 @@ export async function runCommand(input: RunOptions): Promise<number> {
   let qsl!: QuerySampleLibrary;
   // dispatch 'worker': the SUT is created in each worker from a module.
   const inWorkers = settings.dispatch === 'worker';
+  // Dispatch workers send through their own undici pools: before any node is contacted.
+  if (network && inWorkers && options.transport === 'native')
+    throw new SettingsError('--transport', 'native', "--transport native cannot serve --set dispatch=worker: dispatch workers send through their own undici pools; use --transport auto or undici with dispatch=worker, or dispatch=wake/poll with --transport native");
   let sutModule: string | undefined;
   if (options.sut === 'null' || options.sut === 'null-native') {
     if (!usesConfigFiles(options)) {
@@ -146,7 +156,7 @@ export async function runCommand(input: RunOptions): Promise<number> {
     if (inWorkers && options.sut === 'null') sutModule = NULL_SUT_MODULE;
     qsl = createSyntheticQsl(options.qslTotal, options.qslPerformance ?? options.qslTotal);
   } else if (!network) {
-    ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers));
+    ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers, options.moduleTimeoutMs));
     if (inWorkers) sutModule = pathToFileURL(resolve(process.cwd(), options.sut)).href;
   }
 

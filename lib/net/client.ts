@@ -15,7 +15,8 @@ import { NetworkSetupError } from '../errors.js';
 import { loadNative } from '../native/index.js';
 import type { NodeAddress } from './nodes.js';
 import { NodeStatsRecorder } from './node-stats.js';
-import type { FailureKind, NetworkProtocol, NodeProbe, ResponseOutcome, ResponseReader } from './protocol.js';
+import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
+import { USER_FUNCTION_TIMEOUT_MS, type FailureKind, type NetworkProtocol, type NodeProbe, type ResponseHeaders, type ResponseOutcome, type ResponseReader } from './protocol.js';
 import type { ClientConfig } from './client-config.js';
 
 export type { ClientConfig };
@@ -86,8 +87,16 @@ class InFlight implements Dispatcher.DispatchHandler {
     if (this.settled) controller.abort(new TransportAbort('cancelled', 'request no longer wanted'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
     this.status = statusCode;
+    // Protocols that read response headers (KServe's Inference-Header-Content-Length) get a 2xx response's.
+    if (statusCode >= 200 && statusCode <= 299 && !this.settled && this.reader?.onHeaders !== undefined) {
+      try {
+        this.reader.onHeaders(headers);
+      } catch (error) {
+        this.client.fail(this, 'malformed_response', `the ${this.client.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}`, this.client.clock());
+      }
+    }
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -115,14 +124,19 @@ class InFlight implements Dispatcher.DispatchHandler {
       if (this.status < 200 || this.status > 299) {
         this.client.fail(this, 'http_status', `HTTP ${this.status}${this.excerptText()}`, stamp);
       } else {
-        let outcome: ResponseOutcome;
+        let verdict: ResponseOutcome | PromiseLike<ResponseOutcome>;
         try {
-          outcome = this.reader!.onEnd();
+          verdict = this.reader!.onEnd();
         } catch (error) {
-          outcome = { ok: false, kind: 'malformed_response', message: `the ${this.client.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}` };
+          verdict = { ok: false, kind: 'malformed_response', message: `the ${this.client.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}` };
         }
-        if (outcome.ok) this.client.succeed(this, outcome.data, outcome.nTokens, stamp);
-        else this.client.fail(this, outcome.kind, outcome.message, stamp);
+        if (isPendingOutcome(verdict)) {
+          this.client.completeWhenSettled(this, verdict, stamp);
+        } else {
+          const outcome = checkedOutcome(verdict, this.client.protocol.kind);
+          if (outcome.ok) this.client.succeed(this, outcome.data, outcome.nTokens, stamp);
+          else this.client.fail(this, outcome.kind, outcome.message, stamp);
+        }
       }
     }
     this.client.release(this);
@@ -218,11 +232,17 @@ export class NetworkClient {
     return Promise.all(this.nodes.map((node) => this.probeNode(node)));
   }
 
-  private async probeNode(node: NetworkNode): Promise<string> {
-    const probe: NodeProbe = {
+  /** Requests to node `index` made before the run (probes, the protocol's checkBeforeRun). */
+  nodeProbe(index: number): NodeProbe {
+    const node = this.nodes[index]!;
+    return {
       origin: node.address.url,
-      request: (method, path, body) => this.probeRequest(node, method, path, body),
+      request: (method, path, body, headers) => this.probeRequest(node, method, path, body, headers),
     };
+  }
+
+  private async probeNode(node: NetworkNode): Promise<string> {
+    const probe = this.nodeProbe(node.index);
     try {
       return await this.protocol.probe(probe);
     } catch (error) {
@@ -235,7 +255,8 @@ export class NetworkClient {
     node: NetworkNode,
     method: 'GET' | 'POST',
     path: string,
-    body?: string,
+    body?: string | Uint8Array,
+    headers?: Record<string, string>,
   ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Uint8Array }> {
     const ms = this.config.probeTimeoutMs;
     const signal = AbortSignal.timeout(ms);
@@ -243,7 +264,7 @@ export class NetworkClient {
       const response = await node.pool.request({
         method,
         path: node.address.basePath + path,
-        headers: this.headers(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        headers: this.headers(headers ?? (body !== undefined ? { 'content-type': 'application/json' } : {})),
         ...(body !== undefined ? { body } : {}),
         headersTimeout: ms,
         bodyTimeout: ms,
@@ -362,6 +383,21 @@ export class NetworkClient {
       if (best === undefined || node.outstanding < best.outstanding) best = node;
     }
     return best ?? nodes[start]!;
+  }
+
+  /**
+   * An outcome the protocol gives later (an async user function maps the
+   * response): the sample stays in flight, so the request timeout and a
+   * stop still end it, and completes with its last byte's stamp once the
+   * outcome settles. The handler is not reused: undici released it unsettled.
+   */
+  completeWhenSettled(request: InFlight, pending: PromiseLike<ResponseOutcome>, stampNs: number): void {
+    const timeoutMs = this.config.requestTimeoutMs > 0 ? this.config.requestTimeoutMs : USER_FUNCTION_TIMEOUT_MS;
+    settleOutcome(pending, this.protocol.kind, timeoutMs, (outcome) => {
+      if (request.settled) return;  // timed out or cancelled meanwhile
+      if (outcome.ok) this.succeed(request, outcome.data, outcome.nTokens, stampNs);
+      else this.fail(request, outcome.kind, outcome.message, stampNs);
+    });
   }
 
   succeed(request: InFlight, data: Uint8Array | undefined, nTokens: number | undefined, stampNs: number): void {

@@ -3,26 +3,45 @@
  * (README "Any other HTTP API"). The module's exports:
  *
  * - `totalSampleCount: number` (required), `performanceSampleCount?: number`;
- * - `request(index)` (required): `{ method?, path, headers?, body? }` for
- *   sample `index`; a body that is neither a string nor bytes is sent as JSON.
- *   Called for each sample when it is loaded (loadSamplesToRam), never while issuing;
- * - `response({ index, body })` (optional): completion data
- *   of a 2xx response, `{ data?, nTokens? }`; a throw makes the sample a
- *   'malformed_response'. Without it the data is the body's bytes;
- * - `tokens(chunk, index)` (optional, token streams): the output tokens in a
- *   body chunk; the first chunk with any is the first token. Its sum is the
- *   token count unless `response` gives `nTokens`;
- * - `name(node)` (optional): the node's name, asked over the network with
- *   `await node.request('GET', path)` (`{ status, headers, body }`). Without
- *   it: `GET /` and the answer's `server` header, else the node's URL.
+ * - `request(index)` (required, synchronous): `{ method?, path, headers?,
+ *   body? }` for sample `index`; a body that is neither a string nor bytes
+ *   is sent as JSON. Called for each sample when it is loaded
+ *   (loadSamplesToRam), never while issuing;
+ * - `response({ index, body })` (optional, may be async): completion data
+ *   of a 2xx response, `{ data?, nTokens? }`; a throw or rejection makes the
+ *   sample a 'malformed_response'. Without it the data is the body's bytes;
+ * - `tokens(chunk, index)` (optional, synchronous, token streams): the
+ *   output tokens in a body chunk; the first chunk with any is the first
+ *   token. Its sum is the token count unless `response` gives `nTokens`;
+ * - `name(node)` (optional, may be async): the node's name, asked over the
+ *   network with `await node.request('GET', path)` (`{ status, headers,
+ *   body }`). Without it: `GET /` and the answer's `server` header, else the
+ *   node's URL.
+ *
+ * Every promise the module hands over is bounded: its import (top-level
+ * await) by `moduleTimeoutMs`, `name()` by the probe timeout, `response()`
+ * by the request timeout. Before the run, request(0) is checked and, when the
+ * module maps responses, sample 0 is sent once to the first node and its
+ * answer read: a mapping function that fails there is bad input.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { activeSeries } from '../api/active.js';
+import { isThenable, MODULE_LOAD_TIMEOUT_MS, settleWithin, thrownText } from '../api/user-calls.js';
 import { InterfaceError, SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
-import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './protocol.js';
-import { createNetworkSut } from './transport.js';
+import {
+  MAX_TOKEN_COUNT,
+  tokenCountProblem,
+  USER_FUNCTION_TIMEOUT_MS,
+  type NetworkProtocol,
+  type NodeProbe,
+  type PreparedRequest,
+  type ResponseOutcome,
+  type ResponseReader,
+} from './protocol.js';
+import { checkTransportOptions, createNetworkSut } from './transport.js';
 import type { HttpSutOptions, NetworkSut } from './types.js';
 
 /** What `request(index)` returns. */
@@ -39,31 +58,53 @@ export interface HttpMapResponse {
   body: Uint8Array;
 }
 
+/** What `response(...)` returns (or a promise of it). */
+export type HttpMapResult = { data?: Uint8Array | string; nTokens?: number } | undefined | void;
+
 /** The exports of a `--request` module. */
 export interface HttpMapModule {
   totalSampleCount: number;
   performanceSampleCount?: number;
   request(index: number): HttpMapRequest;
-  response?(response: HttpMapResponse): { data?: Uint8Array | string; nTokens?: number } | undefined | void;
+  response?(response: HttpMapResponse): HttpMapResult | Promise<HttpMapResult>;
   tokens?(chunk: Uint8Array, index: number): number;
   name?(node: NodeProbe): string | Promise<string>;
 }
 
 const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
+// RFC 9110 token characters: a header name.
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// A header value: tab, visible characters and obs-text (RFC 9110); CR, LF or NUL would split or cut the request.
+const BAD_HEADER_VALUE = /[^\t\u0020-\u007e\u0080-\u00ff]/;
+// A path: visible ASCII only (anything else must be percent-encoded).
+const PATH = /^\/[\u0021-\u007e]*$/;
+// Headers the transport writes itself (framing and the connection), or that neither transport supports.
+const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'expect']);
 
-/** Imports and checks a mapping module (a path relative to the working directory, or a file URL). */
-export async function loadHttpMap(request: string): Promise<HttpMapModule> {
+/** The module's path or URL as messages name it. */
+function moduleLabel(request: string): string {
+  return `--request ${echo(request, 120)}`;
+}
+
+/**
+ * Imports and checks a mapping module (a path relative to the working
+ * directory, or a file URL). Its import, top-level await included, must
+ * settle within `moduleTimeoutMs` (0: no limit).
+ */
+export async function loadHttpMap(request: string, moduleTimeoutMs = MODULE_LOAD_TIMEOUT_MS): Promise<HttpMapModule> {
   if (typeof request !== 'string' || request === '')
     throw new SettingsError('request', request, `request must be the path of a module exporting request(index), got ${typeof request}`);
   const url = /^file:/i.test(request) ? request : pathToFileURL(isAbsolute(request) ? request : resolve(process.cwd(), request)).href;
+  const at = moduleLabel(request);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(url)) as Record<string, unknown>;
+    mod = await settleWithin(import(url) as Promise<Record<string, unknown>>, moduleTimeoutMs, `${at}: importing the module`, () =>
+      new InterfaceError(`${at}: the module did not finish loading within ${moduleTimeoutMs} ms (a top-level await that never settles?; moduleTimeoutMs, --module-timeout-ms)`));
   } catch (cause) {
-    throw new InterfaceError(`--request ${echo(request, 200)}: cannot import the module: ${(cause as Error)?.message ?? String(cause)}`);
+    if (cause instanceof InterfaceError) throw cause;
+    throw new InterfaceError(`${at}: cannot import the module: ${thrownText(cause)}`);
   }
-  const at = `--request ${echo(request, 200)}`;
   if (typeof mod.request !== 'function') throw new InterfaceError(`${at}: the module must export a function request(index) returning { method?, path, headers?, body? } (found ${typeof mod.request})`);
   const total = mod.totalSampleCount;
   if (typeof total !== 'number' || !Number.isSafeInteger(total) || total < 1 || total > 0xffffffff)
@@ -78,33 +119,42 @@ export async function loadHttpMap(request: string): Promise<HttpMapModule> {
 
 /** The protocol of a mapping module (also what each dispatch worker re-creates from plain options). */
 export async function createHttpProtocol(options: HttpSutOptions): Promise<NetworkProtocol> {
-  return httpProtocolOf(await loadHttpMap(options.request), options.request);
+  const moduleTimeoutMs = options.moduleTimeoutMs ?? MODULE_LOAD_TIMEOUT_MS;
+  if (typeof moduleTimeoutMs !== 'number' || !Number.isSafeInteger(moduleTimeoutMs) || moduleTimeoutMs < 0 || moduleTimeoutMs > 2 ** 31 - 1)
+    throw new SettingsError('moduleTimeoutMs', moduleTimeoutMs, `moduleTimeoutMs must be an integer in 0..${2 ** 31 - 1} (ms; 0: no limit), got ${echo(String(moduleTimeoutMs), 40)}`);
+  const config = checkTransportOptions(options);
+  const timeouts: Timeouts = {
+    probeMs: config.probeTimeoutMs,
+    responseMs: config.requestTimeoutMs > 0 ? config.requestTimeoutMs : USER_FUNCTION_TIMEOUT_MS,
+  };
+  return httpProtocolOf(await loadHttpMap(options.request, moduleTimeoutMs), options.request, timeouts);
 }
 
-function httpProtocolOf(map: HttpMapModule, source: string): NetworkProtocol {
+/** How long the module's async functions may take: name() the probe timeout, response() the request timeout. */
+interface Timeouts {
+  probeMs: number;
+  responseMs: number;
+}
+
+function httpProtocolOf(map: HttpMapModule, source: string, timeouts: Timeouts): NetworkProtocol {
   const prepared = new Map<number, PreparedRequest>();
   const tokens = map.tokens;
   const mapResponse = map.response;
-  const at = `--request ${echo(source, 120)}`;
+  const at = moduleLabel(source);
   const build = (index: number): PreparedRequest => {
-    let r: HttpMapRequest;
+    const problem = (text: string): InterfaceError => new InterfaceError(`${at}: request(${index})${text.startsWith('.') ? '' : ' '}${text}`);
+    let r: unknown;
     try {
       r = map.request(index);
     } catch (cause) {
-      throw new InterfaceError(`${at}: request(${index}) threw: ${(cause as Error)?.message ?? String(cause)}`);
+      throw problem(`threw: ${thrownText(cause)}`);
     }
-    if (typeof r !== 'object' || r === null || typeof r.path !== 'string' || !r.path.startsWith('/'))
-      throw new InterfaceError(`${at}: request(${index}) must return { method?, path, headers?, body? } with a path starting with '/' (got ${typeof r === 'object' && r !== null ? `path ${echo(String(r.path), 60)}` : typeof r})`);
-    const method = r.method ?? (r.body === undefined ? 'GET' : 'POST');
-    if (method !== 'GET' && method !== 'POST') throw new InterfaceError(`${at}: request(${index}).method must be 'GET' or 'POST' (got ${echo(String(method), 20)})`);
-    const headers: Record<string, string> = { ...(r.headers ?? {}) };
-    let body: string | Uint8Array | undefined;
-    if (r.body === undefined || typeof r.body === 'string' || r.body instanceof Uint8Array) body = r.body as string | Uint8Array | undefined;
-    else {
-      body = JSON.stringify(r.body);
-      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    if (isThenable(r)) {
+      // Nobody awaits it: its rejection must not become an unhandled one.
+      Promise.resolve(r).catch(() => undefined);
+      throw problem('returned a promise: request(index) must return the request itself ({ method?, path, headers?, body? }), synchronously; load what it needs at module load (a top-level await)');
     }
-    return { method, path: r.path, headers, ...(body !== undefined ? { body } : {}) };
+    return checkedRequest(r, problem);
   };
   return {
     kind: 'http',
@@ -112,10 +162,20 @@ function httpProtocolOf(map: HttpMapModule, source: string): NetworkProtocol {
     performanceSampleCount: map.performanceSampleCount ?? map.totalSampleCount,
     streamsTokens: tokens !== undefined,
     async probe(node) {
-      if (map.name !== undefined) return map.name(node);
-      const r = await node.request('GET', '/');
-      const server = r.headers.server;
-      return typeof server === 'string' && server !== '' ? server : node.origin;
+      if (map.name === undefined) {
+        const r = await node.request('GET', '/');
+        const server = r.headers.server;
+        return typeof server === 'string' && server !== '' ? server : node.origin;
+      }
+      const name: unknown = await settleWithin(map.name(node), timeouts.probeMs, `${at}: name() for ${node.origin}`, () =>
+        new InterfaceError(`${at}: name() did not settle within ${timeouts.probeMs} ms (the probe timeout) for node ${node.origin}`));
+      if (typeof name !== 'string') throw new InterfaceError(`${at}: name() must return the node's name, a string (or a promise of one), got ${describeValue(name)}`);
+      return name;
+    },
+    async checkBeforeRun(first) {
+      const request = build(0);
+      if (tokens === undefined && mapResponse === undefined) return;
+      await checkMappingOnFirstSample(first, request, (index, wantData) => new HttpMapReader(index, wantData, tokens, mapResponse, timeouts.responseMs), at, timeouts.responseMs);
     },
     load(indices) {
       for (const i of indices) prepared.set(i, build(i));
@@ -129,15 +189,125 @@ function httpProtocolOf(map: HttpMapModule, source: string): NetworkProtocol {
       return r;
     },
     reader(index, wantData): ResponseReader {
-      return new HttpMapReader(index, wantData, tokens, mapResponse);
+      return new HttpMapReader(index, wantData, tokens, mapResponse, timeouts.responseMs);
     },
   };
 }
 
-/** Keeps the body only when someone reads it (the accuracy log or `response`). */
+/**
+ * What request(index) returned, checked (`problem(text)` is the error):
+ * a method GET or POST, a path of visible ASCII starting with '/', headers
+ * whose names are tokens and whose values are strings without line breaks,
+ * a body that is a string, bytes or a value JSON can write.
+ */
+function checkedRequest(r: unknown, problem: (text: string) => InterfaceError): PreparedRequest {
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) throw problem(`must return an object { method?, path, headers?, body? }, got ${describeValue(r)}`);
+  const { method: givenMethod, path, headers: givenHeaders, body: givenBody } = r as Record<string, unknown>;
+  if (typeof path !== 'string' || !PATH.test(path))
+    throw problem(`.path must be a string starting with '/' of visible ASCII characters (percent-encode the rest), got ${describeValue(path)}`);
+  const method = givenMethod ?? (givenBody === undefined ? 'GET' : 'POST');
+  if (method !== 'GET' && method !== 'POST') throw problem(`.method must be 'GET' or 'POST', got ${describeValue(method)}`);
+  const headers: Record<string, string> = {};
+  if (givenHeaders !== undefined) {
+    if (typeof givenHeaders !== 'object' || givenHeaders === null || Array.isArray(givenHeaders))
+      throw problem(`.headers must be an object of header names and string values, got ${describeValue(givenHeaders)}`);
+    for (const [name, value] of Object.entries(givenHeaders)) {
+      if (!HEADER_NAME.test(name)) throw problem(`.headers: '${echo(name, 60)}' is not a header name (letters, digits and !#$%&'*+-.^_\`|~ only)`);
+      if (TRANSPORT_HEADERS.has(name.toLowerCase())) throw problem(`.headers: ${name} is the transport's to write (framing and the connection); leave it out`);
+      if (typeof value !== 'string') throw problem(`.headers['${name}'] must be a string, got ${describeValue(value)}`);
+      if (BAD_HEADER_VALUE.test(value))
+        throw problem(`.headers['${name}'] holds a character a header value cannot carry: a line break, NUL or another control character, or one beyond U+00FF (${echo(value, 60)})`);
+      headers[name] = value;
+    }
+  }
+  let body: string | Uint8Array | undefined;
+  if (givenBody === undefined || typeof givenBody === 'string' || givenBody instanceof Uint8Array) body = givenBody;
+  else if (ArrayBuffer.isView(givenBody)) body = new Uint8Array(givenBody.buffer, givenBody.byteOffset, givenBody.byteLength);
+  else if (givenBody instanceof ArrayBuffer) body = new Uint8Array(givenBody);
+  else {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(givenBody);
+    } catch (cause) {
+      throw problem(`.body cannot be sent as JSON: ${thrownText(cause)}`);
+    }
+    if (json === undefined) throw problem(`.body must be a string, bytes or a value JSON can write, got ${describeValue(givenBody)}`);
+    body = json;
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  }
+  return { method, path, headers, ...(body !== undefined ? { body } : {}) };
+}
+
+/**
+ * Sends sample 0 once to the first node (outside any run) and reads the
+ * answer with the module's functions: one that throws, rejects, hangs or
+ * returns garbage on a 2xx answer is bad input (InterfaceError). A node that
+ * fails the request is no such proof: a warning, and the run goes on.
+ */
+async function checkMappingOnFirstSample(
+  first: NodeProbe,
+  request: PreparedRequest,
+  readerOf: (index: number, wantData: boolean) => HttpMapReader,
+  at: string,
+  responseMs: number,
+): Promise<void> {
+  const skipped = (why: string): void =>
+    process.emitWarning(`${at}: response()/tokens() were not tried before the run: sample 0 sent to ${first.origin} ${why}; the run goes on, and counts failures as usual`, { code: 'LOADGEN_HTTP_MAP_UNCHECKED' });
+  let answer;
+  try {
+    answer = await first.request(request.method, request.path, request.body, request.headers);
+  } catch (error) {
+    skipped(`failed: ${thrownText(error)}`);
+    return;
+  }
+  if (answer.status < 200 || answer.status > 299) {
+    skipped(`was answered HTTP ${answer.status}`);
+    return;
+  }
+  const reader = readerOf(0, true);
+  const where = `checked before the run on sample 0 (answered HTTP ${answer.status} by ${first.origin})`;
+  let verdict: ResponseOutcome | PromiseLike<ResponseOutcome>;
+  try {
+    reader.onData(answer.body);
+    verdict = reader.onEnd();
+  } catch (error) {
+    throw new InterfaceError(`${at}: ${where}: ${thrownText(error)}`);
+  }
+  // The reader bounds response() itself; this bound keeps the process alive meanwhile.
+  const outcome = await settleWithin(verdict, responseMs + 1000, `${at}: response() on sample 0`, () =>
+    new InterfaceError(`${at}: ${where}: response() did not settle within ${responseMs} ms (the request timeout)`));
+  // The functions' own failures only (a stream without tokens is the server's answer, not a bug of theirs).
+  if (!outcome.ok && (outcome.kind === 'malformed_response' || outcome.kind === 'timeout')) throw new InterfaceError(`${at}: ${where}: ${outcome.message}`);
+}
+
+/** A value as messages show it: its type, and short values themselves. */
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (isThenable(value)) return 'a promise';
+  switch (typeof value) {
+    case 'string':
+      return `'${echo(value, 60)}'`;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${typeof value} ${String(value)}`;
+    case 'object':
+      return value instanceof Uint8Array ? 'bytes' : 'an object';
+    default:
+      return typeof value;
+  }
+}
+
+/**
+ * Reads one response through the module's tokens() and response(). Keeps
+ * the body only when someone reads it (the accuracy log or `response`).
+ */
 class HttpMapReader implements ResponseReader {
   private readonly chunks: Uint8Array[] | undefined;
   private tokenCount = 0;
+  private chunkCount = 0;
   private problem: string | undefined;
 
   constructor(
@@ -145,56 +315,104 @@ class HttpMapReader implements ResponseReader {
     private readonly wantData: boolean,
     private readonly tokens: HttpMapModule['tokens'],
     private readonly response: HttpMapModule['response'],
+    /** How long an async response() may take: then the sample fails as 'timeout'. */
+    private readonly responseMs: number,
   ) {
     this.chunks = wantData || response !== undefined ? [] : undefined;
   }
 
   onData(chunk: Uint8Array): Uint8Array | undefined {
     this.chunks?.push(chunk);
+    this.chunkCount++;
     if (this.tokens === undefined || this.problem !== undefined) return undefined;
-    let n: number;
+    let n: unknown;
     try {
       n = this.tokens(chunk, this.index);
     } catch (error) {
-      this.problem = `tokens() threw: ${(error as Error)?.message ?? String(error)}`;
+      this.problem = `tokens() threw: ${thrownText(error)}`;
       return undefined;
     }
-    if (typeof n !== 'number' || !(n >= 0)) {
-      this.problem = `tokens() must return a number >= 0, got ${echo(String(n), 40)}`;
+    if (isThenable(n)) {
+      Promise.resolve(n).catch(() => undefined);
+      this.problem = 'tokens() returned a promise: it runs per chunk and must return the count synchronously';
       return undefined;
     }
-    const first = this.tokenCount === 0 && n > 0;
-    this.tokenCount += n;
+    const count = tokenCountProblem(n);
+    if (count !== '') {
+      this.problem = `tokens() returned ${count}`;
+      return undefined;
+    }
+    const first = this.tokenCount === 0 && (n as number) > 0;
+    this.tokenCount += n as number;
+    if (this.tokenCount > MAX_TOKEN_COUNT) this.problem = `tokens() counted ${this.tokenCount} tokens in one response, more than ${MAX_TOKEN_COUNT}`;
     return first ? chunk : undefined;
   }
 
-  onEnd(): ResponseOutcome {
-    if (this.problem !== undefined) return { ok: false, kind: 'malformed_response', message: this.problem };
+  onEnd(): ResponseOutcome | Promise<ResponseOutcome> {
+    if (this.problem !== undefined) return malformed(this.problem);
     const body = this.chunks === undefined ? EMPTY : this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-    let data: Uint8Array | undefined = this.wantData ? body : undefined;
-    let nTokens = this.tokens !== undefined ? this.tokenCount : undefined;
-    if (this.response !== undefined) {
-      let mapped: ReturnType<NonNullable<HttpMapModule['response']>>;
-      try {
-        mapped = this.response({ index: this.index, body });
-      } catch (error) {
-        return { ok: false, kind: 'malformed_response', message: `response() threw: ${(error as Error)?.message ?? String(error)}` };
-      }
-      if (mapped !== undefined && mapped !== null) {
-        const d: unknown = mapped.data;
-        if (d !== undefined) {
-          if (typeof d === 'string') data = encoder.encode(d);
-          else if (d instanceof Uint8Array) data = d;
-          else return { ok: false, kind: 'malformed_response', message: `response() must return data as a string or a Uint8Array, got ${typeof d}` };
-        }
-        if (mapped.nTokens !== undefined) {
-          if (typeof mapped.nTokens !== 'number') return { ok: false, kind: 'malformed_response', message: `response() must return nTokens as a number, got ${typeof mapped.nTokens}` };
-          nTokens = mapped.nTokens;
-        }
-      }
+    if (this.response === undefined) return this.outcome(this.wantData ? body : undefined, undefined);
+    let mapped: unknown;
+    try {
+      mapped = this.response({ index: this.index, body });
+    } catch (error) {
+      return malformed(`response() threw: ${thrownText(error)}`);
     }
-    return { ok: true, ...(this.wantData && data !== undefined ? { data } : {}), ...(nTokens !== undefined ? { nTokens } : {}) };
+    if (!isThenable(mapped)) return this.mapped(mapped, body);
+    // An async response(): a promise of the outcome, bounded, never rejecting.
+    return new Promise<ResponseOutcome>((resolve) => {
+      const timer = setTimeout(() => resolve({ ok: false, kind: 'timeout', message: `response() did not settle within ${this.responseMs} ms (the request timeout)` }), this.responseMs);
+      // A run waiting for the sample keeps the process alive; after it nothing waits.
+      timer.unref();
+      Promise.resolve(mapped).then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(this.mapped(value, body));
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          resolve(malformed(`response() rejected: ${thrownText(error)}`));
+        },
+      );
+    });
   }
+
+  /** What response() gave (settled), checked: `{ data?, nTokens? }` or nothing. */
+  private mapped(value: unknown, body: Uint8Array): ResponseOutcome {
+    if (value === undefined || value === null) return this.outcome(this.wantData ? body : undefined, undefined);
+    if (typeof value !== 'object' || Array.isArray(value) || value instanceof Uint8Array)
+      return malformed(`response() must return { data?, nTokens? } or nothing, got ${describeValue(value)}`);
+    const { data: d, nTokens: n } = value as { data?: unknown; nTokens?: unknown };
+    let data: Uint8Array | undefined = body;
+    if (d !== undefined) {
+      if (typeof d === 'string') data = encoder.encode(d);
+      else if (d instanceof Uint8Array) data = d;
+      else if (ArrayBuffer.isView(d)) data = new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+      else return malformed(`response() must return data as a string or a Uint8Array, got ${describeValue(d)}`);
+    }
+    if (n !== undefined) {
+      const problem = tokenCountProblem(n);
+      if (problem !== '') return malformed(`response() returned nTokens ${problem}`);
+    }
+    return this.outcome(this.wantData ? data : undefined, n as number | undefined);
+  }
+
+  private outcome(data: Uint8Array | undefined, nTokens: number | undefined): ResponseOutcome {
+    // A token stream without a token cannot time one: a failed sample while token latencies are measured.
+    if (this.tokens !== undefined && this.tokenCount === 0 && activeSeries.tokens) {
+      return {
+        ok: false,
+        kind: 'no_first_token',
+        message: `the response carried no output tokens (tokens() returned 0 for each of its ${this.chunkCount} chunk${this.chunkCount === 1 ? '' : 's'})`,
+      };
+    }
+    const count = nTokens ?? (this.tokens !== undefined ? this.tokenCount : undefined);
+    return { ok: true, ...(data !== undefined ? { data } : {}), ...(count !== undefined ? { nTokens: count } : {}) };
+  }
+}
+
+function malformed(message: string): ResponseOutcome {
+  return { ok: false, kind: 'malformed_response', message };
 }
 
 /** `--sut http`: createNetworkSut over the mapping module's protocol. */

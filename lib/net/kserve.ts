@@ -11,7 +11,7 @@
  * that is the FP32 logits, the same 40 bytes the in-process demo logs.
  */
 import { NetworkSetupError, SettingsError } from '../errors.js';
-import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './protocol.js';
+import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseHeaders, ResponseOutcome, ResponseReader } from './protocol.js';
 import { demoTensorDataset, layoutKey, readTensorDataset, type SampleTensor, type TensorDataset } from './tensor-datasets.js';
 import { createNetworkSut } from './transport.js';
 import type { KServeSutOptions, NetworkSut } from './types.js';
@@ -19,6 +19,7 @@ import {
   concatBytes,
   elementCount,
   formatShape,
+  headerLengthOf,
   isV2Datatype,
   jsonDataText,
   readWireTensors,
@@ -54,6 +55,8 @@ interface InputBinding {
 }
 
 const MAX_LISTED_MODELS = 20;
+/** The binary tensor extension's header: the length of the JSON before the binary data. */
+const HEADER_LENGTH = 'inference-header-content-length';
 const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder();
 
@@ -109,6 +112,8 @@ class KServeProtocol implements NetworkProtocol {
   readonly kind = 'kserve';
   readonly streamsTokens = false;
   readonly totalSampleCount: number;
+  /** Binary outputs: where their JSON ends is a response header. */
+  readonly responseHeaders: readonly string[];
   private readonly requests: (PreparedRequest | undefined)[];
   private readonly inferPath: string;
   private bindings: InputBinding[][] | undefined;
@@ -125,6 +130,7 @@ class KServeProtocol implements NetworkProtocol {
     private readonly binaryTensors: boolean,
   ) {
     this.totalSampleCount = dataset.totalSampleCount;
+    this.responseHeaders = binaryTensors ? [HEADER_LENGTH] : [];
     this.requests = new Array<PreparedRequest | undefined>(this.totalSampleCount);
     this.inferPath = `/v2/models/${encodeURIComponent(model)}/infer`;
   }
@@ -228,7 +234,7 @@ class KServeProtocol implements NetworkProtocol {
 
   reader(index: number, wantData: boolean): ResponseReader {
     void index;
-    return new InferResponseReader(wantData);
+    return new InferResponseReader(wantData, this.binaryTensors);
   }
 
   describe(): string {
@@ -288,11 +294,23 @@ class KServeProtocol implements NetworkProtocol {
   }
 }
 
-/** Reads one infer response: JSON or binary-extension outputs; an `error` field or missing outputs is malformed. */
+/**
+ * Reads one infer response: JSON or binary-extension outputs; an `error`
+ * field or missing outputs is malformed. With binary tensors the
+ * Inference-Header-Content-Length header says where the JSON ends.
+ */
 class InferResponseReader implements ResponseReader {
   private readonly chunks: Uint8Array[] = [];
+  private headerLength: string | string[] | undefined;
 
-  constructor(private readonly wantData: boolean) {}
+  constructor(
+    private readonly wantData: boolean,
+    private readonly readsHeaderLength: boolean,
+  ) {}
+
+  onHeaders(headers: ResponseHeaders): void {
+    if (this.readsHeaderLength) this.headerLength = headers[HEADER_LENGTH];
+  }
 
   onData(chunk: Uint8Array): undefined {
     this.chunks.push(chunk);
@@ -300,23 +318,31 @@ class InferResponseReader implements ResponseReader {
   }
 
   onEnd(): ResponseOutcome {
-    return readInferResponse(concatBytes(this.chunks.length === 0 ? [new Uint8Array(0)] : this.chunks), this.wantData);
+    return readInferResponse(concatBytes(this.chunks.length === 0 ? [new Uint8Array(0)] : this.chunks), this.wantData, this.headerLength);
   }
 }
 
 /**
  * An infer response body to an outcome: the outputs' raw bytes (layout in the
- * module comment) when `wantData`. Exported for tests and custom transports.
+ * module comment) when `wantData`. `headerLength` is the response's
+ * Inference-Header-Content-Length as read (absent: the body is all JSON):
+ * the JSON is exactly that many bytes, the outputs' binary data follows in
+ * order, binary_data_size bytes each, and the sizes must add up to the rest
+ * of the body exactly. Exported for tests and custom transports.
  */
-export function readInferResponse(body: Uint8Array, wantData: boolean): ResponseOutcome {
+export function readInferResponse(body: Uint8Array, wantData: boolean, headerLength?: string | readonly string[]): ResponseOutcome {
   const malformed = (message: string): ResponseOutcome => ({ ok: false, kind: 'malformed_response', message });
-  let header: Uint8Array;
-  let binary: Uint8Array;
+  let header: Uint8Array = body;
+  let binary: Uint8Array = body.subarray(body.length);
+  let length: number | undefined;
   try {
-    ({ header, binary } = splitBinaryBody(body, undefined));
+    length = headerLengthOf(headerLength);
+    if (length !== undefined) ({ header, binary } = splitBinaryBody(body, length));
   } catch (error) {
-    return malformed((error as Error).message);
+    return malformed(`the infer response: ${(error as Error).message}`);
   }
+  // Binary data is read by the header's length only: a size that does not add up names it.
+  const framing = length === undefined ? ' (the response has no Inference-Header-Content-Length: all of its body is JSON)' : ` (Inference-Header-Content-Length ${length} of a ${body.length}-byte body)`;
   let message: unknown;
   try {
     message = JSON.parse(utf8Decoder.decode(header));
@@ -330,7 +356,7 @@ export function readInferResponse(body: Uint8Array, wantData: boolean): Response
   try {
     outputs = readWireTensors('outputs', fields, binary);
   } catch (error) {
-    if (error instanceof TensorFormatError) return malformed(`the infer response: ${error.message}`);
+    if (error instanceof TensorFormatError) return malformed(`the infer response: ${error.message}${/binary/.test(error.message) ? framing : ''}`);
     throw error;
   }
   if (!wantData) return { ok: true };

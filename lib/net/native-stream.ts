@@ -10,7 +10,8 @@
 import { wantsResponse } from '../api/active.js';
 import { firstTokenComplete, querySampleComplete, querySampleFailed } from '../api/completion.js';
 import type { NodeStatsRecorder } from './node-stats.js';
-import { FAILURE_KINDS, type FailureKind, type NetworkProtocol, type ResponseReader } from './protocol.js';
+import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
+import { FAILURE_KINDS, type FailureKind, type NetworkProtocol, type ResponseOutcome, type ResponseReader } from './protocol.js';
 
 /** Numbers per event in onStream's `meta` (bindings/http_sut_binding.cc, kStreamRecord). */
 export const STREAM_RECORD = 8;
@@ -38,6 +39,8 @@ export class NativeStreamReader {
     private readonly labels: readonly string[],
     private readonly corrections: readonly NodeStatsRecorder[],
     private readonly redact: (text: string) => string,
+    /** How long an async reader's outcome may take (the request timeout, or USER_FUNCTION_TIMEOUT_MS for none). */
+    private readonly outcomeTimeoutMs: number,
   ) {}
 
   /** onStream: the events of one batch, in order. */
@@ -101,14 +104,20 @@ export class NativeStreamReader {
       this.corrections[node]?.reclassified(state.failedKind);
       return;
     }
-    let outcome;
+    let verdict: ResponseOutcome | PromiseLike<ResponseOutcome>;
     try {
-      outcome = state.reader!.onEnd();
+      verdict = state.reader!.onEnd();
     } catch (error) {
-      outcome = { ok: false as const, kind: 'malformed_response' as const, message: this.threw(error) };
+      verdict = { ok: false, kind: 'malformed_response', message: this.threw(error) };
     }
+    // An async user function maps the response: completed with the end's stamp once it settles.
+    if (isPendingOutcome(verdict)) settleOutcome(verdict, this.protocol.kind, this.outcomeTimeoutMs, (outcome) => this.complete(id, node, state.wantData, outcome, stamp));
+    else this.complete(id, node, state.wantData, checkedOutcome(verdict, this.protocol.kind), stamp);
+  }
+
+  private complete(id: number, node: number, wantData: boolean, outcome: ResponseOutcome, stamp: number): void {
     if (outcome.ok) {
-      querySampleComplete(id, state.wantData ? outcome.data : undefined, outcome.nTokens, stamp);
+      querySampleComplete(id, wantData ? outcome.data : undefined, outcome.nTokens, stamp);
     } else {
       this.corrections[node]?.reclassified(outcome.kind);
       querySampleFailed(id, outcome.kind, this.redact(`${this.nodeText(node)}${outcome.message}`), stamp);

@@ -17,7 +17,8 @@ import type { ClientConfig } from './client-config.js';
 import type { NodeAddress } from './nodes.js';
 import { NativeStreamReader } from './native-stream.js';
 import { createStatsBuffer, nodeSlice, NodeStatsRecorder } from './node-stats.js';
-import type { NetworkProtocol, PreparedRequest } from './protocol.js';
+import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
+import { USER_FUNCTION_TIMEOUT_MS, type NetworkProtocol, type PreparedRequest, type ResponseOutcome } from './protocol.js';
 
 /** `transport`: which HTTP client sends the requests. */
 export const TRANSPORTS = ['auto', 'native', 'undici'] as const;
@@ -34,6 +35,8 @@ export function nativeTransportObstacle(protocol: NetworkProtocol, addresses: re
   const https = addresses.find((a) => !a.origin.startsWith('http:'));
   if (https !== undefined) return `node ${https.url} is not plain http:`;
   if (addresses.some((a) => a.basePath !== addresses[0]!.basePath)) return 'the nodes have different path prefixes';
+  const headers = protocol.responseHeaders ?? [];
+  if (headers.length > 0) return `the ${protocol.kind} protocol reads the response header${headers.length === 1 ? '' : 's'} ${headers.join(', ')}, and the native client hands over bodies only`;
   return '';
 }
 
@@ -98,6 +101,8 @@ export class NativeTransport {
   private lastHeaders: Record<string, string> | undefined;
   private lastBlock: Uint8Array | undefined;
   private readonly streams: NativeStreamReader | undefined;
+  /** How long an async reader's outcome may take (the request timeout, or USER_FUNCTION_TIMEOUT_MS for none). */
+  private readonly outcomeTimeoutMs: number;
 
   constructor(
     private readonly protocol: NetworkProtocol,
@@ -109,8 +114,9 @@ export class NativeTransport {
     this.corrections = createStatsBuffer(addresses.length, 1, false);
     this.correctionRecorders = addresses.map((_, i) => new NodeStatsRecorder(nodeSlice(this.corrections, addresses.length, 0, i)));
     this.authorization = config.apiKey === undefined ? '' : `authorization: Bearer ${config.apiKey}\r\n`;
+    this.outcomeTimeoutMs = config.requestTimeoutMs > 0 ? config.requestTimeoutMs : USER_FUNCTION_TIMEOUT_MS;
     const streams = (this.streams = protocol.streamsTokens
-      ? new NativeStreamReader(protocol, addresses.map((a) => a.url), this.correctionRecorders, (text) => this.redact(text))
+      ? new NativeStreamReader(protocol, addresses.map((a) => a.url), this.correctionRecorders, (text) => this.redact(text), this.outcomeTimeoutMs)
       : undefined);
     this.handle = new (loadNative().NativeHttpSut)({
       nodes: addresses.map(nativeNode),
@@ -212,14 +218,20 @@ export class NativeTransport {
   private read(id: number, index: number, stampNs: number, body: Uint8Array, node: number): void {
     const label = this.addresses[node]?.url ?? this.addresses[0]!.url;
     const wantData = wantsResponse(id);
-    let outcome;
+    let verdict: ResponseOutcome | PromiseLike<ResponseOutcome>;
     try {
       const reader = this.protocol.reader(index, wantData);
       reader.onData(body);
-      outcome = reader.onEnd();
+      verdict = reader.onEnd();
     } catch (error) {
-      outcome = { ok: false as const, kind: 'malformed_response' as const, message: `the ${this.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}` };
+      verdict = { ok: false, kind: 'malformed_response', message: `the ${this.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}` };
     }
+    // An async user function maps the response: completed with the native stamp once it settles.
+    if (isPendingOutcome(verdict)) settleOutcome(verdict, this.protocol.kind, this.outcomeTimeoutMs, (outcome) => this.complete(id, wantData, node, label, stampNs, outcome));
+    else this.complete(id, wantData, node, label, stampNs, checkedOutcome(verdict, this.protocol.kind));
+  }
+
+  private complete(id: number, wantData: boolean, node: number, label: string, stampNs: number, outcome: ResponseOutcome): void {
     try {
       if (outcome.ok) {
         querySampleComplete(id, wantData ? outcome.data : undefined, outcome.nTokens, stampNs);

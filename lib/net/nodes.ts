@@ -2,7 +2,7 @@
  * The nodes of a network SUT: `--url` values checked and normalised before
  * anything connects, and the SUT name built from the names the nodes gave.
  */
-import { NetworkSetupError } from '../errors.js';
+import { SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
 
 /** One node's address. */
@@ -16,36 +16,40 @@ export interface NodeAddress {
 }
 
 /**
- * Parses the `urls` option: http: or https: only, no credentials, no query
- * or fragment, no duplicates. A URL with credentials is refused without
- * echoing it (it may hold a password).
+ * Parses the `urls` option: http: or https: only, a port in 1..65535, no
+ * credentials, no query or fragment, no duplicates; a bad one is a
+ * SettingsError naming it (`--url` on the command line: exit 2). A URL with
+ * credentials is refused without echoing it (it may hold a password).
  */
 export function parseNodeUrls(urls: unknown): NodeAddress[] {
   if (!Array.isArray(urls) || urls.length === 0)
-    throw new NetworkSetupError(`urls: give at least one node URL (e.g. http://127.0.0.1:8000), got ${Array.isArray(urls) ? 'none' : typeof urls}`);
+    throw new SettingsError('urls', urls, `urls: give at least one node URL (e.g. http://127.0.0.1:8000), got ${Array.isArray(urls) ? 'none' : typeof urls}`);
   const nodes: NodeAddress[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < urls.length; i++) {
     const raw: unknown = urls[i];
-    if (typeof raw !== 'string') throw new NetworkSetupError(`urls[${i}] must be a string, got ${typeof raw}`);
+    if (typeof raw !== 'string') throw new SettingsError('urls', raw, `urls[${i}] must be a string, got ${typeof raw}`);
+    const refuse = (problem: string): SettingsError => new SettingsError('urls', raw, `urls[${i}] '${echo(raw, 200)}'${problem.startsWith('is ') ? ' ' : ': '}${problem}`);
     // Checked on the raw text first: a URL that does not parse must not be echoed with its password.
     if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(raw))
-      throw new NetworkSetupError(`urls[${i}]: a URL with credentials (user:password@) is refused; pass an API key with apiKey (--api-key-env), not in the URL`);
+      throw new SettingsError('urls', '<hidden>', `urls[${i}]: a URL with credentials (user:password@) is refused; pass an API key with apiKey (--api-key-env), not in the URL`);
+    // The port as written: URL refuses one beyond 65535 without saying why, and takes 0.
+    const port = /^[a-z][a-z0-9+.-]*:\/\/(?:\[[^\]]*\]|[^/?#:]*):(\d+)(?:[/?#]|$)/i.exec(raw)?.[1];
+    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw refuse(`port ${port} is not a port a node can listen on (1 to 65535)`);
     let url: URL;
     try {
       url = new URL(raw);
     } catch {
-      throw new NetworkSetupError(`urls[${i}] '${echo(raw, 200)}' is not a URL; give http://HOST:PORT or https://HOST:PORT`);
+      throw refuse('is not a URL; give http://HOST:PORT or https://HOST:PORT');
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      throw new NetworkSetupError(`urls[${i}] '${echo(raw, 200)}': scheme ${url.protocol} is not supported; use http: or https:`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse(`scheme ${url.protocol} is not supported; use http: or https:`);
     if (url.username !== '' || url.password !== '')
-      throw new NetworkSetupError(`urls[${i}]: a URL with credentials (user:password@) is refused; pass an API key with apiKey (--api-key-env), not in the URL`);
-    if (url.search !== '' || url.hash !== '')
-      throw new NetworkSetupError(`urls[${i}] '${echo(raw, 200)}': a node URL takes no query or fragment; give http://HOST:PORT[/base-path]`);
+      throw new SettingsError('urls', '<hidden>', `urls[${i}]: a URL with credentials (user:password@) is refused; pass an API key with apiKey (--api-key-env), not in the URL`);
+    if (url.hostname === '') throw refuse('names no host; give http://HOST:PORT');
+    if (url.search !== '' || url.hash !== '') throw refuse('a node URL takes no query or fragment; give http://HOST:PORT[/base-path]');
     const basePath = url.pathname.replace(/\/+$/, '');
     const node: NodeAddress = { origin: url.origin, basePath, url: url.origin + basePath };
-    if (seen.has(node.url)) throw new NetworkSetupError(`urls[${i}] '${node.url}' is given twice; each node once`, { url: node.url });
+    if (seen.has(node.url)) throw new SettingsError('urls', raw, `urls[${i}] '${node.url}' is given twice; each node once`);
     seen.add(node.url);
     nodes.push(node);
   }

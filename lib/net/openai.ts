@@ -1,16 +1,18 @@
 /**
  * The OpenAI-compatible protocol (`--sut openai`): a JSONL data set of prompts
  * or chat messages, one streamed (SSE) or whole completion per sample, the
- * first content token's bytes handed to the transport to stamp, the output
- * token count from the `usage` chunk or else the number of content chunks.
+ * first output token's bytes (content, reasoning, a tool call or token ids)
+ * handed to the transport to stamp, the output token count from the `usage`
+ * chunk or else the number of chunks with output.
  */
 import { readFile } from 'node:fs/promises';
 
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
 
+import { activeSeries } from '../api/active.js';
 import { DatasetError, NetworkSetupError, SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
-import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './protocol.js';
+import { tokenCountProblem, type NetworkProtocol, type NodeProbe, type PreparedRequest, type ResponseOutcome, type ResponseReader } from './protocol.js';
 import { createNetworkSut } from './transport.js';
 import type { NetworkSut, OpenAiSutOptions } from './types.js';
 
@@ -237,7 +239,7 @@ function requestBody(sample: OpenAiSample, config: OpenAiConfig): string {
 }
 
 function describeTokenSource(stream: boolean, counts: TokenSourceCounts): string {
-  const fallback = stream ? 'content chunks otherwise' : 'none otherwise';
+  const fallback = stream ? 'chunks with output otherwise' : 'none otherwise';
   return `output tokens: usage in ${Atomics.load(counts, WITH_USAGE)} of ${Atomics.load(counts, RESPONSES)} responses (${fallback})`;
 }
 
@@ -245,20 +247,68 @@ function excerpt(text: string): string {
   return echo(text, EXCERPT_CHARS);
 }
 
-/** The generated text of one chunk or body: chat `delta.content` / `message.content`, completions `text`. */
-function choiceText(value: Record<string, unknown>, api: OpenAiApi, whole: boolean): string | undefined {
+/**
+ * What one chunk (or whole body) generated, from its first choice: chat
+ * `delta`/`message` `content`, `reasoning_content` or `reasoning` (reasoning
+ * models), `tool_calls`; completions `text`; token ids (`token_ids` on the
+ * choice or its delta: vLLM's shape). Any of them is output: the first chunk
+ * with some is the first token.
+ */
+interface Generated {
+  /** Reasoning text ('' for none). */
+  reasoning: string;
+  /** Content or completion text ('' for none). */
+  content: string;
+  /** Output that is not text: tool calls, token ids (undefined for none). */
+  other: unknown;
+  /** The body's `content` field was a string (even empty): a whole body with one is well formed. */
+  hasContentField: boolean;
+}
+
+function generated(value: Record<string, unknown>, api: OpenAiApi, whole: boolean): Generated | undefined {
   const choices = value.choices;
   if (!Array.isArray(choices) || choices.length === 0) return undefined;
   const choice = choices[0] as Record<string, unknown> | null;
   if (typeof choice !== 'object' || choice === null) return undefined;
-  if (api === 'completions') return typeof choice.text === 'string' ? choice.text : undefined;
-  const part = (whole ? choice.message : choice.delta) as { content?: unknown } | null | undefined;
-  return typeof part?.content === 'string' ? part.content : undefined;
+  const ids = nonEmptyArray(choice.token_ids);
+  if (api === 'completions') {
+    const text = typeof choice.text === 'string' ? choice.text : '';
+    return { reasoning: '', content: text, other: ids, hasContentField: typeof choice.text === 'string' };
+  }
+  const part = (whole ? choice.message : choice.delta) as Record<string, unknown> | null | undefined;
+  if (typeof part !== 'object' || part === null) return ids === undefined ? undefined : { reasoning: '', content: '', other: ids, hasContentField: false };
+  // Servers send one of the two names; some send both with the same text.
+  const reasoning = typeof part.reasoning_content === 'string' && part.reasoning_content !== '' ? part.reasoning_content : typeof part.reasoning === 'string' ? part.reasoning : '';
+  const content = typeof part.content === 'string' ? part.content : '';
+  return { reasoning, content, other: nonEmptyArray(part.tool_calls) ?? ids ?? nonEmptyArray(part.token_ids), hasContentField: typeof part.content === 'string' };
 }
 
-function completionTokens(value: Record<string, unknown>): number | undefined {
-  const n = (value.usage as { completion_tokens?: unknown } | null | undefined)?.completion_tokens;
-  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
+function nonEmptyArray(value: unknown): unknown[] | undefined {
+  return Array.isArray(value) && value.length > 0 ? value : undefined;
+}
+
+function hasOutput(g: Generated): boolean {
+  return g.content !== '' || g.reasoning !== '' || g.other !== undefined;
+}
+
+/** The first token's bytes: its text, or the JSON of what it generated (tool calls, token ids). */
+function firstTokenBytes(g: Generated): Uint8Array {
+  const text = g.reasoning + g.content;
+  return Buffer.from(text !== '' ? text : (JSON.stringify(g.other) ?? ''), 'utf8');
+}
+
+/**
+ * usage.completion_tokens: undefined when absent (or usage null, as vLLM
+ * sends on every chunk but the last), the count, or a problem text when it is
+ * not a token count (-1, 1.5, 1e300, "4": never into the core).
+ */
+function completionTokens(value: Record<string, unknown>): number | string | undefined {
+  const usage = value.usage;
+  if (typeof usage !== 'object' || usage === null) return undefined;
+  const n = (usage as { completion_tokens?: unknown }).completion_tokens;
+  if (n === undefined || n === null) return undefined;
+  const problem = tokenCountProblem(n);
+  return problem === '' ? (n as number) : `usage.completion_tokens ${problem}`;
 }
 
 // The message of an `error` object in a response or event, short.
@@ -267,12 +317,18 @@ function errorText(error: unknown): string {
   return excerpt(typeof message === 'string' ? message : (JSON.stringify(message) ?? 'no message'));
 }
 
-/** Reads an SSE stream of chunks (eventsource-parser); the first non-empty content is the first token. */
+/**
+ * Reads an SSE stream of chunks (eventsource-parser). The first chunk with
+ * output of any kind is the first token; the output token count is usage's
+ * or else the number of chunks with output; the accuracy data is the
+ * reasoning text, then the content.
+ */
 class StreamReader implements ResponseReader {
   private readonly decoder = new TextDecoder();
   private readonly parser: EventSourceParser;
+  private readonly reasoning: string[] | undefined;
   private readonly texts: string[] | undefined;
-  private contentChunks = 0;
+  private outputChunks = 0;
   private usageTokens: number | undefined;
   private firstToken: Uint8Array | undefined;
   private done = false;
@@ -285,6 +341,7 @@ class StreamReader implements ResponseReader {
     wantData: boolean,
     private readonly counts: TokenSourceCounts,
   ) {
+    this.reasoning = wantData ? [] : undefined;
     this.texts = wantData ? [] : undefined;
     this.parser = createParser({ onEvent: (event) => this.onEvent(event), onError: (error) => this.onParseError(error) });
   }
@@ -312,12 +369,14 @@ class StreamReader implements ResponseReader {
     }
     Atomics.add(this.counts, RESPONSES, 1);
     if (this.failure !== undefined) return { ok: false, kind: 'malformed_response', message: this.failure };
-    let nTokens = this.contentChunks;
-    if (this.usageTokens !== undefined) {
-      Atomics.add(this.counts, WITH_USAGE, 1);
-      nTokens = this.usageTokens;
+    if (this.usageTokens !== undefined) Atomics.add(this.counts, WITH_USAGE, 1);
+    // A run timing tokens cannot time a response without any: it failed, and says what came.
+    if (this.outputChunks === 0 && activeSeries.tokens) {
+      const usage = this.usageTokens === undefined ? 'no usage' : `usage said ${this.usageTokens} completion token${this.usageTokens === 1 ? '' : 's'}`;
+      return { ok: false, kind: 'no_first_token', message: `the stream ended with no generated output (${usage})` };
     }
-    const data = this.texts === undefined ? undefined : Buffer.from(this.texts.join(''), 'utf8');
+    const nTokens = this.usageTokens ?? this.outputChunks;
+    const data = this.texts === undefined ? undefined : Buffer.from(this.reasoning!.join('') + this.texts.join(''), 'utf8');
     return { ok: true, data, nTokens };
   }
 
@@ -347,11 +406,16 @@ class StreamReader implements ResponseReader {
       return;
     }
     const usage = completionTokens(chunk);
+    if (typeof usage === 'string') {
+      this.failure = usage;
+      return;
+    }
     if (usage !== undefined) this.usageTokens = usage;
-    const content = choiceText(chunk, this.api, false);
-    if (content === undefined || content.length === 0) return;
-    if (this.contentChunks++ === 0) this.firstToken = Buffer.from(content, 'utf8');
-    this.texts?.push(content);
+    const output = generated(chunk, this.api, false);
+    if (output === undefined || !hasOutput(output)) return;
+    if (this.outputChunks++ === 0) this.firstToken = firstTokenBytes(output);
+    if (output.reasoning !== '') this.reasoning?.push(output.reasoning);
+    if (output.content !== '') this.texts?.push(output.content);
   }
 
   private onParseError(error: ParseError): void {
@@ -361,7 +425,7 @@ class StreamReader implements ResponseReader {
   }
 }
 
-/** Reads a whole (non-streamed) JSON completion: no first token. */
+/** Reads a whole (non-streamed) JSON completion: no first token; the data is the reasoning text, then the content. */
 class WholeReader implements ResponseReader {
   private readonly parts: Uint8Array[] = [];
   private size = 0;
@@ -391,13 +455,15 @@ class WholeReader implements ResponseReader {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return malformed(`the body is not a JSON object: '${excerpt(text)}'`);
     const body = value as Record<string, unknown>;
     if (body.error !== undefined) return malformed(`error in the response: ${errorText(body.error)}`);
-    const content = choiceText(body, this.api, true);
-    if (content === undefined) {
+    const output = generated(body, this.api, true);
+    // A message whose content is null is well formed when it carries reasoning or tool calls.
+    if (output === undefined || (!output.hasContentField && !hasOutput(output))) {
       return malformed(`no ${this.api === 'chat' ? 'choices[0].message.content' : 'choices[0].text'} in the body: '${excerpt(text)}'`);
     }
     const nTokens = completionTokens(body);
+    if (typeof nTokens === 'string') return malformed(nTokens);
     if (nTokens !== undefined) Atomics.add(this.counts, WITH_USAGE, 1);
-    return { ok: true, data: this.wantData ? Buffer.from(content, 'utf8') : undefined, nTokens };
+    return { ok: true, data: this.wantData ? Buffer.from(output.reasoning + output.content, 'utf8') : undefined, nTokens };
   }
 }
 

@@ -43,10 +43,26 @@ export type ResponseOutcome =
       ok: true;
       /** The response data for the accuracy log (only asked for when wanted). */
       data?: Uint8Array;
-      /** Output tokens (token latencies). */
+      /** Output tokens (token latencies): an integer in 0..MAX_TOKEN_COUNT. */
       nTokens?: number;
     }
   | { ok: false; kind: FailureKind; message: string };
+
+/** The most output tokens one response may report (the core counts them in 32 bits). */
+export const MAX_TOKEN_COUNT = 2 ** 31 - 1;
+
+/** Why `n` cannot be a response's token count ('' when it can): a finite integer in 0..MAX_TOKEN_COUNT. */
+export function tokenCountProblem(n: unknown): string {
+  if (typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= MAX_TOKEN_COUNT) return '';
+  const shown = typeof n === 'number' || typeof n === 'bigint' ? String(n) : typeof n === 'string' ? `the string ${JSON.stringify(n.slice(0, 40))}` : n === null ? 'null' : typeof n;
+  return `${shown} is not a token count (an integer in 0..${MAX_TOKEN_COUNT})`;
+}
+
+/**
+ * Response headers as the transport read them (lowercase names; a header
+ * given more than once is an array).
+ */
+export type ResponseHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 /**
  * Reads one response of one sample, on the thread that owns its socket.
@@ -61,18 +77,43 @@ export interface ResponseReader {
    * onEnd.
    */
   onData(chunk: Uint8Array): Uint8Array | undefined;
-  /** The body was read whole: the outcome (data only when `wantData`). */
-  onEnd(): ResponseOutcome;
+  /**
+   * The body was read whole: the outcome (data only when `wantData`). A
+   * promise (an async user function maps the response) is awaited; the
+   * sample completes with the stamp of its last byte once it settles, and
+   * fails as 'timeout' when it has not settled within the request timeout
+   * (or USER_FUNCTION_TIMEOUT_MS where that is 0). A rejection fails the
+   * sample as 'malformed_response'. Return a plain object where you can: the
+   * transports then complete the sample at once, with no promise.
+   */
+  onEnd(): ResponseOutcome | PromiseLike<ResponseOutcome>;
+  /**
+   * The headers of a 2xx response, before its first onData, from transports
+   * that read headers: only for protocols that name them in
+   * NetworkProtocol.responseHeaders. May throw nothing.
+   */
+  onHeaders?(headers: ResponseHeaders): void;
 }
+
+/**
+ * How long a promise a user function handed over (an async `response()`)
+ * may take when the request timeout is 0 (none): user code is always bounded.
+ */
+export const USER_FUNCTION_TIMEOUT_MS = 60_000;
 
 /** A GET/POST made before the run (probes): bounded by a timeout, never hangs. */
 export interface NodeProbe {
   /** Base URL of the node, e.g. 'http://127.0.0.1:8000' (no credentials). */
   readonly origin: string;
+  /**
+   * `headers` replace the default (`content-type: application/json` with a
+   * body); the transport adds authorization and host.
+   */
   request(
     method: 'GET' | 'POST',
     path: string,
-    body?: string,
+    body?: string | Uint8Array,
+    headers?: Record<string, string>,
   ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Uint8Array }>;
 }
 
@@ -93,6 +134,18 @@ export interface NetworkProtocol {
    * division's rules require).
    */
   probe(node: NodeProbe): Promise<string>;
+  /**
+   * After every node was probed, before the run: the protocol's own last
+   * check, given the first node (e.g. a mapping module's functions tried on
+   * the first sample). Throws bad input (InterfaceError, SettingsError).
+   */
+  checkBeforeRun?(firstNode: NodeProbe): Promise<void>;
+  /**
+   * Response headers its readers need (lowercase), handed to
+   * ResponseReader.onHeaders. The native transport passes bodies only: it
+   * does not serve a protocol that names any.
+   */
+  readonly responseHeaders?: readonly string[];
   /** loadSamplesToRam: builds the requests of these samples. */
   load(indices: readonly number[]): void | Promise<void>;
   unload(indices: readonly number[]): void | Promise<void>;

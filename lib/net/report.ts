@@ -15,7 +15,7 @@ export interface NetworkSutReport extends SutReport {
 const ms = (ns: number): string => (ns / 1e6).toFixed(3);
 
 export function networkReport(stats: NetworkStats, protocolNote: string | undefined): NetworkSutReport {
-  const lines: string[] = [`Nodes : ${stats.nodes.length}`, `Transport : ${stats.transport === 'native' ? "native (the core's HTTP/1.1 client)" : 'undici (JS thread)'}`];
+  const lines: string[] = [`Nodes : ${stats.nodes.length}`, `Transport : ${stats.transport === 'native' ? "native (the core's HTTP/1.1 client)" : stats.dispatchWorkers ? 'undici (dispatch workers)' : 'undici (JS thread)'}`];
   if (protocolNote !== undefined && protocolNote !== '') lines.push(`Note : ${protocolNote}`);
   const rows: (string | number)[][] = [];
   for (const n of stats.nodes) {

@@ -12,9 +12,11 @@ import { fillDemoSample } from '../demo/dataset.js';
 import { DEMO_TOTAL_SAMPLES } from '../demo/dataset.js';
 import { INPUT_CHANNELS, INPUT_NAME, INPUT_SIZE, SAMPLE_ELEMENTS } from '../demo/model.js';
 import {
+  decodeNumbers,
   elementBytes,
   elementCount,
   encodeValues,
+  firstNonFinite,
   flattenData,
   formatShape,
   isV2Datatype,
@@ -155,6 +157,18 @@ export function parseNpy(bytes: Uint8Array, file: string): TensorDataset {
     throw datasetError(file, `the data at offset ${array.dataOffset} holds ${have} bytes; shape ${formatShape(array.shape)} of '${array.descr}' needs ${need}`);
   }
   const base = array.dataOffset;
+  // Float inputs go to a server as they are: a NaN or an infinity is bad input, named before the run.
+  if (array.datatype === 'FP16' || array.datatype === 'FP32' || array.datatype === 'FP64') {
+    const bad = firstNonFinite(array.datatype, bytes.subarray(base));
+    if (bad >= 0) {
+      const perSample = elementCount(sampleShape);
+      const value = decodeNumbers(array.datatype, bytes.slice(base + bad * elementBytes(array.datatype)!, base + (bad + 1) * elementBytes(array.datatype)!))[0];
+      throw datasetError(
+        file,
+        `sample ${Math.floor(bad / perSample)}, element ${bad % perSample} (byte ${base + bad * elementBytes(array.datatype)!}) is ${String(value)}: float inputs sent to a server must be finite numbers`,
+      );
+    }
+  }
   return {
     description: `${file} ('${array.descr}' ${array.datatype}, ${samples} sample${samples === 1 ? '' : 's'} of ${formatShape(sampleShape)})`,
     totalSampleCount: samples,

@@ -92,6 +92,7 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
   let names: string[];
   try {
     names = await client.probeAll();
+    await protocol.checkBeforeRun?.(client.nodeProbe(0));
   } catch (error) {
     await client.close();
     throw error;
@@ -170,6 +171,7 @@ function buildNetworkSut(
     return {
       protocol: protocol.kind,
       transport: native !== undefined && !workerRuns ? 'native' : 'undici',
+      dispatchWorkers: workerRuns,
       balance: config.balance,
       nodes: addresses.map((a, i) => summarizeNode(buffers, addresses.length, i, a.url, nodeNames[i]!)),
     };
@@ -177,6 +179,9 @@ function buildNetworkSut(
   const plan: DispatchWorkerPlan = {
     module: NETWORK_WORKER_MODULE,
     options: (workerCount: number): NetworkWorkerOptions => {
+      // Called before the run starts anything: a transport the workers cannot use is bad input.
+      if (config.transport === 'native')
+        throw new SettingsError('transport', 'native', "transport 'native' cannot serve dispatch 'worker': dispatch workers send through their own undici pools; use transport 'auto' or 'undici' with dispatch 'worker', or another dispatch mode ('wake', 'poll') with 'native'");
       if (!isRegisteredProtocol(protocol.kind))
         throw new InterfaceError(`dispatch 'worker': the network SUT's protocol '${protocol.kind}' cannot be re-created in worker threads (only openai, kserve and http can)`);
       const shared = createStatsBuffer(addresses.length, workerCount, true);

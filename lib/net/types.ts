@@ -99,6 +99,8 @@ export interface KServeSutOptions extends TransportOptions {
 export interface HttpSutOptions extends TransportOptions {
   /** Path or file URL of a module exporting the mapping (README "Any other HTTP API"). */
   request: string;
+  /** Importing the module (its top-level await) must settle within this (ms; default 30000; 0: no limit). */
+  moduleTimeoutMs?: number;
 }
 
 /** One node as the run saw it. */
@@ -118,6 +120,8 @@ export interface NetworkStats {
   protocol: string;
   /** The HTTP client that sent the requests: undici once a run used dispatch workers (each has its own pools). */
   transport: 'native' | 'undici';
+  /** A run sent its requests from dispatch worker threads (through their own undici pools). */
+  dispatchWorkers: boolean;
   balance: BalancePolicy;
   nodes: NetworkNodeStats[];
 }

@@ -76,6 +76,32 @@ const INTEGER_RANGE: Partial<Record<V2Datatype, [number, number]>> = {
   INT32: [-0x80000000, 0x7fffffff],
 };
 
+/** The largest finite value of each float type, for messages. */
+const FLOAT_MAX = { FP16: 65504, BF16: 3.3895313892515355e38, FP32: 3.4028234663852886e38, FP64: Number.MAX_VALUE } as const;
+/** The exponent bits of the 16-bit float types: all set is infinity or NaN. */
+const FLOAT_EXPONENT = { FP16: 0x7c00, BF16: 0x7f80 } as const;
+
+/**
+ * The index of the first element of raw little-endian float data (FP16,
+ * FP32 or FP64) that is NaN or infinite, or -1 when every one is finite.
+ */
+export function firstNonFinite(datatype: 'FP16' | 'FP32' | 'FP64', bytes: Uint8Array): number {
+  if (datatype === 'FP16') {
+    for (let i = 0; i + 1 < bytes.length; i += 2) if (((bytes[i]! | (bytes[i + 1]! << 8)) & 0x7c00) === 0x7c00) return i / 2;
+    return -1;
+  }
+  const size = datatype === 'FP32' ? 4 : 8;
+  // A typed array over the bytes needs them aligned: a copy when they are not.
+  const aligned = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
+  const n = Math.floor(aligned.length / size);
+  const values = size === 4 ? new Float32Array(aligned.buffer, aligned.byteOffset, n) : new Float64Array(aligned.buffer, aligned.byteOffset, n);
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    if (v - v !== 0) return i;
+  }
+  return -1;
+}
+
 const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -134,21 +160,31 @@ export function encodeValues(datatype: V2Datatype, values: readonly unknown[]): 
     case 'FP16':
     case 'BF16':
     case 'FP32':
-    case 'FP64':
+    case 'FP64': {
+      // A value the type cannot hold would be sent as infinity: refused, as NaN is.
+      const range = `a finite number in the ${datatype} range (|x| <= ${FLOAT_MAX[datatype]})`;
       for (let i = 0; i < values.length; i++) {
         const v = values[i];
-        if (typeof v !== 'number') throw bad(i, `a number (${datatype})`);
-        if (datatype === 'FP32') view.setFloat32(i * 4, v, true);
-        else if (datatype === 'FP64') view.setFloat64(i * 8, v, true);
-        else if (datatype === 'FP16') view.setUint16(i * 2, float16Bits(v), true);
-        else view.setUint16(i * 2, bfloat16Bits(v), true);
+        if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(i, range);
+        if (datatype === 'FP32') {
+          if (!Number.isFinite(Math.fround(v))) throw bad(i, range);
+          view.setFloat32(i * 4, v, true);
+        } else if (datatype === 'FP64') {
+          view.setFloat64(i * 8, v, true);
+        } else {
+          const bits = datatype === 'FP16' ? float16Bits(v) : bfloat16Bits(v);
+          if ((bits & FLOAT_EXPONENT[datatype]) === FLOAT_EXPONENT[datatype]) throw bad(i, range);
+          view.setUint16(i * 2, bits, true);
+        }
       }
       return out;
+    }
     case 'INT64':
     case 'UINT64':
       for (let i = 0; i < values.length; i++) {
         const v = values[i];
-        if (typeof v !== 'number' || !Number.isInteger(v)) throw bad(i, `an integer (${datatype})`);
+        // Beyond 2^53 a JSON number is no longer the integer it was written as.
+        if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw bad(i, `an integer of at most 2^53 - 1 in magnitude (${datatype} values beyond it lose digits as JSON numbers)`);
         if (datatype === 'UINT64' && v < 0) throw bad(i, 'an integer >= 0 (UINT64)');
         if (datatype === 'INT64') view.setBigInt64(i * 8, BigInt(v), true);
         else view.setBigUint64(i * 8, BigInt(v), true);
@@ -298,35 +334,9 @@ export function bfloat16Bits(v: number): number {
 }
 
 function short(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : String(JSON.stringify(value) ?? value);
+  // Numbers as they are: JSON would write an infinity (1e400 in a file) as null.
+  const text = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' ? String(value) : String(JSON.stringify(value) ?? value);
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
-}
-
-/**
- * The end of the JSON object a body starts with (the offset after its closing
- * brace), or -1 when the body does not hold one whole object. Binary-extension
- * bodies put raw tensor bytes after it; the reader sees no headers, so the
- * split is found in the body itself.
- */
-export function jsonHeaderEnd(body: Uint8Array): number {
-  let i = 0;
-  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
-  if (body[i] !== 0x7b) return -1;
-  let depth = 0;
-  let inString = false;
-  for (; i < body.length; i++) {
-    const c = body[i]!;
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return -1;
 }
 
 /** One output (or input) tensor as a v2 message carries it. */
@@ -394,18 +404,29 @@ export function readWireTensors(field: 'inputs' | 'outputs', message: Record<str
   return out;
 }
 
-/** Splits a body into its JSON header and binary part, given the Inference-Header-Content-Length (or undefined: find it). */
-export function splitBinaryBody(body: Uint8Array, headerLength: number | undefined): { header: Uint8Array; binary: Uint8Array } {
-  if (headerLength === undefined) {
-    const end = jsonHeaderEnd(body);
-    if (end === -1) return { header: body, binary: body.subarray(body.length) };
-    let rest = end;
-    // Whitespace after a pure JSON body is not binary data.
-    while (rest < body.length && (body[rest] === 0x20 || body[rest] === 0x0a || body[rest] === 0x0d || body[rest] === 0x09)) rest++;
-    return rest === body.length ? { header: body, binary: body.subarray(body.length) } : { header: body.subarray(0, end), binary: body.subarray(end) };
-  }
+/**
+ * Splits a binary-extension body at `headerLength` (its
+ * Inference-Header-Content-Length): the JSON header is exactly that many
+ * bytes, the binary data the rest (any bytes, whitespace too).
+ */
+export function splitBinaryBody(body: Uint8Array, headerLength: number): { header: Uint8Array; binary: Uint8Array } {
   if (headerLength > body.length) throw new TensorFormatError(`Inference-Header-Content-Length ${headerLength} exceeds the body's ${body.length} bytes`);
   return { header: body.subarray(0, headerLength), binary: body.subarray(headerLength) };
+}
+
+/**
+ * An Inference-Header-Content-Length value as a transport read it (a
+ * string; an array when the header came more than once) as a byte count, or
+ * undefined when absent. Throws TensorFormatError naming the value when it
+ * is not one non-negative integer.
+ */
+export function headerLengthOf(value: string | readonly string[] | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new TensorFormatError(`Inference-Header-Content-Length is given ${value.length} times (${value.map((v) => short(v)).join(', ')}); it must be given once`);
+  const text = value.trim();
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) throw new TensorFormatError(`Inference-Header-Content-Length ${short(value)} is not a non-negative integer`);
+  return n;
 }
 
 /** Concatenates byte arrays. */
