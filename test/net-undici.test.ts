@@ -1,0 +1,308 @@
+/**
+ * The undici transport under faulty and ordinary-but-awkward servers: one
+ * failure kind per fault (the taxonomy in README's network-SUT failures),
+ * timeouts from the write and exact, per-node latency from the write, and
+ * no sample lost to a server that closes connections or caps them.
+ * Servers are raw node:net sockets on 127.0.0.1 so they can send any bytes.
+ */
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { createHttpSut, startTest } from '../lib/index.js';
+import type { NetworkSut } from '../lib/net/types.js';
+import { repoRoot, tempDir } from './helpers.js';
+
+const MAP = join(repoRoot, 'test', 'fixtures', 'http-map.mjs');
+
+type FailedSamples = { total: number; byKind: Record<string, number> };
+const failedOf = (result: unknown): FailedSamples => (result as { errors: { failedSamples: FailedSamples } }).errors.failedSamples;
+/** The kinds that failed any sample, with their counts. */
+const kindsOf = (result: unknown): Record<string, number> => Object.fromEntries(Object.entries(failedOf(result).byKind).filter(([, n]) => n > 0));
+
+/** One request as the raw server read it. */
+interface RawRequest {
+  method: string;
+  path: string;
+  body: string;
+  /** Its number among the requests of its connection handed to `answer` (0: the first). */
+  nth: number;
+  /** process.hrtime.bigint() when its last byte was read. */
+  receivedNs: bigint;
+}
+
+/** What answers the probe (GET /name): a plain keep-alive response. */
+const NAME_RESPONSE = 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnode';
+
+/** `echo:<body>`, as the mapping module (test/fixtures/http-map.mjs) expects. */
+function echo(body: string, extraHead = ''): string {
+  return `HTTP/1.1 200 OK\r\n${extraHead}Content-Length: ${5 + Buffer.byteLength(body)}\r\n\r\necho:${body}`;
+}
+
+interface RawServer {
+  url: string;
+  server: Server;
+  /** Connections accepted. */
+  connections: number;
+  close(): Promise<void>;
+}
+
+const servers: { close(): Promise<void> }[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+/**
+ * A raw HTTP/1.1 server: reads each request (head and Content-Length body)
+ * and hands it to `answer`, which writes whatever bytes it likes. GET /name
+ * is answered for the probe unless `answer` takes it.
+ */
+async function rawServer(answer: (request: RawRequest, socket: Socket) => void): Promise<RawServer> {
+  const sockets = new Set<Socket>();
+  const state = { connections: 0 };
+  const server = createServer((socket) => {
+    state.connections++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let pending = Buffer.alloc(0);
+    let nth = 0;
+    socket.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        const end = pending.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = pending.subarray(0, end).toString('latin1');
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (pending.length < end + 4 + length) return;
+        const [method = '', path = ''] = head.split(' ');
+        const body = pending.subarray(end + 4, end + 4 + length).toString('utf8');
+        pending = pending.subarray(end + 4 + length);
+        if (method === 'GET' && path === '/name') socket.write(NAME_RESPONSE);
+        else answer({ method, path, body, nth: nth++, receivedNs: process.hrtime.bigint() }, socket);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const raw: RawServer = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    server,
+    get connections() {
+      return state.connections;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  servers.push(raw);
+  return raw;
+}
+
+const offline = (n: number) => ({ scenario: 'Offline', offlineExpectedQps: 1000, minDurationMs: 0, minQueryCount: n }) as never;
+
+async function run(sut: NetworkSut, settings: unknown) {
+  return startTest(sut, sut.qsl, settings as never, { outdir: tempDir() });
+}
+
+describe('undici transport: one failure kind per fault', () => {
+  // Each fault answers every POST /infer; the kind every sample must fail with.
+  const faults: [string, string, (socket: Socket, request: RawRequest) => void, number?][] = [
+    ['a bad status line', 'malformed_response', (s) => s.write('HTTP/1.1 2x0 OK\r\nContent-Length: 6\r\n\r\necho:1')],
+    ['bytes that are not HTTP', 'malformed_response', (s) => s.write('hello there\r\n\r\n')],
+    ['a bare-LF status line', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\nContent-Length: 6\r\n\r\necho:1')],
+    ['a bare-LF header line', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 6\n\r\necho:1')],
+    ['a head of bare LFs only', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\nContent-Length: 6\n\necho:1')],
+    ['Transfer-Encoding with Content-Length', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n6\r\necho:1\r\n0\r\n\r\n')],
+    ['a Transfer-Encoding other than chunked', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\necho:1')],
+    ['chunked not the last coding', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n6\r\necho:1\r\n0\r\n\r\n')],
+    ['a chunk size that is not hex', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\necho:1\r\n0\r\n\r\n')],
+    ['a chunk without its CRLF', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\necho:1X0\r\n\r\n')],
+    ['a bare-LF chunk size line', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\necho:1\r\n0\r\n\r\n')],
+    ['a Content-Length that is not a number', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\necho:1')],
+    ['a signed Content-Length', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: +6\r\n\r\necho:1')],
+    ['two Content-Lengths that differ', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 6\r\nContent-Length: 7\r\n\r\necho:1')],
+    ['a Content-Length list', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 6, 6\r\n\r\necho:1')],
+    ['a header line folded (obs-fold)', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 6\r\n\r\necho:1')],
+    ['a space before the colon', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length : 6\r\n\r\necho:1')],
+    ['a head beyond the size limit', 'malformed_response', (s) => s.write(`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(100_000)}\r\nContent-Length: 6\r\n\r\necho:1`)],
+    ['a 204 with a Content-Length', 'malformed_response', (s) => s.write('HTTP/1.1 204 No Content\r\nContent-Length: 6\r\n\r\n')],
+    ['a body shorter than its Content-Length, then close', 'connection', (s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 60\r\n\r\necho:1')],
+    ['a short body, Connection: close, then close', 'connection', (s) => s.end('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 60\r\n\r\necho:1')],
+    ['a short body, then a reset', 'connection', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 60\r\n\r\necho:1', () => s.resetAndDestroy())],
+    ['a chunked body cut off by a close', 'connection', (s) => s.end('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\necho:1\r\n')],
+    // A response had begun: never sent again (one request per sample).
+    ['half a head, then close', 'connection', (s) => s.end('HTTP/1.1 200 O'), 1],
+    ['half a head, then a reset', 'connection', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Le', () => s.resetAndDestroy()), 1],
+    // No byte of a response: sent again once, never twice (two requests per sample).
+    ['a close before any byte (after the retry too)', 'connection', (s) => s.destroy(), 2],
+    ['a reset before any byte (after the retry too)', 'connection', (s) => s.resetAndDestroy(), 2],
+    ['a redirect', 'http_status', (s) => s.write('HTTP/1.1 301 Moved\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n')],
+  ];
+
+  it.each(faults)('%s: %s', async (_name, kind, fault, attempts) => {
+    let requests = 0;
+    const node = await rawServer((request, socket) => {
+      requests++;
+      fault(socket, request);
+    });
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 5000 });
+    try {
+      const result = await run(sut, offline(4));
+      expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
+      expect(kindsOf(result)).toEqual({ [kind]: result.counts.issuedSamples });
+      expect(sut.stats().nodes[0]!.failed[kind as 'connection']).toBe(result.counts.issuedSamples);
+      expect(sut.stats().nodes[0]!.completed).toBe(0);
+      if (attempts !== undefined) expect(requests).toBe(attempts * result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('well-formed responses complete: 103 then 200, HTTP/1.0 and close-delimited bodies, extra bytes after the end, chunked', async () => {
+    const answers = [
+      (s: Socket, r: RawRequest) => s.write(`HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n${echo(r.body)}`),
+      (s: Socket, r: RawRequest) => s.end(`HTTP/1.0 200 OK\r\n\r\necho:${r.body}`),
+      (s: Socket, r: RawRequest) => s.end(`HTTP/1.1 200 OK\r\nConnection: close\r\n\r\necho:${r.body}`),
+      (s: Socket, r: RawRequest) => s.write(`${echo(r.body)}TRAILING`),
+      (s: Socket, r: RawRequest) => {
+        const body = `echo:${r.body}`;
+        s.write(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+      },
+    ];
+    let i = 0;
+    const node = await rawServer((request, socket) => answers[i++ % answers.length]!(socket, request));
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 5000, connections: 1 });
+    try {
+      const result = await run(sut, offline(10));
+      expect(failedOf(result).total).toBe(0);
+      expect(sut.stats().nodes[0]!.completed).toBe(result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+});
+
+describe('undici transport: timeouts from the write, exact', () => {
+  /** A server answering each request after `delayMs`; records when each was read and when its socket closed. */
+  async function slowServer(delayMs: number) {
+    const closedAfterMs: number[] = [];
+    const node = await rawServer((request, socket) => {
+      const timer = setTimeout(() => socket.write(echo(request.body)), delayMs);
+      socket.once('close', () => {
+        clearTimeout(timer);
+        closedAfterMs.push(Number(process.hrtime.bigint() - request.receivedNs) / 1e6);
+      });
+    });
+    return { node, closedAfterMs };
+  }
+
+  it('an 80 ms server with a 100 ms timeout: every sample completes', async () => {
+    const { node } = await slowServer(80);
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 100 });
+    try {
+      const result = await run(sut, { scenario: 'SingleStream', minDurationMs: 0, minQueryCount: 8 });
+      expect(failedOf(result).total).toBe(0);
+      expect(sut.stats().nodes[0]!.completed).toBe(result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('a 120 ms server with a 100 ms timeout: every sample fails as timeout, none completes, each when its time is up', async () => {
+    const { node, closedAfterMs } = await slowServer(120);
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 100 });
+    try {
+      const result = await run(sut, { scenario: 'SingleStream', minDurationMs: 0, minQueryCount: 8 });
+      expect(kindsOf(result)).toEqual({ timeout: result.counts.issuedSamples });
+      expect(sut.stats().nodes[0]!.completed).toBe(0);
+      // The client gave up (closed the socket) once the timeout passed: not before, not much after
+      // (the median: one stall of this shared machine does not decide it).
+      expect(closedAfterMs.length).toBe(result.counts.issuedSamples);
+      const sorted = [...closedAfterMs].sort((a, b) => a - b);
+      expect(sorted[0]).toBeGreaterThanOrEqual(95);
+      expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(150);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('a request queued for a connection is timed from its write: per-node latency and the timeout leave the queue out', async () => {
+    // One connection, eight samples at once, 80 ms each: the last one waits ~560 ms for the connection.
+    const { node } = await slowServer(80);
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 300, connections: 1 });
+    try {
+      const result = await run(sut, offline(8));
+      expect(failedOf(result).total).toBe(0);
+      const stats = sut.stats().nodes[0]!;
+      expect(stats.completed).toBe(8);
+      // From the queue the median would be ~320 ms and the largest ~640 ms.
+      expect(stats.latencyNs.p50).toBeLessThan(200e6);
+      expect(stats.latencyNs.max).toBeLessThan(300e6);
+    } finally {
+      await sut.close();
+    }
+  });
+});
+
+describe('undici transport: no sample lost to ordinary servers', () => {
+  it('a server that closes the connection after each response (no Connection: close)', async () => {
+    // It closes a moment after its response: a request the client sent on the connection meanwhile is dropped unanswered.
+    let dropped = 0;
+    const node = await rawServer((request, socket) => {
+      if (request.nth > 0) {
+        dropped++;
+        return;
+      }
+      socket.write(echo(request.body));
+      setTimeout(() => socket.destroy(), 20);
+    });
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 5000 });
+    try {
+      const result = await run(sut, { scenario: 'Server', serverTargetQps: 400, minDurationMs: 0, minQueryCount: 300 });
+      // The fault happened (requests were sent on closing connections), and cost no sample.
+      expect(dropped).toBeGreaterThan(0);
+      expect(failedOf(result).total).toBe(0);
+      expect(sut.stats().nodes[0]!.completed).toBe(result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('a server that accepts at most 8 connections', async () => {
+    const server = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.url === '/name') return void res.end('capped');
+        // Slow enough that the rate needs more than 8 connections.
+        setTimeout(() => res.end(`echo:${Buffer.concat(chunks).toString('utf8')}`), 40);
+      });
+    });
+    server.maxConnections = 8;
+    let refused = 0;
+    server.on('drop', () => refused++);
+    server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push({
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const sut = await createHttpSut({ urls: [url], request: MAP, transport: 'undici', requestTimeoutMs: 5000, connections: 64 });
+    try {
+      const result = await run(sut, { scenario: 'Server', serverTargetQps: 400, minDurationMs: 0, minQueryCount: 300 });
+      expect(refused).toBeGreaterThan(0);
+      expect(failedOf(result).total).toBe(0);
+      expect(sut.stats().nodes[0]!.completed).toBe(result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+});
