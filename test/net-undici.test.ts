@@ -12,8 +12,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { createHttpSut, startTest } from '../lib/index.js';
+import { createNetworkSut } from '../lib/net/transport.js';
 import type { NetworkSut } from '../lib/net/types.js';
 import { repoRoot, tempDir } from './helpers.js';
+import { testProtocol } from './net-helpers.js';
 
 const MAP = join(repoRoot, 'test', 'fixtures', 'http-map.mjs');
 
@@ -119,6 +121,7 @@ describe('undici transport: one failure kind per fault', () => {
     ['Transfer-Encoding with Content-Length', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n6\r\necho:1\r\n0\r\n\r\n')],
     ['a Transfer-Encoding other than chunked', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\necho:1')],
     ['chunked not the last coding', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n6\r\necho:1\r\n0\r\n\r\n')],
+    ['a coding besides chunked (nothing here decodes it)', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n6\r\necho:1\r\n0\r\n\r\n')],
     ['a chunk size that is not hex', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\necho:1\r\n0\r\n\r\n')],
     ['a chunk without its CRLF', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\necho:1X0\r\n\r\n')],
     ['a bare-LF chunk size line', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\necho:1\r\n0\r\n\r\n')],
@@ -129,7 +132,9 @@ describe('undici transport: one failure kind per fault', () => {
     ['a header line folded (obs-fold)', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nX-A: a\r\n b\r\nContent-Length: 6\r\n\r\necho:1')],
     ['a space before the colon', 'malformed_response', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length : 6\r\n\r\necho:1')],
     ['a head beyond the size limit', 'malformed_response', (s) => s.write(`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(100_000)}\r\nContent-Length: 6\r\n\r\necho:1`)],
-    ['a 204 with a Content-Length', 'malformed_response', (s) => s.write('HTTP/1.1 204 No Content\r\nContent-Length: 6\r\n\r\n')],
+    // undici destroys the connection on a 100 Continue it did not ask for (client-h1.js, onHeadersComplete):
+    // it cannot skip one as it skips other 1xx responses, so on undici the sample fails.
+    ['an interim 100 Continue that was not asked for', 'malformed_response', (s, r) => s.write(`HTTP/1.1 100 Continue\r\n\r\n${echo(r.body)}`)],
     ['a body shorter than its Content-Length, then close', 'connection', (s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 60\r\n\r\necho:1')],
     ['a short body, Connection: close, then close', 'connection', (s) => s.end('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 60\r\n\r\necho:1')],
     ['a short body, then a reset', 'connection', (s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 60\r\n\r\necho:1', () => s.resetAndDestroy())],
@@ -180,6 +185,24 @@ describe('undici transport: one failure kind per fault', () => {
       const result = await run(sut, offline(10));
       expect(failedOf(result).total).toBe(0);
       expect(sut.stats().nodes[0]!.completed).toBe(result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+});
+
+describe('undici transport: responses without a body', () => {
+  it('a 204 or 304 ends at its head whatever its Content-Length says', async () => {
+    let i = 0;
+    const node = await rawServer((_request, socket) => {
+      socket.write(i++ % 2 === 0 ? 'HTTP/1.1 204 No Content\r\nContent-Length: 6\r\n\r\n' : 'HTTP/1.1 304 Not Modified\r\nContent-Length: 6\r\n\r\n');
+    });
+    // testProtocol accepts any 2xx body, the empty one included.
+    const sut = await createNetworkSut(testProtocol(8), { urls: [node.url], transport: 'undici', requestTimeoutMs: 5000, connections: 1 });
+    try {
+      const result = await run(sut, offline(8));
+      expect(kindsOf(result)).toEqual({ http_status: 4 });
+      expect(sut.stats().nodes[0]!.completed).toBe(4);
     } finally {
       await sut.close();
     }

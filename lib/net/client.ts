@@ -400,10 +400,10 @@ class InFlight implements Dispatcher.DispatchHandler {
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     this.status = statusCode;
     if (statusCode < 200 || this.settled) return;
-    // llhttp reads a body with another final coding up to the close; the taxonomy refuses it (as the native parser does).
+    // llhttp reads a body with another coding up to the close (or decodes none of it); like the native parser, only chunked is read.
     const coding = headers['transfer-encoding'];
-    if (coding !== undefined && !lastCodingIsChunked(coding)) {
-      const message = `Transfer-Encoding '${String(coding).slice(0, 60)}' does not end with chunked`;
+    if (coding !== undefined && !onlyChunked(coding)) {
+      const message = `unsupported Transfer-Encoding '${String(coding).slice(0, 60)}' (only chunked)`;
       this.client.fail(this, 'malformed_response', message, this.client.clock());
       controller.abort(new TransportAbort('malformed_response', message));
     }
@@ -429,9 +429,15 @@ class InFlight implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    const stamp = this.lastChunkNs !== 0 ? this.lastChunkNs : this.client.clock();
     const connection = this.connection;
     if (connection !== undefined) connection.responses++;
+    this.complete();
+    this.client.release(this);
+  }
+
+  /** The response was read whole: its outcome for the sample. */
+  private complete(): void {
+    const stamp = this.lastChunkNs !== 0 ? this.lastChunkNs : this.client.clock();
     if (!this.settled) {
       if (this.client.timedOut(this, stamp)) {
         // Read after its time was up (the timer had not run yet): a timeout all the same.
@@ -449,12 +455,15 @@ class InFlight implements Dispatcher.DispatchHandler {
         else this.client.fail(this, outcome.kind, outcome.message, stamp);
       }
     }
-    this.client.release(this);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     const connection = this.connection;
-    if (!this.settled) {
+    if (!this.settled && (this.status === 204 || this.status === 304) && (error as { code?: unknown }).code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+      // A 204 or 304 ends at its head whatever its Content-Length says (RFC 9112 6.3); undici
+      // alone calls that a mismatch. Read as the whole response it is, as the native parser does.
+      this.complete();
+    } else if (!this.settled) {
       const { kind, message } = classify(error, this.status);
       // No byte of the response came: the server never saw it, or dropped it unanswered.
       if (!this.responseStarted && (kind === 'connection' || (error as { code?: unknown }).code === 'UND_ERR_CONNECT_TIMEOUT')) {
@@ -482,11 +491,9 @@ class InFlight implements Dispatcher.DispatchHandler {
   }
 }
 
-/** A Transfer-Encoding header's last coding is chunked (the only framing of a body it may give). */
-function lastCodingIsChunked(value: string | string[]): boolean {
-  const text = typeof value === 'string' ? value : value.join(',');
-  const comma = text.lastIndexOf(',');
-  return text.slice(comma + 1).trim().toLowerCase() === 'chunked';
+/** A Transfer-Encoding header that says chunked and nothing else (no other coding is decoded here). */
+function onlyChunked(value: string | string[]): boolean {
+  return typeof value === 'string' && value.trim().toLowerCase() === 'chunked';
 }
 
 /** What a request's error means for the sample; `status`: the last status line read (0: none). */
@@ -500,14 +507,9 @@ export function classify(error: Error, status: number): { kind: FailureKind; mes
   if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
     // undici raises this for a body cut short by a close, but also for any
     // error in a head that had a Content-Length (a bare LF, Transfer-Encoding
-    // with it, a second one): a status read means the head was whole.
-    if (status >= 200 && status !== 204 && status !== 304)
-      return { kind: 'connection', message: `the connection closed before the body's Content-Length was read (${code})` };
-    if (status === 304) return { kind: 'http_status', message: 'HTTP 304' };
-    return {
-      kind: 'malformed_response',
-      message: status === 204 ? `a 204 response with a Content-Length (${code})` : `the response head is not valid HTTP/1.1: its line endings, Content-Length or Transfer-Encoding (${code})`,
-    };
+    // with it, a second one): a final status read means the head was whole.
+    if (status >= 200) return { kind: 'connection', message: `the connection closed before the body's Content-Length was read (${code})` };
+    return { kind: 'malformed_response', message: `the response head is not valid HTTP/1.1: its line endings, Content-Length or Transfer-Encoding (${code})` };
   }
   // undici refuses an interim 100 Continue it did not ask for, and an upgrade: bytes this client cannot read.
   if (code === 'UND_ERR_SOCKET' && (error.message === 'bad response' || error.message === 'bad upgrade'))
