@@ -191,6 +191,29 @@ describe('undici transport: one failure kind per fault', () => {
   });
 });
 
+describe('undici transport: a request undici will not send', () => {
+  it('fails its sample, is not sent again, and leaves its connection free for the next', async () => {
+    let requests = 0;
+    const node = await rawServer((request, socket) => {
+      requests++;
+      socket.write(echo(request.body));
+    });
+    const protocol = testProtocol(8);
+    // A header value with a line break: undici refuses it before anything is written.
+    const request = protocol.request.bind(protocol);
+    protocol.request = (index) => (index % 2 === 0 ? { ...request(index), headers: { 'x-bad': 'a\nb' } } : request(index));
+    const sut = await createNetworkSut(protocol, { urls: [node.url], transport: 'undici', requestTimeoutMs: 5000, connections: 2 });
+    try {
+      const result = await run(sut, offline(16));
+      expect(kindsOf(result)).toEqual({ connection: 8 });
+      expect(sut.stats().nodes[0]!.completed).toBe(8);
+      expect(requests).toBe(8);
+    } finally {
+      await sut.close();
+    }
+  });
+});
+
 describe('undici transport: responses without a body', () => {
   it('a 204 or 304 ends at its head whatever its Content-Length says', async () => {
     let i = 0;

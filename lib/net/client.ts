@@ -49,6 +49,8 @@ const CANCEL_POLL_MS = 100;
 
 /** undici error codes that mean a timeout. */
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/** undici error codes for a request it would not send: not a socket's failure, never sent again. */
+const REQUEST_ERROR_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH']);
 /** undici error codes for bytes that are not a valid response (besides llhttp's HTTPParserError). */
 const MALFORMED_CODES = new Set(['UND_ERR_HEADERS_OVERFLOW', 'UND_ERR_RES_EXCEEDED_MAX_SIZE']);
 
@@ -228,7 +230,10 @@ class ConnectionPool {
     // peek(): entries of requests failed while waiting do not hold a new one back.
     if (this.waiting.peek() === undefined) {
       const connection = this.acquire(request.retried);
-      if (connection !== undefined) return this.send(connection, request);
+      if (connection !== undefined) {
+        if (!this.send(connection, request)) this.free(connection);
+        return;
+      }
     }
     this.waiting.push(request);
   }
@@ -239,21 +244,24 @@ class ConnectionPool {
     this.schedulePump();
   }
 
-  private send(connection: Connection, request: InFlight): void {
+  /**
+   * Hands the request to the connection's client; false when undici refused
+   * it at once (its handler was called back from within dispatch: options it
+   * cannot send, a client destroyed): the connection is still free then.
+   */
+  private send(connection: Connection, request: InFlight): boolean {
     request.connection = connection;
     request.inUndici = true;
-    // undici may call the handler back from within (a client already destroyed): the state above is set first.
     connection.client.dispatch(request.options!, request);
+    return request.inUndici && request.connection === connection;
   }
 
   /** A connection finished its request: the next waiting request goes on it, else it is idle. */
   free(connection: Connection): void {
     if (connection.dead || connection.idle) return;
-    const next = this.waiting.peek();
-    if (next !== undefined) {
+    for (let next = this.waiting.peek(); next !== undefined; next = this.waiting.peek()) {
       this.waiting.drop();
-      this.send(connection, next);
-      return;
+      if (this.send(connection, next)) return;
     }
     connection.idle = true;
     this.idleStack.push(connection);
@@ -269,7 +277,7 @@ class ConnectionPool {
         const connection = this.acquire(next.retried);
         if (connection === undefined) return;
         this.waiting.drop();
-        this.send(connection, next);
+        if (!this.send(connection, next)) this.free(connection);
       }
     });
   }
@@ -465,10 +473,10 @@ class InFlight implements Dispatcher.DispatchHandler {
       this.complete();
     } else if (!this.settled) {
       const { kind, message } = classify(error, this.status);
+      const code = (error as { code?: unknown }).code;
       // No byte of the response came: the server never saw it, or dropped it unanswered.
-      if (!this.responseStarted && (kind === 'connection' || (error as { code?: unknown }).code === 'UND_ERR_CONNECT_TIMEOUT')) {
-        if (this.client.sendAgain(this, connection, kind)) return;
-      }
+      const socketFailed = (kind === 'connection' && !REQUEST_ERROR_CODES.has(code as string)) || code === 'UND_ERR_CONNECT_TIMEOUT';
+      if (socketFailed && !this.responseStarted && this.client.sendAgain(this, connection, kind)) return;
       this.client.fail(this, kind, message, this.client.clock());
     }
     this.client.release(this);
