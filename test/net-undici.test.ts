@@ -265,11 +265,10 @@ describe('undici transport: timeouts from the write, exact', () => {
       const result = await run(sut, { scenario: 'SingleStream', minDurationMs: 0, minQueryCount: 8 });
       expect(kindsOf(result)).toEqual({ timeout: result.counts.issuedSamples });
       expect(sut.stats().nodes[0]!.completed).toBe(0);
-      // The client gave up (closed the socket) once the timeout passed: not before, not much after
-      // (the median: one stall of this shared machine does not decide it).
+      // The client gave up (closed the socket) soon after the timeout passed, as the server saw it
+      // (the median: one stall of this shared machine does not decide it; not early: the 80 ms case).
       expect(closedAfterMs.length).toBe(result.counts.issuedSamples);
       const sorted = [...closedAfterMs].sort((a, b) => a - b);
-      expect(sorted[0]).toBeGreaterThanOrEqual(95);
       expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(150);
     } finally {
       await sut.close();
