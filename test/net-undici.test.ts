@@ -293,6 +293,41 @@ describe('undici transport: timeouts from the write, exact', () => {
   });
 });
 
+describe('undici transport: requests waiting for a connection', () => {
+  it('a server that never answers, one connection: each request times out from its write in turn; the run ends', async () => {
+    let requests = 0;
+    const node = await rawServer(() => void requests++);
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 100, connections: 1 });
+    try {
+      const started = Date.now();
+      const result = await run(sut, offline(6));
+      expect(Date.now() - started).toBeLessThan(8_000);
+      expect(kindsOf(result)).toEqual({ timeout: 6 });
+      // Every one was written (and timed) in its turn, none failed while it waited.
+      expect(requests).toBe(6);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it("the run's stop cancels the requests waiting for a connection too", async () => {
+    const node = await rawServer(() => undefined);
+    const controller = new AbortController();
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', connections: 1, signal: controller.signal });
+    try {
+      setTimeout(() => controller.abort(new Error('stop')), 300);
+      const started = Date.now();
+      const result = await startTest(sut, sut.qsl, offline(20), { outdir: tempDir() }, { signal: controller.signal });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
+      expect(kindsOf(result)).toEqual({ cancelled: result.counts.issuedSamples });
+      expect(sut.stats().nodes[0]!.failed.cancelled).toBe(result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+});
+
 describe('undici transport: no sample lost to ordinary servers', () => {
   it('a server that closes the connection after each response (no Connection: close)', async () => {
     // It closes a moment after its response: a request the client sent on the connection meanwhile is dropped unanswered.
