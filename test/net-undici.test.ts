@@ -191,6 +191,22 @@ describe('undici transport: one failure kind per fault', () => {
   });
 });
 
+describe('undici transport: extra bytes after a response', () => {
+  it('the response stands as framed; its connection, out of step, is not used again (as the native client does)', async () => {
+    const node = await rawServer((request, socket) => socket.write(`${echo(request.body)}EXTRA BYTES`));
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 5000, connections: 1 });
+    try {
+      const result = await run(sut, offline(6));
+      expect(failedOf(result).total).toBe(0);
+      expect(sut.stats().nodes[0]!.completed).toBe(6);
+      // One connection per request (the first one also carried the probe).
+      expect(node.connections).toBe(6);
+    } finally {
+      await sut.close();
+    }
+  });
+});
+
 describe('undici transport: a request undici will not send', () => {
   it('fails its sample, is not sent again, and leaves its connection free for the next', async () => {
     let requests = 0;
