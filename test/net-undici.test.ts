@@ -167,8 +167,10 @@ describe('undici transport: one failure kind per fault', () => {
     }
   });
 
-  it('well-formed responses complete: 103 then 200, HTTP/1.0 and close-delimited bodies, extra bytes after the end, chunked', async () => {
+  it('well-formed responses complete: 103 then 200, HTTP/1.0 and close-delimited bodies, extra bytes after the end, chunked, a 40 KiB head', async () => {
     const answers = [
+      // Heads up to 64 KiB are read, as by the native client (undici's default limit is 16 KiB).
+      (s: Socket, r: RawRequest) => s.write(echo(r.body, `X-Big: ${'b'.repeat(40 * 1024)}\r\n`)),
       (s: Socket, r: RawRequest) => s.write(`HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n${echo(r.body)}`),
       (s: Socket, r: RawRequest) => s.end(`HTTP/1.0 200 OK\r\n\r\necho:${r.body}`),
       (s: Socket, r: RawRequest) => s.end(`HTTP/1.1 200 OK\r\nConnection: close\r\n\r\necho:${r.body}`),
@@ -182,7 +184,7 @@ describe('undici transport: one failure kind per fault', () => {
     const node = await rawServer((request, socket) => answers[i++ % answers.length]!(socket, request));
     const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 5000, connections: 1 });
     try {
-      const result = await run(sut, offline(10));
+      const result = await run(sut, offline(12));
       expect(failedOf(result).total).toBe(0);
       expect(sut.stats().nodes[0]!.completed).toBe(result.counts.issuedSamples);
     } finally {

@@ -44,6 +44,8 @@ export type { ClientConfig };
 const BODY_EXCERPT_BYTES = 200;
 /** Largest probe response read (metadata, model lists). */
 const PROBE_BODY_LIMIT = 8 << 20;
+/** Largest response head read (the native client's limit; undici's own default is 16 KiB). */
+const MAX_HEAD_BYTES = 64 * 1024;
 /** How often a dispatch worker looks at the main thread's stop flag while requests are out. */
 const CANCEL_POLL_MS = 100;
 
@@ -191,6 +193,7 @@ class ConnectionPool {
       headersTimeout: 0,
       bodyTimeout: 0,
       keepAliveTimeout: 30_000,
+      maxHeaderSize: MAX_HEAD_BYTES,
       allowH2: this.config.http2,
     });
     const connection = new Connection(client, this);
