@@ -5,6 +5,7 @@
  * no sample lost to a server that closes connections or caps them.
  * Servers are raw node:net sockets on 127.0.0.1 so they can send any bytes.
  */
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -187,6 +188,33 @@ describe('undici transport: one failure kind per fault', () => {
       const result = await run(sut, offline(12));
       expect(failedOf(result).total).toBe(0);
       expect(sut.stats().nodes[0]!.completed).toBe(result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+});
+
+describe('undici transport: the body size limit', () => {
+  it('a body beyond 64 MiB fails as malformed_response as its bytes pass the limit', async () => {
+    const chunk = Buffer.alloc(1 << 20, 'x');
+    const node = await rawServer((_request, socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${100 * chunk.length}\r\n\r\n`);
+      // 100 MiB, a MiB at a time while the client reads: it stops reading at the limit.
+      let sent = 0;
+      const more = (): void => {
+        while (sent < 100 && !socket.destroyed) {
+          sent++;
+          if (!socket.write(chunk)) return void socket.once('drain', more);
+        }
+      };
+      more();
+    });
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 20_000, connections: 1 });
+    try {
+      const outdir = tempDir();
+      const result = await startTest(sut, sut.qsl, offline(2), { outdir });
+      expect(kindsOf(result)).toEqual({ malformed_response: 2 });
+      expect(readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8')).toContain('the response body exceeds the size limit');
     } finally {
       await sut.close();
     }

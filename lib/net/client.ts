@@ -44,6 +44,8 @@ export type { ClientConfig };
 const BODY_EXCERPT_BYTES = 200;
 /** Largest probe response read (metadata, model lists). */
 const PROBE_BODY_LIMIT = 8 << 20;
+/** Largest response body read when the protocol names no limit of its own: beyond it, malformed_response. */
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Largest response head read (the native client's limit; undici's own default is 16 KiB). */
 const MAX_HEAD_BYTES = 64 * 1024;
 /** How often a dispatch worker looks at the main thread's stop flag while requests are out. */
@@ -54,7 +56,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 /** undici error codes for a request it would not send: not a socket's failure, never sent again. */
 const REQUEST_ERROR_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH']);
 /** undici error codes for bytes that are not a valid response (besides llhttp's HTTPParserError). */
-const MALFORMED_CODES = new Set(['UND_ERR_HEADERS_OVERFLOW', 'UND_ERR_RES_EXCEEDED_MAX_SIZE']);
+const MALFORMED_CODES = new Set(['UND_ERR_HEADERS_OVERFLOW']);
 
 /** Why the transport itself ended a request (the abort reason it gives undici). */
 class TransportAbort extends Error {
@@ -180,6 +182,8 @@ class ConnectionPool {
     readonly origin: string,
     private readonly config: ClientConfig,
     public ceiling: number,
+    /** Body bytes read at most (undici fails the request as the bytes pass it). */
+    private readonly maxResponseBytes: number,
   ) {
     // One connector for the node's connections (TLS sessions are shared through it).
     this.connector = buildConnector({ timeout: config.connectTimeoutMs, allowH2: config.http2 });
@@ -194,6 +198,7 @@ class ConnectionPool {
       bodyTimeout: 0,
       keepAliveTimeout: 30_000,
       maxHeaderSize: MAX_HEAD_BYTES,
+      maxResponseSize: this.maxResponseBytes,
       allowH2: this.config.http2,
     });
     const connection = new Connection(client, this);
@@ -514,6 +519,7 @@ export function classify(error: Error, status: number): { kind: FailureKind; mes
   const text = typeof code === 'string' ? `${error.message} (${code})` : error.message;
   if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return { kind: 'timeout', message: text };
   if (code === 'UND_ERR_ABORTED' || code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_CLOSED') return { kind: 'cancelled', message: text };
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return { kind: 'malformed_response', message: `the response body exceeds the size limit (${code})` };
   if (error instanceof errors.HTTPParserError || (typeof code === 'string' && MALFORMED_CODES.has(code))) return { kind: 'malformed_response', message: text };
   if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
     // undici raises this for a body cut short by a close, but also for any
@@ -569,8 +575,11 @@ export class NetworkClient {
     this.timeoutNs = config.requestTimeoutMs * 1e6;
     this.timeoutMessage = `no complete response within ${config.requestTimeoutMs} ms of the request's write`;
     this.backoffNs = config.backoffMs * 1e6;
+    // A protocol may set its own body limit (the native client reads the same field).
+    const limit = (protocol as NetworkProtocol & { maxResponseBytes?: unknown }).maxResponseBytes;
+    const maxResponseBytes = typeof limit === 'number' && Number.isSafeInteger(limit) && limit > 0 ? limit : DEFAULT_MAX_RESPONSE_BYTES;
     this.nodes = addresses.map((address, i) => {
-      const pool = new ConnectionPool(address.origin, config, config.connections);
+      const pool = new ConnectionPool(address.origin, config, config.connections, maxResponseBytes);
       const node = new NetworkNode(i, address, pool, new NodeStatsRecorder(statsSlices[i]!));
       pool.onNoConnection = (kind, message) => this.failWaiting(node, kind, message);
       return node;
