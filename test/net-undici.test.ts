@@ -398,19 +398,24 @@ describe('undici transport: no sample lost to ordinary servers', () => {
     }
   });
 
-  it('a server that accepts at most 8 connections', async () => {
+  /** A node:http server answering in 40 ms that drops connections beyond `maxConnections`. */
+  async function cappedServer(maxConnections: number) {
     const server = createHttpServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         if (req.url === '/name') return void res.end('capped');
-        // Slow enough that the rate needs more than 8 connections.
+        // Slow enough that the rate needs more connections than the cap.
         setTimeout(() => res.end(`echo:${Buffer.concat(chunks).toString('utf8')}`), 40);
       });
     });
-    server.maxConnections = 8;
-    let refused = 0;
-    server.on('drop', () => refused++);
+    server.maxConnections = maxConnections;
+    const state = { refused: 0, open: 0, mostOpen: 0 };
+    server.on('drop', () => state.refused++);
+    server.on('connection', (socket: Socket) => {
+      state.mostOpen = Math.max(state.mostOpen, ++state.open);
+      socket.on('close', () => state.open--);
+    });
     server.keepAliveTimeout = 60_000;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     servers.push({
@@ -420,13 +425,36 @@ describe('undici transport: no sample lost to ordinary servers', () => {
           server.close(() => resolve());
         }),
     });
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return { server, state, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  }
+
+  it('a server that accepts at most 8 connections (also when a connection more is tried each second)', async () => {
+    const { state, url } = await cappedServer(8);
     const sut = await createHttpSut({ urls: [url], request: MAP, transport: 'undici', requestTimeoutMs: 5000, connections: 64 });
     try {
-      const result = await run(sut, { scenario: 'Server', serverTargetQps: 400, minDurationMs: 0, minQueryCount: 300 });
-      expect(refused).toBeGreaterThan(0);
+      const result = await run(sut, { scenario: 'Server', serverTargetQps: 400, minDurationMs: 0, minQueryCount: 500 });
+      expect(state.refused).toBeGreaterThan(0);
       expect(failedOf(result).total).toBe(0);
       expect(sut.stats().nodes[0]!.completed).toBe(result.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('a server that takes more connections again: the lowered ceiling grows back', async () => {
+    // Two connections at first (the ceiling comes down to them), any number from 0.7 s on.
+    const { server, state, url } = await cappedServer(2);
+    const sut = await createHttpSut({ urls: [url], request: MAP, transport: 'undici', requestTimeoutMs: 5000, connections: 64 });
+    try {
+      setTimeout(() => {
+        server.maxConnections = 1000;
+        state.mostOpen = state.open;
+      }, 700);
+      // 200/s at 40 ms each needs ~8 connections; 2 serve 50/s.
+      const result = await run(sut, { scenario: 'Server', serverTargetQps: 200, minDurationMs: 0, minQueryCount: 500 });
+      expect(state.refused).toBeGreaterThan(0);
+      expect(failedOf(result).total).toBe(0);
+      expect(state.mostOpen).toBeGreaterThanOrEqual(6);
     } finally {
       await sut.close();
     }

@@ -143,7 +143,7 @@ class Connection {
 
   constructor(
     readonly client: Client,
-    pool: ConnectionPool,
+    readonly pool: ConnectionPool,
   ) {
     client.on('connect', () => {
       this.live = true;
@@ -153,9 +153,10 @@ class Connection {
     client.on('disconnect', () => {
       if (this.live) pool.live--;
       this.live = false;
+      pool.closed(this);
       this.responses = 0;
     });
-    client.on('connectionError', (_origin: unknown, _targets: unknown, error: Error) => pool.connectFailed(error));
+    client.on('connectionError', (_origin: unknown, _targets: unknown, error: Error) => pool.connectFailed(this, error));
     // undici is done with the request (answered, failed or aborted) and the socket may carry the next.
     client.on('drain', () => pool.free(this));
   }
@@ -164,11 +165,18 @@ class Connection {
 /**
  * A node's connections, opened as requests need them up to `ceiling`, and
  * the node's requests waiting for one. The ceiling starts at the configured
- * connections and only goes down: to the live connections when the server
- * drops a new one before answering on it.
+ * connections and goes down to the live connections when the server drops a
+ * new one before answering on it. While requests wait at a lowered ceiling,
+ * one connection more is tried a backoff period after the last refusal, and
+ * the next as soon as it has answered (the server may take more again; a
+ * refusal lowers the ceiling back and costs no sample).
  */
 class ConnectionPool {
   readonly connections: Connection[] = [];
+  /** performance.now() of the last refusal. */
+  private refusedMs = 0;
+  /** The connection opened above a lowered ceiling, until it answers or fails. */
+  private trial: Connection | undefined;
   /** Free connections, the most recently used on top (likeliest still open). */
   private readonly idleStack: Connection[] = [];
   readonly waiting = new RequestQueue();
@@ -230,7 +238,30 @@ class ConnectionPool {
       connection.idle = false;
       return connection;
     }
-    return this.connections.length < this.ceiling ? this.open() : undefined;
+    if (this.connections.length < this.ceiling) return this.open();
+    return this.openTrial();
+  }
+
+  /** One connection above a lowered ceiling, when it is time to try one. */
+  private openTrial(): Connection | undefined {
+    if (this.ceiling >= this.config.connections || this.trial !== undefined || this.connections.length >= this.config.connections) return undefined;
+    if (performance.now() - this.refusedMs < this.config.backoffMs) return undefined;
+    this.ceiling = this.connections.length + 1;
+    this.trial = this.open();
+    return this.trial;
+  }
+
+  /** A response was read whole on the connection: a trial connection proved the server takes one more. */
+  answered(connection: Connection): void {
+    connection.responses++;
+    if (connection === this.trial) this.trial = undefined;
+  }
+
+  /** A connection's socket closed: a trial that never answered ends (and counts as a refusal). */
+  closed(connection: Connection): void {
+    if (connection !== this.trial || connection.responses > 0) return;
+    this.trial = undefined;
+    this.refusedMs = performance.now();
   }
 
   /** Sends the request now if a connection is free (or can be opened), else queues it. */
@@ -244,6 +275,9 @@ class ConnectionPool {
       }
     }
     this.waiting.push(request);
+    // Requests wait at a lowered ceiling: the oldest may go on a trial connection.
+    const trial = this.openTrial();
+    if (trial !== undefined) this.free(trial);
   }
 
   /** A request to send again (no byte of its response came): ahead of the others, on the next connection free. */
@@ -297,6 +331,8 @@ class ConnectionPool {
    */
   lower(connection: Connection, othersLive: number): void {
     this.ceiling = Math.max(1, Math.min(this.ceiling, othersLive));
+    this.refusedMs = performance.now();
+    if (connection === this.trial) this.trial = undefined;
     this.drop(connection);
     this.schedulePump();
   }
@@ -319,7 +355,8 @@ class ConnectionPool {
   }
 
   /** A connect failed: with no live connection left, the requests waiting for this node cannot be sent either. */
-  connectFailed(error: Error): void {
+  connectFailed(connection: Connection, error: Error): void {
+    this.closed(connection);
     if (this.live > 0 || this.waiting.size === 0) return;
     const { kind, message } = classify(error, 0);
     this.onNoConnection?.(kind, message);
@@ -446,7 +483,7 @@ class InFlight implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     const connection = this.connection;
-    if (connection !== undefined) connection.responses++;
+    if (connection !== undefined) connection.pool.answered(connection);
     this.complete();
     this.client.release(this);
   }
