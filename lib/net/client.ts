@@ -23,7 +23,8 @@
  * once a byte of it came). A new connection the server drops before
  * answering on it, while the node has other live connections (a server
  * that caps its connections), lowers the node's ceiling to those, so the
- * request's retry goes on one of them and no further connection is opened.
+ * request's retry goes on one of them; the ceiling grows back by trial
+ * connections while requests wait at it (ConnectionPool).
  */
 import { buildConnector, Client, errors, type Dispatcher } from 'undici';
 
