@@ -23,6 +23,8 @@ describe('network SUT failures', () => {
   it.each((loadNative().nativeHttpAvailable ? [['native'], ['undici']] : [['undici']]) as [('native' | 'undici')][])('counts every kind, names the node in the detail log, and makes the run INVALID (%s transport)', async (transport) => {
     // Sample i: i % 5 == 0 -> 503, 1 -> the connection is destroyed, 2 -> a malformed body, 3 -> no answer, 4 -> ok.
     const tally: Record<string, number> = { http_status: 0, connection: 0, malformed_response: 0, timeout: 0, ok: 0 };
+    // A request whose connection closes before any byte of its response is sent once more: count samples, not requests.
+    const destroyed = new Set<number>();
     const node = await server(
       nodeHandler('flaky', (req, res, body) => {
         const i = Number(body.replace('sample-', ''));
@@ -33,7 +35,8 @@ describe('network SUT failures', () => {
             res.end('{"error":"overloaded\\nretry later"}');
             break;
           case 1:
-            tally.connection!++;
+            destroyed.add(i);
+            tally.connection = destroyed.size;
             req.socket.destroy();
             break;
           case 2:

@@ -1,12 +1,32 @@
 /**
- * The request path of a network SUT: one undici Pool per node (keep-alive,
- * no pipelining), a node picked per sample, one `dispatch` per sample with a
- * reused handler object (no per-request stream or promise), the core's clock
- * read when each body chunk has been read and before the protocol's reader
- * sees it, and every way a request can end turned into exactly one
- * completion (normal or failed).
+ * The request path of a network SUT: per node a pool of undici Clients (one
+ * connection each, keep-alive, no pipelining) that this module manages, a
+ * node picked per sample, one `dispatch` per sample with a reused handler
+ * object (no per-request stream or promise), the core's clock read when each
+ * body chunk has been read and before the protocol's reader sees it, and
+ * every way a request can end turned into exactly one completion (normal or
+ * failed).
+ *
+ * Timing: a request is timed from when undici writes it to its connection
+ * (onRequestStart), not from when it was queued for one: the per-node
+ * latency and the request timeout both start there. A request waiting for a
+ * connection is not timed out by the request timeout (an Offline run queues
+ * by design); its wait is bounded all the same, since every connection frees
+ * within the request timeout (or the connect timeout), and a node that
+ * cannot get any connection fails its waiting requests at once.
+ *
+ * Failures (README, network-SUT failures): undici's parser errors are
+ * 'malformed_response'; a connection closed or reset before the response was
+ * complete is 'connection'; the request and connect timeouts are 'timeout';
+ * the run stopped is 'cancelled'. A request whose connection ended before
+ * any byte of its response is sent again once, on another connection (never
+ * once a byte of it came). A new connection the server drops before
+ * answering on it, while the node has other live connections (a server
+ * that caps its connections), lowers the node's ceiling to those, so the
+ * request's retry goes on one of them; the ceiling grows back by trial
+ * connections while requests wait at it (ConnectionPool).
  */
-import { Pool, type Dispatcher } from 'undici';
+import { buildConnector, Client, errors, type Dispatcher } from 'undici';
 
 import { wantsResponse } from '../api/active.js';
 import { firstTokenComplete, querySampleComplete, querySampleFailed } from '../api/completion.js';
@@ -26,9 +46,19 @@ export type { ClientConfig };
 const BODY_EXCERPT_BYTES = 200;
 /** Largest probe response read (metadata, model lists). */
 const PROBE_BODY_LIMIT = 8 << 20;
+/** Largest response body read when the protocol names no limit of its own: beyond it, malformed_response. */
+const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** Largest response head read (the native client's limit; undici's own default is 16 KiB). */
+const MAX_HEAD_BYTES = 64 * 1024;
+/** How often a dispatch worker looks at the main thread's stop flag while requests are out. */
+const CANCEL_POLL_MS = 100;
 
 /** undici error codes that mean a timeout. */
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/** undici error codes for a request it would not send: not a socket's failure, never sent again. */
+const REQUEST_ERROR_CODES = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED', 'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH']);
+/** undici error codes for bytes that are not a valid response (besides llhttp's HTTPParserError). */
+const MALFORMED_CODES = new Set(['UND_ERR_HEADERS_OVERFLOW']);
 
 /** Why the transport itself ended a request (the abort reason it gives undici). */
 class TransportAbort extends Error {
@@ -37,7 +67,325 @@ class TransportAbort extends Error {
   }
 }
 
-/** One node: its pool, statistics and rotation state. */
+/**
+ * A FIFO of requests, each entry valid while the request's `seq` is the one
+ * it was queued with (a request moves on, or is reused, by bumping its seq;
+ * its stale entries are skipped). A ring buffer: no allocation once grown.
+ */
+class RequestQueue {
+  private items: (InFlight | undefined)[] = new Array<InFlight | undefined>(16);
+  private seqs: number[] = new Array<number>(16).fill(0);
+  private head = 0;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  push(request: InFlight): void {
+    if (this.count === this.items.length) this.grow();
+    const at = (this.head + this.count) & (this.items.length - 1);
+    this.items[at] = request;
+    this.seqs[at] = request.seq;
+    this.count++;
+  }
+
+  /** In front of every other entry (a request that was already waiting longest). */
+  pushFront(request: InFlight): void {
+    if (this.count === this.items.length) this.grow();
+    this.head = (this.head - 1) & (this.items.length - 1);
+    this.items[this.head] = request;
+    this.seqs[this.head] = request.seq;
+    this.count++;
+  }
+
+  /** The first valid request (stale entries before it are dropped), or undefined. */
+  peek(): InFlight | undefined {
+    while (this.count > 0) {
+      const request = this.items[this.head]!;
+      if (request.seq === this.seqs[this.head]) return request;
+      this.drop();
+    }
+    return undefined;
+  }
+
+  /** Removes the first entry (call after peek() returned it). */
+  drop(): void {
+    this.items[this.head] = undefined;
+    this.head = (this.head + 1) & (this.items.length - 1);
+    this.count--;
+  }
+
+  private grow(): void {
+    const n = this.items.length;
+    const items = new Array<InFlight | undefined>(n * 2);
+    const seqs = new Array<number>(n * 2).fill(0);
+    for (let i = 0; i < this.count; i++) {
+      items[i] = this.items[(this.head + i) & (n - 1)];
+      seqs[i] = this.seqs[(this.head + i) & (n - 1)]!;
+    }
+    this.items = items;
+    this.seqs = seqs;
+    this.head = 0;
+  }
+}
+
+/** One connection of a node: an undici Client that carries one request at a time. */
+class Connection {
+  /** The socket is up. */
+  live = false;
+  /** Responses read whole on the current socket (0: the server never answered on it). */
+  responses = 0;
+  /** In the pool's idle stack. */
+  idle = false;
+  /** Dropped from the pool (the server would not keep it): never used again. */
+  dead = false;
+  /** Index in the pool's connection list. */
+  slot = -1;
+
+  constructor(
+    readonly client: Client,
+    readonly pool: ConnectionPool,
+  ) {
+    client.on('connect', () => {
+      this.live = true;
+      this.responses = 0;
+      pool.live++;
+    });
+    client.on('disconnect', () => {
+      if (this.live) pool.live--;
+      this.live = false;
+      pool.closed(this);
+      this.responses = 0;
+    });
+    client.on('connectionError', (_origin: unknown, _targets: unknown, error: Error) => pool.connectFailed(this, error));
+    // undici is done with the request (answered, failed or aborted) and the socket may carry the next.
+    client.on('drain', () => pool.free(this));
+  }
+}
+
+/**
+ * A node's connections, opened as requests need them up to `ceiling`, and
+ * the node's requests waiting for one. The ceiling starts at the configured
+ * connections and goes down to the live connections when the server drops a
+ * new one before answering on it. While requests wait at a lowered ceiling,
+ * one connection more is tried a backoff period after the last refusal, and
+ * the next as soon as it has answered (the server may take more again; a
+ * refusal lowers the ceiling back and costs no sample).
+ */
+class ConnectionPool {
+  readonly connections: Connection[] = [];
+  /** performance.now() of the last refusal. */
+  private refusedMs = 0;
+  /** The connection opened above a lowered ceiling, until it answers or fails. */
+  private trial: Connection | undefined;
+  /** Free connections, the most recently used on top (likeliest still open). */
+  private readonly idleStack: Connection[] = [];
+  readonly waiting = new RequestQueue();
+  live = 0;
+  private pumpScheduled = false;
+  private readonly connector: ReturnType<typeof buildConnector>;
+  /** The pool's requests that failed because no connection could be made, failed here (set by the client). */
+  onNoConnection: ((kind: FailureKind, message: string) => void) | undefined;
+
+  constructor(
+    readonly origin: string,
+    private readonly config: ClientConfig,
+    public ceiling: number,
+    /** Body bytes read at most (undici fails the request as the bytes pass it). */
+    private readonly maxResponseBytes: number,
+  ) {
+    // One connector for the node's connections (TLS sessions are shared through it).
+    this.connector = buildConnector({ timeout: config.connectTimeoutMs, allowH2: config.http2 });
+  }
+
+  private open(): Connection {
+    const client = new Client(this.origin, {
+      pipelining: 1,
+      connect: this.connector,
+      // The client's own timer times requests out, from their write: no undici timer per request.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      keepAliveTimeout: 30_000,
+      maxHeaderSize: MAX_HEAD_BYTES,
+      maxResponseSize: this.maxResponseBytes,
+      allowH2: this.config.http2,
+    });
+    const connection = new Connection(client, this);
+    connection.slot = this.connections.length;
+    this.connections.push(connection);
+    return connection;
+  }
+
+  /**
+   * A connection for a request now: a free one, else a new one while below
+   * the ceiling; undefined when it must wait. `fresh`: a request sent again
+   * prefers a connection that will open a new socket (the last one failed).
+   */
+  private acquire(fresh: boolean): Connection | undefined {
+    const stack = this.idleStack;
+    if (fresh) {
+      for (let i = stack.length - 1; i >= 0; i--) {
+        const connection = stack[i]!;
+        if (connection.live) continue;
+        stack[i] = stack[stack.length - 1]!;
+        stack.pop();
+        connection.idle = false;
+        return connection;
+      }
+      if (this.connections.length < this.ceiling) return this.open();
+    }
+    const connection = stack.pop();
+    if (connection !== undefined) {
+      connection.idle = false;
+      return connection;
+    }
+    if (this.connections.length < this.ceiling) return this.open();
+    return this.openTrial();
+  }
+
+  /** One connection above a lowered ceiling, when it is time to try one. */
+  private openTrial(): Connection | undefined {
+    if (this.ceiling >= this.config.connections || this.trial !== undefined || this.connections.length >= this.config.connections) return undefined;
+    if (performance.now() - this.refusedMs < this.config.backoffMs) return undefined;
+    this.ceiling = this.connections.length + 1;
+    this.trial = this.open();
+    return this.trial;
+  }
+
+  /** A response was read whole on the connection: a trial connection proved the server takes one more. */
+  answered(connection: Connection): void {
+    connection.responses++;
+    if (connection === this.trial) this.trial = undefined;
+  }
+
+  /** A connection's socket closed: a trial that never answered ends (and counts as a refusal). */
+  closed(connection: Connection): void {
+    if (connection !== this.trial || connection.responses > 0) return;
+    this.trial = undefined;
+    this.refusedMs = performance.now();
+  }
+
+  /** Sends the request now if a connection is free (or can be opened), else queues it. */
+  submit(request: InFlight): void {
+    // peek(): entries of requests failed while waiting do not hold a new one back.
+    if (this.waiting.peek() === undefined) {
+      const connection = this.acquire(request.retried);
+      if (connection !== undefined) {
+        if (!this.send(connection, request)) this.free(connection);
+        return;
+      }
+    }
+    this.waiting.push(request);
+    // Requests wait at a lowered ceiling: the oldest may go on a trial connection.
+    const trial = this.openTrial();
+    if (trial !== undefined) this.free(trial);
+  }
+
+  /** A request to send again (no byte of its response came): ahead of the others, on the next connection free. */
+  resubmit(request: InFlight): void {
+    this.waiting.pushFront(request);
+    this.schedulePump();
+  }
+
+  /**
+   * Hands the request to the connection's client; false when undici refused
+   * it at once (its handler was called back from within dispatch: options it
+   * cannot send, a client destroyed): the connection is still free then.
+   */
+  private send(connection: Connection, request: InFlight): boolean {
+    request.connection = connection;
+    request.inUndici = true;
+    connection.client.dispatch(request.options!, request);
+    return request.inUndici && request.connection === connection;
+  }
+
+  /** A connection finished its request: the next waiting request goes on it, else it is idle. */
+  free(connection: Connection): void {
+    if (connection.dead || connection.idle) return;
+    for (let next = this.waiting.peek(); next !== undefined; next = this.waiting.peek()) {
+      this.waiting.drop();
+      if (this.send(connection, next)) return;
+    }
+    connection.idle = true;
+    this.idleStack.push(connection);
+  }
+
+  /** Sends waiting requests on free connections (after a request was put back or a connection dropped). */
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    queueMicrotask(() => {
+      this.pumpScheduled = false;
+      for (let next = this.waiting.peek(); next !== undefined; next = this.waiting.peek()) {
+        const connection = this.acquire(next.retried);
+        if (connection === undefined) return;
+        this.waiting.drop();
+        if (!this.send(connection, next)) this.free(connection);
+      }
+    });
+  }
+
+  /**
+   * The server dropped a new connection before answering on it while others
+   * are up: it holds no more than those. The ceiling comes down to them and
+   * the connection leaves the pool.
+   */
+  lower(connection: Connection, othersLive: number): void {
+    this.ceiling = Math.max(1, Math.min(this.ceiling, othersLive));
+    this.refusedMs = performance.now();
+    if (connection === this.trial) this.trial = undefined;
+    this.drop(connection);
+    this.schedulePump();
+  }
+
+  private drop(connection: Connection): void {
+    if (connection.dead) return;
+    connection.dead = true;
+    const last = this.connections.pop()!;
+    if (last !== connection) {
+      this.connections[connection.slot] = last;
+      last.slot = connection.slot;
+    }
+    if (connection.idle) {
+      const at = this.idleStack.indexOf(connection);
+      if (at >= 0) this.idleStack.splice(at, 1);
+      connection.idle = false;
+    }
+    // Not from within undici's callback that reported the failure.
+    queueMicrotask(() => void connection.client.destroy().catch(() => undefined));
+  }
+
+  /** A connect failed: with no live connection left, the requests waiting for this node cannot be sent either. */
+  connectFailed(connection: Connection, error: Error): void {
+    this.closed(connection);
+    if (this.live > 0 || this.waiting.size === 0) return;
+    const { kind, message } = classify(error, 0);
+    this.onNoConnection?.(kind, message);
+  }
+
+  /** For the probes (before the run): the node's first connection, opened if needed. */
+  request(options: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {
+    const connection = this.connections[0] ?? this.open();
+    const response = connection.client.request(options);
+    // The server answered on it: a later drop of this socket is not a refusal.
+    response.then(() => connection.responses++, () => undefined);
+    return response;
+  }
+
+  async destroy(): Promise<void> {
+    const all = this.connections.splice(0);
+    this.idleStack.length = 0;
+    await Promise.all(
+      all.map((connection) => {
+        connection.dead = true;
+        return connection.client.destroy().catch(() => undefined);
+      }),
+    );
+  }
+}
+
+/** One node: its connections, statistics and rotation state. */
 export class NetworkNode {
   outstanding = 0;
   /** clockNs() before which the node is skipped (after a connection failure). */
@@ -48,7 +396,7 @@ export class NetworkNode {
   constructor(
     readonly index: number,
     readonly address: NodeAddress,
-    readonly pool: Pool,
+    readonly pool: ConnectionPool,
     readonly stats: NodeStatsRecorder,
   ) {
     this.label = address.url;
@@ -63,19 +411,28 @@ class InFlight implements Dispatcher.DispatchHandler {
   id = 0;
   index = 0;
   node!: NetworkNode;
+  /** Bumped whenever the request moves on (issued, written, sent again, settled): queue entries of an older seq are stale. */
+  seq = 0;
+  /** clockNs() when undici wrote it to its connection (0: not yet). */
   sentNs = 0;
   lastChunkNs = 0;
   status = 0;
+  /** A byte of the response arrived (then it is never sent again). */
+  responseStarted = false;
+  /** Sent a second time already. */
+  retried = false;
+  options: Dispatcher.DispatchOptions | undefined;
   reader: ResponseReader | undefined;
   wantData = false;
   /** The bytes of an error response kept for the message. */
   excerpt: Uint8Array | undefined;
   excerptLength = 0;
   controller: Dispatcher.DispatchController | undefined;
+  connection: Connection | undefined;
   /** The sample was completed (normally or failed). */
   settled = true;
-  /** undici still calls this handler. */
-  busy = false;
+  /** undici holds the handler (dispatched, not yet ended or failed). */
+  inUndici = false;
   /** Position in the client's in-flight list (timeouts, cancellation). */
   slot = -1;
 
@@ -83,14 +440,31 @@ class InFlight implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    // Failed already (timed out or cancelled while queued in the pool): stop here.
-    if (this.settled) controller.abort(new TransportAbort('cancelled', 'request no longer wanted'));
+    // Failed already (cancelled while waiting for its connection): stop here.
+    if (this.settled) {
+      controller.abort(new TransportAbort('cancelled', 'request no longer wanted'));
+      return;
+    }
+    this.client.written(this);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
+  onResponseStarted(): void {
+    this.responseStarted = true;
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: ResponseHeaders): void {
     this.status = statusCode;
+    if (statusCode < 200 || this.settled) return;
+    // llhttp reads a body with another coding up to the close (or decodes none of it); like the native parser, only chunked is read.
+    const coding = headers['transfer-encoding'];
+    if (coding !== undefined && !onlyChunked(coding)) {
+      const message = `unsupported Transfer-Encoding '${String(coding).slice(0, 60)}' (only chunked)`;
+      this.client.fail(this, 'malformed_response', message, this.client.clock());
+      controller.abort(new TransportAbort('malformed_response', message));
+      return;
+    }
     // Protocols that read response headers (KServe's Inference-Header-Content-Length) get a 2xx response's.
-    if (statusCode >= 200 && statusCode <= 299 && !this.settled && this.reader?.onHeaders !== undefined) {
+    if (statusCode <= 299 && this.reader?.onHeaders !== undefined) {
       try {
         this.reader.onHeaders(headers);
       } catch (error) {
@@ -119,9 +493,20 @@ class InFlight implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    const connection = this.connection;
+    if (connection !== undefined) connection.pool.answered(connection);
+    this.complete();
+    this.client.release(this);
+  }
+
+  /** The response was read whole: its outcome for the sample. */
+  private complete(): void {
     const stamp = this.lastChunkNs !== 0 ? this.lastChunkNs : this.client.clock();
     if (!this.settled) {
-      if (this.status < 200 || this.status > 299) {
+      if (this.client.timedOut(this, stamp)) {
+        // Read after its time was up (the timer had not run yet): a timeout all the same.
+        this.client.fail(this, 'timeout', this.client.timeoutMessage, stamp);
+      } else if (this.status < 200 || this.status > 299) {
         this.client.fail(this, 'http_status', `HTTP ${this.status}${this.excerptText()}`, stamp);
       } else {
         let verdict: ResponseOutcome | PromiseLike<ResponseOutcome>;
@@ -139,12 +524,20 @@ class InFlight implements Dispatcher.DispatchHandler {
         }
       }
     }
-    this.client.release(this);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    if (!this.settled) {
-      const { kind, message } = classify(error);
+    const connection = this.connection;
+    if (!this.settled && (this.status === 204 || this.status === 304) && (error as { code?: unknown }).code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+      // A 204 or 304 ends at its head whatever its Content-Length says (RFC 9112 6.3); undici
+      // alone calls that a mismatch. Read as the whole response it is, as the native parser does.
+      this.complete();
+    } else if (!this.settled) {
+      const { kind, message } = classify(error, this.status);
+      const code = (error as { code?: unknown }).code;
+      // No byte of the response came: the server never saw it, or dropped it unanswered.
+      const socketFailed = (kind === 'connection' && !REQUEST_ERROR_CODES.has(code as string)) || code === 'UND_ERR_CONNECT_TIMEOUT';
+      if (socketFailed && !this.responseStarted && this.client.sendAgain(this, connection, kind)) return;
       this.client.fail(this, kind, message, this.client.clock());
     }
     this.client.release(this);
@@ -167,27 +560,54 @@ class InFlight implements Dispatcher.DispatchHandler {
   }
 }
 
-/** What a request's error means for the sample. */
-function classify(error: Error): { kind: FailureKind; message: string } {
-  if (error instanceof TransportAbort) return { kind: error.kind, message: error.message };
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return { kind: 'timeout', message: `${error.message} (${code})` };
-  if (code === 'UND_ERR_ABORTED' || code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_CLOSED')
-    return { kind: 'cancelled', message: `${error.message} (${code})` };
-  return { kind: 'connection', message: typeof code === 'string' ? `${error.message} (${code})` : error.message };
+/** A Transfer-Encoding header that says chunked and nothing else (no other coding is decoded here). */
+function onlyChunked(value: string | string[]): boolean {
+  return typeof value === 'string' && value.trim().toLowerCase() === 'chunked';
 }
 
-/** Issues samples over the nodes' pools from the thread that owns them. */
+/** What a request's error means for the sample; `status`: the last status line read (0: none). */
+export function classify(error: Error, status: number): { kind: FailureKind; message: string } {
+  if (error instanceof TransportAbort) return { kind: error.kind, message: error.message };
+  const code = (error as { code?: unknown }).code;
+  const text = typeof code === 'string' ? `${error.message} (${code})` : error.message;
+  if (typeof code === 'string' && TIMEOUT_CODES.has(code)) return { kind: 'timeout', message: text };
+  if (code === 'UND_ERR_ABORTED' || code === 'UND_ERR_DESTROYED' || code === 'UND_ERR_CLOSED') return { kind: 'cancelled', message: text };
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return { kind: 'malformed_response', message: `the response body exceeds the size limit (${code})` };
+  if (error instanceof errors.HTTPParserError || (typeof code === 'string' && MALFORMED_CODES.has(code))) return { kind: 'malformed_response', message: text };
+  if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+    // undici raises this for a body cut short by a close, but also for any
+    // error in a head that had a Content-Length (a bare LF, Transfer-Encoding
+    // with it, a second one): a final status read means the head was whole.
+    if (status >= 200) return { kind: 'connection', message: `the connection closed before the body's Content-Length was read (${code})` };
+    return { kind: 'malformed_response', message: `the response head is not valid HTTP/1.1: its line endings, Content-Length or Transfer-Encoding (${code})` };
+  }
+  // undici refuses an interim 100 Continue it did not ask for, and an upgrade: bytes this client cannot read.
+  if (code === 'UND_ERR_SOCKET' && (error.message === 'bad response' || error.message === 'bad upgrade'))
+    return { kind: 'malformed_response', message: `${error.message}: a 100 Continue or upgrade response that was not asked for (${code})` };
+  return { kind: 'connection', message: text };
+}
+
+/** Issues samples over the nodes' connections from the thread that owns them. */
 export class NetworkClient {
   readonly nodes: NetworkNode[];
   readonly streamsTokens: boolean;
   readonly clock: () => number;
+  /** The failure message of a request timeout. */
+  readonly timeoutMessage: string;
   private readonly free: InFlight[] = [];
   private readonly inFlight: InFlight[] = [];
+  /**
+   * Written requests in write order. Every request has the same timeout, so
+   * their deadlines come in this order too: one timer, armed for the first
+   * valid entry's deadline, times every request out exactly.
+   */
+  private readonly writtenQueue = new RequestQueue();
+  private timeoutTimer: NodeJS.Timeout | undefined;
+  private readonly onTimeoutTimer = (): void => this.expire();
+  private cancelPoll: NodeJS.Timeout | undefined;
   private nextNode = 0;
   private cancelled: string | undefined;
   private closed = false;
-  private sweepTimer: NodeJS.Timeout | undefined;
   private readonly timeoutNs: number;
   private readonly backoffNs: number;
   /** Protocol headers object -> the same with authorization (protocols return one object for all requests). */
@@ -206,25 +626,17 @@ export class NetworkClient {
     this.clock = () => native.clockNs();
     this.streamsTokens = protocol.streamsTokens;
     this.timeoutNs = config.requestTimeoutMs * 1e6;
+    this.timeoutMessage = `no complete response within ${config.requestTimeoutMs} ms of the request's write`;
     this.backoffNs = config.backoffMs * 1e6;
-    this.nodes = addresses.map(
-      (address, i) =>
-        new NetworkNode(
-          i,
-          address,
-          new Pool(address.origin, {
-            connections: config.connections,
-            pipelining: 1,
-            connectTimeout: config.connectTimeoutMs,
-            // The whole-request sweep below times requests out: no undici timer per request.
-            headersTimeout: 0,
-            bodyTimeout: 0,
-            keepAliveTimeout: 30_000,
-            allowH2: config.http2,
-          }),
-          new NodeStatsRecorder(statsSlices[i]!),
-        ),
-    );
+    // A protocol may set its own body limit (the native client reads the same field).
+    const limit = (protocol as NetworkProtocol & { maxResponseBytes?: unknown }).maxResponseBytes;
+    const maxResponseBytes = typeof limit === 'number' && Number.isSafeInteger(limit) && limit > 0 ? limit : DEFAULT_MAX_RESPONSE_BYTES;
+    this.nodes = addresses.map((address, i) => {
+      const pool = new ConnectionPool(address.origin, config, config.connections, maxResponseBytes);
+      const node = new NetworkNode(i, address, pool, new NodeStatsRecorder(statsSlices[i]!));
+      pool.onNoConnection = (kind, message) => this.failWaiting(node, kind, message);
+      return node;
+    });
   }
 
   /** Probes every node through the protocol; the names, in node order. */
@@ -320,13 +732,16 @@ export class NetworkClient {
     request.id = sample.id;
     request.index = sample.index;
     request.node = node;
-    request.sentNs = now;
+    request.seq++;
+    request.sentNs = 0;
     request.lastChunkNs = 0;
     request.status = 0;
+    request.responseStarted = false;
+    request.retried = false;
     request.excerptLength = 0;
     request.controller = undefined;
+    request.connection = undefined;
     request.settled = false;
-    request.busy = true;
     request.slot = this.inFlight.length;
     this.inFlight.push(request);
     node.outstanding++;
@@ -348,17 +763,15 @@ export class NetworkClient {
       this.release(request);
       throw error;
     }
-    if (this.sweepTimer === undefined && (this.timeoutNs > 0 || this.cancelFlag !== undefined)) this.startSweep();
+    if (this.cancelPoll === undefined && this.cancelFlag !== undefined) this.startCancelPoll();
     const base = node.address.basePath;
-    node.pool.dispatch(
-      {
-        method: prepared.method,
-        path: base === '' ? prepared.path : base + prepared.path,
-        headers: this.headers(prepared.headers),
-        body: prepared.body ?? null,
-      },
-      request,
-    );
+    request.options = {
+      method: prepared.method,
+      path: base === '' ? prepared.path : base + prepared.path,
+      headers: this.headers(prepared.headers),
+      body: prepared.body ?? null,
+    };
+    node.pool.submit(request);
   }
 
   /** The node for the next sample: round-robin, or the one with the fewest requests outstanding. */
@@ -417,6 +830,7 @@ export class NetworkClient {
 
   private settle(request: InFlight): void {
     request.settled = true;
+    request.seq++;
     request.reader = undefined;
     request.node.outstanding--;
     // Out of the in-flight list (swap with the last).
@@ -429,40 +843,99 @@ export class NetworkClient {
     request.slot = -1;
   }
 
-  /** undici is done with the handler: reusable once its sample is settled too. */
+  /** undici is done with the handler (or never had it): reusable once its sample is settled too. */
   release(request: InFlight): void {
-    request.busy = false;
+    request.inUndici = false;
     request.controller = undefined;
+    request.connection = undefined;
     if (request.settled && this.free.length < 4096) this.free.push(request);
   }
 
+  /** undici wrote the request to its connection: its time starts now. */
+  written(request: InFlight): void {
+    request.seq++;
+    const now = this.clock();
+    request.sentNs = now;
+    if (this.timeoutNs === 0) return;
+    // Drops the entries of requests done since (most finish in order): the queue stays near the outstanding count.
+    this.writtenQueue.peek();
+    this.writtenQueue.push(request);
+    if (this.timeoutTimer === undefined) this.armTimeout(now + this.timeoutNs, now);
+  }
+
+  /** The response was read whole after the request's time was up. */
+  timedOut(request: InFlight, stampNs: number): boolean {
+    return this.timeoutNs > 0 && request.sentNs !== 0 && stampNs - request.sentNs > this.timeoutNs;
+  }
+
+  private armTimeout(deadlineNs: number, nowNs: number): void {
+    this.timeoutTimer = setTimeout(this.onTimeoutTimer, Math.max(1, Math.ceil((deadlineNs - nowNs) / 1e6)));
+    this.timeoutTimer.unref();
+  }
+
+  /** Times out every written request whose deadline passed; the timer is armed again for the next one. */
+  private expire(): void {
+    this.timeoutTimer = undefined;
+    const now = this.clock();
+    for (let request = this.writtenQueue.peek(); request !== undefined; request = this.writtenQueue.peek()) {
+      const deadline = request.sentNs + this.timeoutNs;
+      // A timer may run a little early: then it waits for the rest.
+      if (deadline > now) return this.armTimeout(deadline, now);
+      this.writtenQueue.drop();
+      this.abort(request, 'timeout', this.timeoutMessage, now);
+    }
+  }
+
   /**
-   * Whole-request timeouts (and, in a dispatch worker, the main thread's
-   * stop): a sweep while requests are in flight (no timer per request).
+   * A request whose connection ended before any byte of its response: sent
+   * again once (true), else to be failed (false). A new connection the
+   * server dropped before answering on it, while the node has other live
+   * connections, also lowers the node's ceiling to those: the request goes
+   * on one of them, not on another new one.
    */
-  private startSweep(): void {
-    const timeout = this.config.requestTimeoutMs;
-    const period = timeout > 0 ? Math.max(5, Math.min(100, Math.floor(timeout / 4))) : 100;
-    this.sweepTimer = setInterval(() => {
+  sendAgain(request: InFlight, connection: Connection | undefined, kind: FailureKind): boolean {
+    if (this.cancelled !== undefined || this.closed) return false;
+    const pool = request.node.pool;
+    const othersLive = pool.live - (connection?.live === true ? 1 : 0);
+    const refused = connection !== undefined && !connection.dead && connection.responses === 0 && othersLive > 0;
+    if (refused) pool.lower(connection, othersLive);
+    if (request.retried || (kind !== 'connection' && !refused)) return false;
+    request.retried = true;
+    request.seq++;
+    request.sentNs = 0;
+    request.status = 0;
+    request.inUndici = false;
+    request.controller = undefined;
+    request.connection = undefined;
+    pool.resubmit(request);
+    return true;
+  }
+
+  /** A node that cannot get any connection: the requests waiting for one fail now (they would wait for the same). */
+  private failWaiting(node: NetworkNode, kind: FailureKind, message: string): void {
+    const now = this.clock();
+    const waiting = node.pool.waiting;
+    for (let request = waiting.peek(); request !== undefined; request = waiting.peek()) {
+      waiting.drop();
+      try {
+        this.fail(request, kind, message, now);
+      } finally {
+        this.release(request);
+      }
+    }
+  }
+
+  /** In a dispatch worker: the main thread's stop, looked at while requests are out. */
+  private startCancelPoll(): void {
+    this.cancelPoll = setInterval(() => {
       if (this.inFlight.length === 0) {
-        clearInterval(this.sweepTimer);
-        this.sweepTimer = undefined;
-        return;
-      }
-      if (this.cancelFlag !== undefined && Atomics.load(this.cancelFlag, 0) !== 0) {
+        clearInterval(this.cancelPoll);
+        this.cancelPoll = undefined;
+      } else if (Atomics.load(this.cancelFlag!, 0) !== 0) {
         this.cancelAll('the run was stopped');
-        return;
       }
-      const now = this.clock();
-      const limit = this.timeoutNs;
-      if (limit === 0) return;
-      for (let i = this.inFlight.length - 1; i >= 0; i--) {
-        const request = this.inFlight[i];
-        if (request === undefined || now - request.sentNs < limit) continue;
-        this.abort(request, 'timeout', `no complete response within ${this.config.requestTimeoutMs} ms`, now);
-      }
-    }, period);
-    this.sweepTimer.unref();
+    }, CANCEL_POLL_MS);
+    this.cancelPoll.unref();
   }
 
   /** Fails a request now and stops undici's work on it. */
@@ -471,7 +944,9 @@ export class NetworkClient {
     try {
       this.fail(request, kind, message, stampNs);
     } finally {
-      request.controller?.abort(new TransportAbort(kind, message));
+      // Written: undici ends it (and calls the handler back); waiting or not yet written: done here.
+      if (!request.inUndici) this.release(request);
+      else request.controller?.abort(new TransportAbort(kind, message));
     }
   }
 
@@ -497,8 +972,10 @@ export class NetworkClient {
     if (this.closed) return;
     this.closed = true;
     this.cancelAll('the network SUT was closed');
-    clearInterval(this.sweepTimer);
-    this.sweepTimer = undefined;
+    clearTimeout(this.timeoutTimer);
+    this.timeoutTimer = undefined;
+    clearInterval(this.cancelPoll);
+    this.cancelPoll = undefined;
     await Promise.all(this.nodes.map((node) => node.pool.destroy().catch(() => undefined)));
   }
 }

@@ -16,7 +16,11 @@ export interface TransportOptions {
   balance?: BalancePolicy;
   /** Keep-alive connections per node (default: sized to the target rate). */
   connections?: number;
-  /** A request not finished within this is failed as 'timeout' (default 60000; 0: none). */
+  /**
+   * A request not finished within this of being written to its connection
+   * is failed as 'timeout' (default 60000; 0: none). Time spent waiting for a
+   * connection does not count.
+   */
   requestTimeoutMs?: number;
   /** Connecting a socket (default 10000). */
   connectTimeoutMs?: number;

@@ -31,7 +31,8 @@ const KEEP_ALIVE_MS = 65_000;
  * sends an `{ error }` object after the first token (non-stream: instead of
  * the completion); 'no-done' ends the stream without `data: [DONE]`
  * (non-stream: a truncated body); 'reset' destroys the connection after the
- * first token.
+ * first token (non-stream: after half the body; a response that had begun is
+ * never sent again by a client, so it fails).
  */
 export type OpenAiStubFault = 'http-500' | 'malformed-chunk' | 'error-event' | 'no-done' | 'reset';
 export const OPENAI_STUB_FAULTS: readonly OpenAiStubFault[] = ['http-500', 'malformed-chunk', 'error-event', 'no-done', 'reset'];
@@ -424,7 +425,6 @@ function answerWhole(g: Generation, config: StubConfig): void {
   const doneNs = g.receivedNs + config.ttftMs * 1e6 + (tokens.length - 1) * config.tpotMs * 1e6;
   const timer = runAt(doneNs, () => {
     if (res.destroyed) return;
-    if (g.fault === 'reset') return void res.destroy();
     if (g.fault === 'error-event') return sendJson(res, 200, { error: { message: 'stub: injected error', type: 'server_error', code: 500 } });
     const text = tokens.join('');
     const choice = g.api === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'length' } : { index: 0, text, finish_reason: 'length' };
@@ -440,6 +440,7 @@ function answerWhole(g: Generation, config: StubConfig): void {
     if (g.fault === 'malformed-chunk') body = `{"choices": [${body}`;
     else if (g.fault === 'no-done') body = body.slice(0, body.length >> 1);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    if (g.fault === 'reset') return void res.write(body.slice(0, body.length >> 1), () => res.destroy());
     res.end(body);
     g.record.tokens = tokens.length;
     if (config.recordTimes) g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
