@@ -27,6 +27,8 @@ export interface InferenceRequest {
   sample: number;
   /** How many inference requests the server had received before this one. */
   n: number;
+  /** Inference requests being answered when this one came (this one not counted). */
+  inFlight: number;
 }
 
 /** What the server does, in order, for one inference request. */
@@ -44,7 +46,9 @@ export type Step =
   /** Resets the connection (RST): what was not read yet is lost. */
   | { reset: true }
   /** Never answers: the connection stays open, the request unanswered. */
-  | { hang: true };
+  | { hang: true }
+  /** Waits for this promise (e.g. for other requests to reach the same point). */
+  | { until: () => Promise<unknown> };
 
 /** A well-formed answer of the protocol to a request: its body and content type. */
 export interface GoodAnswer {
@@ -199,7 +203,7 @@ export function sampleOf(body: Buffer): number {
 }
 
 // 0: the next turn of the event loop (each write its own segment, as fast as it goes).
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => (ms === 0 ? setImmediate(resolve) : setTimeout(resolve, ms)));
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => (ms === 0 ? setImmediate(resolve) : setTimeout(resolve, ms)));
 
 /** Writes and waits for the socket to take the bytes (backpressure), unless it is gone. */
 function write(socket: Socket, bytes: string | Uint8Array): Promise<void> {
@@ -214,6 +218,20 @@ function write(socket: Socket, bytes: string | Uint8Array): Promise<void> {
     socket.on('drain', done);
     socket.on('close', done);
   });
+}
+
+/**
+ * A meeting point for `parties` requests: each waits until all have come, or
+ * `maxWaitMs` has passed (a party that never comes holds nobody for long).
+ */
+export function barrier(parties: number, maxWaitMs = 10_000): () => Promise<void> {
+  let arrived = 0;
+  let release: () => void = () => undefined;
+  const all = new Promise<void>((resolve) => (release = resolve));
+  return () => {
+    if (++arrived >= parties) release();
+    return Promise.race([all, sleep(maxWaitMs)]);
+  };
 }
 
 /** The largest head the server reads before it gives up on a connection. */
@@ -249,6 +267,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
         socket.resetAndDestroy();
         return false;
       } else if ('hang' in step) return false;
+      else if ('until' in step) await step.until();
     }
     return !socket.destroyed;
   }
@@ -303,7 +322,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
             // Answer on the head alone; the body is read (and dropped) afterwards.
             buffer = buffer.subarray(end + 4);
             discard = length;
-            const request: InferenceRequest = { method, path, headers, body: Buffer.alloc(0), sample: -1, n: state.inferences++ };
+            const request: InferenceRequest = { method, path, headers, body: Buffer.alloc(0), sample: -1, n: state.inferences++, inFlight: state.inFlight };
             state.inFlight++;
             try {
               if (!(await play(socket, fault(request, goodAnswer(options.protocol, request))))) finished = true;
@@ -319,7 +338,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
             await write(socket, probe);
             continue;
           }
-          const request: InferenceRequest = { method, path, headers, body, sample: sampleOf(body), n: state.inferences++ };
+          const request: InferenceRequest = { method, path, headers, body, sample: sampleOf(body), n: state.inferences++, inFlight: state.inFlight };
           bySample.set(request.sample, (bySample.get(request.sample) ?? 0) + 1);
           const good = goodAnswer(options.protocol, request);
           state.inFlight++;
