@@ -47,8 +47,45 @@ async function server(options: FaultServerOptions): Promise<FaultServer> {
   return s;
 }
 
-/** Sends raw request bytes; collects what comes back until a close, a reset or `idleMs` of silence. */
-function exchange(port: number, request: string | Buffer, idleMs = 100): Promise<Seen> {
+/**
+ * Complete final (not 1xx) responses at the start of `bytes`: those framed by
+ * Content-Length or chunked whose bytes are all there, and bodiless 204s.
+ */
+function finalResponses(bytes: Buffer): number {
+  let at = 0;
+  let count = 0;
+  for (;;) {
+    const end = bytes.indexOf('\r\n\r\n', at);
+    if (end < 0) return count;
+    const head = bytes.toString('latin1', at, end);
+    const status = /^HTTP\/1\.[01] (\d{3})/.exec(head);
+    if (status === null) return count;
+    at = end + 4;
+    const code = Number(status[1]);
+    if (code < 200) continue;
+    if (code === 204) {
+      count++;
+      continue;
+    }
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    if (/\r\ntransfer-encoding: *chunked/i.test(head)) {
+      const last = bytes.indexOf('\r\n0\r\n\r\n', at - 2);
+      if (last < 0) return count;
+      at = last + 7;
+    } else if (length !== null) {
+      if (bytes.length < at + Number(length[1])) return count;
+      at += Number(length[1]);
+    } else return count;
+    count++;
+  }
+}
+
+/**
+ * Sends raw request bytes; collects what comes back until a close, a reset,
+ * `responses` complete responses (and a moment more, for a close right after
+ * them) or `idleMs` of silence.
+ */
+function exchange(port: number, request: string | Buffer, idleMs = 500, responses = 1): Promise<Seen> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -60,21 +97,21 @@ function exchange(port: number, request: string | Buffer, idleMs = 100): Promise
       resolve({ bytes, text: bytes.toString('latin1'), ...seen });
       socket.destroy();
     };
-    const idle = (): void => {
+    const wait = (ms: number): void => {
       clearTimeout(timer);
       timer = setTimeout(() => {
         seen.open = true;
         finish();
-      }, idleMs);
+      }, ms);
     };
     socket.on('connect', () => {
       socket.write(request);
-      idle();
+      wait(idleMs);
     });
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       seen.reads++;
-      idle();
+      wait(finalResponses(Buffer.concat(chunks)) >= responses ? 30 : idleMs);
     });
     socket.on('end', () => {
       seen.ended = true;
@@ -90,7 +127,7 @@ function exchange(port: number, request: string | Buffer, idleMs = 100): Promise
 const post = (body: string): string => `POST /infer HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
 /** One exchange with a server serving `fault` to every request. */
-async function faultExchange(fault: Fault, protocol: FaultProtocol = 'http', idleMs = 100): Promise<Seen> {
+async function faultExchange(fault: Fault, protocol: FaultProtocol = 'http', idleMs = 500): Promise<Seen> {
   const s = await server({ protocol, fault });
   return exchange(s.port, post('{"x":3}'), idleMs);
 }
@@ -124,7 +161,7 @@ describe('fault server: probes and requests', () => {
 
   it('keeps a connection alive across requests, and serves the fault only where `faulted` says', async () => {
     const s = await server({ protocol: 'http', fault: HTTP_FAULTS['status-500'], faulted: (r) => r.sample % 2 === 1 });
-    const seen = await exchange(s.port, post('{"x":2}') + post('{"x":1}') + post('{"x":4}'));
+    const seen = await exchange(s.port, post('{"x":2}') + post('{"x":1}') + post('{"x":4}'), 500, 3);
     expect([...seen.text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['200', '500', '200']);
     expect(seen.open).toBe(true);
     expect(s.inferences).toBe(3);
@@ -132,7 +169,7 @@ describe('fault server: probes and requests', () => {
 
   it('closes connections beyond maxConnections at once', async () => {
     const s = await server({ protocol: 'http', maxConnections: 2, fault: HTTP_FAULTS['never-answers'] });
-    const seen = await Promise.all([0, 1, 2].map(() => exchange(s.port, post('{"x":1}'), 300)));
+    const seen = await Promise.all([0, 1, 2].map(() => exchange(s.port, post('{"x":1}'), 200)));
     expect(seen.filter((x) => x.open)).toHaveLength(2);
     expect(seen.filter((x) => x.ended || x.reset)).toHaveLength(1);
     expect(s.connections).toBe(3);
@@ -146,7 +183,7 @@ describe('fault server: probes and requests', () => {
     const seen = await exchange(s.port, head, 200);
     expect(split(seen.text).status).toBe('HTTP/1.1 200 OK');
     // The body after the answer is read and dropped; the next request is answered.
-    const twice = await exchange(s.port, head + body + post('{"x":2}'), 200);
+    const twice = await exchange(s.port, head + body + post('{"x":2}'), 500, 2);
     expect([...twice.text.matchAll(/HTTP\/1\.1 200/g)]).toHaveLength(2);
   });
 });

@@ -23,8 +23,12 @@ export type Transport = 'native' | 'undici';
 /** Both transports where the native client exists (Linux), else undici alone. */
 export const TRANSPORTS: readonly Transport[] = loadNative().nativeHttpAvailable ? ['native', 'undici'] : ['undici'];
 
-/** Every case runs with this key: none of its 8-character pieces may appear in anything written. */
-export const API_KEY = 'sk-proj-Fault0123456789abcdefXYZ';
+/**
+ * Every case runs with this key: none of its 8-character pieces may appear
+ * in anything written. No piece is all hexadecimal, so hashes and hex data
+ * in the logs never match one by chance.
+ */
+export const API_KEY = 'sk-proj-FaultKey-q7Zt2mWx9RvLp4Ns';
 /** Samples in every data set (sample i names itself in its request body). */
 export const SAMPLES = 10;
 
