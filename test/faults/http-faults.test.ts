@@ -1,0 +1,89 @@
+/**
+ * The fault-injection suite, HTTP exchange: each fault of the table against
+ * every protocol on both transports. A fault is served to the odd samples
+ * (the even ones get good answers) when it should fail them, to every sample
+ * when they should complete; the kind is the same on both transports (the
+ * failure taxonomy of README "Several nodes, failures, timeouts").
+ */
+import { describe, expect, it } from 'vitest';
+
+import { FAULT_PROTOCOLS, HTTP_FAULTS, type FaultProtocol, type HttpFaultName } from './fault-server.js';
+import { checkOutcomes, checkRunOutputs, runCase, singleStream, TRANSPORTS, type Outcome } from './harness.js';
+
+interface Row {
+  fault: HttpFaultName;
+  /** The kind (or 'ok') for every protocol, or per protocol. */
+  expected: Outcome | Record<FaultProtocol, Outcome>;
+  queries?: number;
+  requestTimeoutMs?: number;
+  /** The protocols it runs on (default all). */
+  protocols?: readonly FaultProtocol[];
+}
+
+// An empty 2xx body: no stream, no completion, no outputs; a mapped API may take it.
+const EMPTY_BODY: Record<FaultProtocol, Outcome> = { 'openai-stream': 'malformed_response', 'openai-whole': 'malformed_response', kserve: 'malformed_response', http: 'ok' };
+
+const ROWS: Row[] = [
+  { fault: 'good', expected: 'ok' },
+  { fault: 'good-chunked', expected: 'ok' },
+  // Closed or reset before the response was complete (after the one retry when no byte had come).
+  { fault: 'reset-before-head', expected: 'connection' },
+  { fault: 'close-before-head', expected: 'connection' },
+  { fault: 'reset-mid-status-line', expected: 'connection' },
+  { fault: 'partial-head-close', expected: 'connection' },
+  { fault: 'reset-after-head', expected: 'connection' },
+  { fault: 'reset-mid-body', expected: 'connection' },
+  { fault: 'reset-mid-chunk', expected: 'connection' },
+  { fault: 'close-mid-chunk', expected: 'connection' },
+  { fault: 'content-length-larger-then-close', expected: 'connection' },
+  // Not valid HTTP/1.1, or a body cut short of what the protocol reads.
+  { fault: 'content-length-smaller', expected: 'malformed_response' },
+  { fault: 'content-length-conflict', expected: 'malformed_response' },
+  { fault: 'content-length-invalid', expected: 'malformed_response' },
+  { fault: 'bare-lf-head', expected: 'malformed_response' },
+  { fault: 'transfer-encoding-and-content-length', expected: 'malformed_response' },
+  { fault: 'chunk-size-not-hex', expected: 'malformed_response' },
+  { fault: 'chunk-missing-crlf', expected: 'malformed_response' },
+  { fault: 'bad-status-line', expected: 'malformed_response' },
+  { fault: 'not-http', expected: 'malformed_response' },
+  { fault: 'header-without-colon', expected: 'malformed_response' },
+  // Slow, interim, old-style or closing answers that are still answers.
+  { fault: 'trickle', expected: 'ok', queries: 8 },
+  { fault: '100-continue', expected: 'ok' },
+  { fault: '103-early-hints', expected: 'ok' },
+  { fault: 'http10-close-delimited', expected: 'ok' },
+  { fault: 'http11-close-delimited', expected: 'ok' },
+  { fault: 'close-after-response', expected: 'ok' },
+  // Final answers that are not 2xx (redirects are not followed).
+  { fault: 'redirect-301', expected: 'http_status' },
+  { fault: 'redirect-302', expected: 'http_status' },
+  { fault: 'redirect-307', expected: 'http_status' },
+  { fault: 'status-500', expected: 'http_status' },
+  { fault: 'status-503', expected: 'http_status' },
+  // 2xx without a body: the protocol decides.
+  { fault: 'empty-200', expected: EMPTY_BODY },
+  { fault: '204-no-content', expected: EMPTY_BODY },
+  // No answer: the request timeout ends it.
+  { fault: 'never-answers', expected: 'timeout', queries: 6, requestTimeoutMs: 400, protocols: ['openai-stream', 'http'] },
+];
+
+const odd = (sample: number): boolean => sample % 2 === 1;
+
+describe.each(ROWS)('fault $fault', (row) => {
+  const cases = (row.protocols ?? FAULT_PROTOCOLS).flatMap((protocol) => TRANSPORTS.map((transport) => [protocol, transport] as const));
+  it.each(cases)('%s over %s', async (protocol, transport) => {
+    const expected = typeof row.expected === 'string' ? row.expected : row.expected[protocol];
+    // Faults that fail a sample go to the odd samples only: the even ones must still complete.
+    const faulted = expected === 'ok' ? () => true : odd;
+    const run = await runCase({
+      protocol,
+      transport,
+      server: { fault: HTTP_FAULTS[row.fault], faulted: (request) => faulted(request.sample) },
+      settings: singleStream(row.queries ?? 16),
+      requestTimeoutMs: row.requestTimeoutMs ?? 5_000,
+    });
+    checkOutcomes(run, expected, faulted);
+    checkRunOutputs(run);
+    if (expected === 'ok') expect(run.result.counts.issuedSamples).toBe(row.queries ?? 16);
+  });
+});
