@@ -15,6 +15,9 @@
  * - `name(node)` (optional): the node's name, asked over the network with
  *   `await node.request('GET', path)` (`{ status, headers, body }`). Without
  *   it: `GET /` and the answer's `server` header, else the node's URL.
+ * - `secretHeaders` (optional): names of request headers whose values are
+ *   secrets, beyond the ones always treated so (lib/net/secrets.ts
+ *   SECRET_HEADER_NAMES): no part of such a value is ever written.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,6 +25,7 @@ import { pathToFileURL } from 'node:url';
 import { InterfaceError, SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
 import type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './protocol.js';
+import { Secrets } from './secrets.js';
 import { createNetworkSut } from './transport.js';
 import type { HttpSutOptions, NetworkSut } from './types.js';
 
@@ -47,6 +51,7 @@ export interface HttpMapModule {
   response?(response: HttpMapResponse): { data?: Uint8Array | string; nTokens?: number } | undefined | void;
   tokens?(chunk: Uint8Array, index: number): number;
   name?(node: NodeProbe): string | Promise<string>;
+  secretHeaders?: readonly string[];
 }
 
 const EMPTY = new Uint8Array(0);
@@ -73,6 +78,9 @@ export async function loadHttpMap(request: string): Promise<HttpMapModule> {
     throw new InterfaceError(`${at}: performanceSampleCount must be an integer from 1 to totalSampleCount (${total}) (found ${echo(String(performance), 40)})`);
   for (const name of ['response', 'tokens', 'name'])
     if (mod[name] !== undefined && typeof mod[name] !== 'function') throw new InterfaceError(`${at}: ${name}, when exported, must be a function (found ${typeof mod[name]})`);
+  const secretHeaders = mod.secretHeaders;
+  if (secretHeaders !== undefined && !(Array.isArray(secretHeaders) && secretHeaders.every((h) => typeof h === 'string' && h !== '')))
+    throw new InterfaceError(`${at}: secretHeaders, when exported, must be an array of header names (found ${Array.isArray(secretHeaders) ? 'an array with a value that is not a non-empty string' : typeof secretHeaders})`);
   return mod as unknown as HttpMapModule;
 }
 
@@ -83,6 +91,9 @@ export async function createHttpProtocol(options: HttpSutOptions): Promise<Netwo
 
 function httpProtocolOf(map: HttpMapModule, source: string): NetworkProtocol {
   const prepared = new Map<number, PreparedRequest>();
+  // The values of the secret headers the requests carry, known before any is sent.
+  const secrets = new Secrets();
+  if (map.secretHeaders !== undefined) secrets.addHeaderNames(map.secretHeaders);
   const tokens = map.tokens;
   const mapResponse = map.response;
   const at = `--request ${echo(source, 120)}`;
@@ -104,13 +115,18 @@ function httpProtocolOf(map: HttpMapModule, source: string): NetworkProtocol {
       body = JSON.stringify(r.body);
       if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
     }
+    secrets.addHeaders(headers);
     return { method, path: r.path, headers, ...(body !== undefined ? { body } : {}) };
   };
+  // The first sample's headers now: a transport decides before any load how
+  // it routes failure messages, by whether there is a secret to hide.
+  build(0);
   return {
     kind: 'http',
     totalSampleCount: map.totalSampleCount,
     performanceSampleCount: map.performanceSampleCount ?? map.totalSampleCount,
     streamsTokens: tokens !== undefined,
+    secrets,
     async probe(node) {
       if (map.name !== undefined) return map.name(node);
       const r = await node.request('GET', '/');
