@@ -21,7 +21,8 @@ import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/
 import { loadCliSettings, usesConfigFiles } from './config.js';
 import { checkNetworkOptions, configModelView, createCliNetworkSut, isNetworkSut, type NetworkCliOptions } from './network.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
-import { runWithSignals } from './interrupt.js';
+import { phase, runWithSignals, type RunSignals } from './interrupt.js';
+import { cliSecrets } from './output-secrets.js';
 import { powerFromCli, type PowerCliOptions } from './power-options.js';
 import { runProgress, writeRunReport } from './report.js';
 import { checkRunCheckFlags, runCheck, type RunCheckOptions } from './rules-commands.js';
@@ -66,8 +67,9 @@ export interface RunOptions extends Partial<Omit<NetworkCliOptions, 'sut' | 'mod
 /**
  * Loads a user module exporting createSut() and createQsl() (both may be async).
  * `inWorkers` (dispatch 'worker'): createSut() runs in the workers, not here.
+ * `signal` aborted: stops waiting for the import or either call at once (rejecting with its reason).
  */
-async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
+async function loadModuleSut(path: string, inWorkers: boolean, signal: AbortSignal): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
   const file = resolve(process.cwd(), path);
   if (!existsSync(file)) {
     const s = closest(path, BUILTIN_SUTS);
@@ -79,8 +81,9 @@ async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: Sy
   const url = pathToFileURL(file).href;
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(url)) as Record<string, unknown>;
+    mod = (await phase(signal, import(url))) as Record<string, unknown>;
   } catch (cause) {
+    if (signal.aborted) throw signal.reason;
     throw new InterfaceError(`--sut ${path}: cannot import the module: ${(cause as Error).message}`);
   }
   for (const name of ['createSut', 'createQsl']) {
@@ -93,8 +96,8 @@ async function loadModuleSut(path: string, inWorkers = false): Promise<{ sut: Sy
   }
   const sut = inWorkers
     ? ({ name: basename(path).replace(/\.[cm]?[jt]s$/, '') } as SystemUnderTest)
-    : ((await (mod.createSut as () => unknown)()) as SystemUnderTest);
-  const qsl = (await (mod.createQsl as () => unknown)()) as QuerySampleLibrary;
+    : ((await phase(signal, (mod.createSut as () => unknown)())) as SystemUnderTest);
+  const qsl = (await phase(signal, (mod.createQsl as () => unknown)())) as QuerySampleLibrary;
   return { sut, qsl };
 }
 
@@ -103,6 +106,12 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 }
 
 export async function runCommand(input: RunOptions): Promise<number> {
+  // SIGINT/SIGTERM from the first phase on, until the output is written (lib/cli/interrupt.ts).
+  return runWithSignals((signal, signals) => runPhases(input, signal, signals));
+}
+
+/** The command's phases; each ends at once when `signal` aborts. */
+async function runPhases(input: RunOptions, signal: AbortSignal, signals: RunSignals): Promise<number> {
   checkNetworkOptions({ url: [], stream: true, ...input } as NetworkCliOptions);
   const power = powerFromCli(input);
   checkRunCheckFlags(input, input.sut !== undefined);
@@ -127,6 +136,8 @@ export async function runCommand(input: RunOptions): Promise<number> {
     if (options.scenario !== undefined) settings.scenario = options.scenario as TestSettingsInput['scenario'];
     if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
   }
+  // A signal during the (synchronous) settings phase: nothing more starts.
+  signal.throwIfAborted();
 
   let sut!: SystemUnderTest;
   let qsl!: QuerySampleLibrary;
@@ -146,30 +157,31 @@ export async function runCommand(input: RunOptions): Promise<number> {
     if (inWorkers && options.sut === 'null') sutModule = NULL_SUT_MODULE;
     qsl = createSyntheticQsl(options.qslTotal, options.qslPerformance ?? options.qslTotal);
   } else if (!network) {
-    ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers));
+    ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers, signal));
     if (inWorkers) sutModule = pathToFileURL(resolve(process.cwd(), options.sut)).href;
   }
 
-  // SIGINT/SIGTERM from here until the output is written stop the run (lib/cli/interrupt.ts).
-  return runWithSignals(async (signal) => {
-    // A network SUT probes its nodes under the signal too; with dispatch
-    // 'worker' it brings its own worker module (startTest takes it from the SUT).
-    const networkSut = network ? await createCliNetworkSut({ ...(input as NetworkCliOptions), url: options.url, stream: options.stream }, signal) : undefined;
-    if (networkSut !== undefined) {
-      sut = networkSut;
-      qsl = networkSut.qsl;
-    }
-    try {
-      return await runAndReport(signal);
-    } finally {
-      await networkSut?.close();
-    }
-  });
+  // A network SUT reads its data set and probes its nodes under the signal (its
+  // requests end at once); with dispatch 'worker' it brings its own worker
+  // module (startTest takes it from the SUT).
+  const networkSut = network ? await createCliNetworkSut({ ...(input as NetworkCliOptions), url: options.url, stream: options.stream }, signal) : undefined;
+  if (networkSut !== undefined) {
+    sut = networkSut;
+    qsl = networkSut.qsl;
+  }
+  try {
+    return await runAndReport();
+  } finally {
+    await networkSut?.close();
+  }
 
-  async function runAndReport(signal: AbortSignal): Promise<number> {
+  async function runAndReport(): Promise<number> {
     // --check: the rules first; a refused run starts nothing.
     const refused = runCheck(options, qsl, options.quiet === true || options.json === true);
     if (refused !== undefined) return refused;
+    signal.throwIfAborted();
+    // From here a signal stops the run, whose logs are written.
+    signals.enter('run');
     const progress = runProgress(options);
     const result: TestResult = await startTest(sut, qsl, settings, {
       outdir: options.outdir,
@@ -184,10 +196,11 @@ export async function runCommand(input: RunOptions): Promise<number> {
       signal,
     }).finally(() => progress.stop());
     const reportPath = writeRunReport(result, options);
+    // Whatever reached the result, no part of the API key is printed (lib/net/secrets.ts).
     if (options.json) {
-      process.stdout.write(`${JSON.stringify(result, jsonReplacer, 2)}\n`);
+      process.stdout.write(`${cliSecrets.redact(JSON.stringify(result, jsonReplacer, 2))}\n`);
     } else if (!options.quiet) {
-      process.stdout.write(result.summaryText);
+      process.stdout.write(cliSecrets.redact(result.summaryText));
       if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
       if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
     }
