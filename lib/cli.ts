@@ -24,7 +24,8 @@ import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { registerDoctorCommand } from './cli/doctor-command.js';
 import { addNetworkOptions, timeoutMs } from './cli/network.js';
 import { MODULE_LOAD_TIMEOUT_MS, pendingUserCalls } from './api/user-calls.js';
-import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_VALID } from './cli/exit-codes.js';
+import { cliSecrets } from './cli/output-secrets.js';
+import { EXIT_BAD_INPUT, EXIT_INVALID, EXIT_RUN_FAILED, EXIT_SIGINT, EXIT_SIGTERM, EXIT_VALID } from './cli/exit-codes.js';
 import { capErrorOutput, choiceOption, collect, integerInRange, numberInRange, positiveInteger } from './cli/options.js';
 import { addPowerOptions } from './cli/power-options.js';
 import { registerReportCommand } from './cli/report.js';
@@ -181,21 +182,22 @@ export async function main(argv: string[]): Promise<number> {
     }
     // An outdir that cannot be created, or a network node that is down or not
     // serving the model, is refused before the run starts: bad input too.
+    // No part of the API key is printed, whatever text an error carries (a module's, a server's).
     if (error instanceof SettingsError || error instanceof InterfaceError || error instanceof LogOutputError || error instanceof NetworkSetupError) {
-      process.stderr.write(`loadgen: ${error.message}\n`);
+      process.stderr.write(`loadgen: ${cliSecrets.redact(error.message)}\n`);
       return EXIT_BAD_INPUT;
     }
     if (error instanceof SutError) {
-      process.stderr.write(`loadgen: ${error.message}\n`);
+      process.stderr.write(`loadgen: ${cliSecrets.redact(error.message)}\n`);
       const result = error.result as TestResult | undefined;
       if (result?.files.summary) process.stderr.write(`Logs were written: ${result.files.summary}\n`);
       return EXIT_RUN_FAILED;
     }
     if (error instanceof LoadgenError) {
-      process.stderr.write(`loadgen: ${error.message}\n`);
+      process.stderr.write(`loadgen: ${cliSecrets.redact(error.message)}\n`);
       return EXIT_RUN_FAILED;
     }
-    process.stderr.write(`loadgen: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.stderr.write(`loadgen: unexpected error: ${cliSecrets.redact((error as Error)?.stack ?? String(error))}\n`);
     return EXIT_RUN_FAILED;
   }
 }
@@ -226,4 +228,9 @@ process.on('beforeExit', () => {
 main(process.argv.slice(2)).then((code) => {
   finished = true;
   process.exitCode = code;
+  // Stopped by a signal: what the abandoned phase left (a module's pending
+  // import, a probe's socket, a data set being read) must not keep the
+  // process alive. It exits once stdout and stderr are flushed (pipes are
+  // written asynchronously).
+  if (code === EXIT_SIGINT || code === EXIT_SIGTERM) process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
 });

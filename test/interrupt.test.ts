@@ -1,11 +1,13 @@
 /**
  * Stopping a run on request: SIGINT/SIGTERM in the `loadgen` command (exit
- * 130/143, logs and report written, a second signal exits at once), an
- * AbortSignal in startTest's options, and the removal of an earlier run's
- * files from the outdir.
+ * 130/143, logs and report written, a second signal exits at once), in
+ * every phase of the command (module import, node probes, data set, QSL
+ * load), an AbortSignal in startTest's options, and the removal of an
+ * earlier run's files from the outdir.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { getEventListeners } from 'node:events';
 import { join } from 'node:path';
 
@@ -27,6 +29,7 @@ import { runFileNames } from '../lib/api/stale-files.js';
 import { runWithSignals } from '../lib/cli/interrupt.js';
 import { loadNative } from '../lib/native/index.js';
 import { readText, repoRoot, tempDir } from './helpers.js';
+import { testServers } from './net-helpers.js';
 
 const cli = join(repoRoot, 'dist', 'cli.js');
 
@@ -141,7 +144,7 @@ describe('loadgen run stopped by a signal', () => {
     expect(Date.now() - second).toBeLessThan(5_000);
   }, 60_000);
 
-  it('the handlers exist only while the run does', async () => {
+  it('the handlers exist only while the command does', async () => {
     const before = { int: process.listenerCount('SIGINT'), term: process.listenerCount('SIGTERM') };
     const code = await runWithSignals(async (signal) => {
       expect(process.listenerCount('SIGINT')).toBe(before.int + 1);
@@ -170,6 +173,98 @@ describe('loadgen run stopped by a signal', () => {
     });
     expect(code).toBe(143);
   });
+});
+
+describe('loadgen run: the first signal ends every phase', () => {
+  const server = testServers();
+  const fixture = (name: string): string => join(repoRoot, 'test', 'fixtures', name);
+
+  /** Once `ready`, sends `signal` and expects the exit with its code within 5 s (a phase that would not end takes a minute). */
+  async function stopWhen(run: CliRun, what: string, ready: () => boolean, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT'): Promise<void> {
+    await waitFor(what, ready);
+    const sent = Date.now();
+    run.child.kill(signal);
+    const exit = await exitWithin(run, 30_000);
+    expect(exit, run.stderr()).toEqual({ code: signal === 'SIGINT' ? 130 : 143, signal: null });
+    expect(Date.now() - sent).toBeLessThan(5_000);
+  }
+
+  /** A phase before the run: the note says no logs are written, and none are. */
+  function expectNothingWritten(run: CliRun, outdir: string, signal = 'SIGINT'): void {
+    expect(run.stderr()).toContain(`loadgen: ${signal} received before the run started: stopping; no logs are written`);
+    expect(existsSync(outdir)).toBe(false);
+    expect(run.stdout()).toBe('');
+  }
+
+  /** A run that started: its summary says why it stopped and every detail-log line is a complete record. */
+  function expectRunLogs(run: CliRun, outdir: string): void {
+    expect(run.stderr()).toContain('loadgen: SIGINT received: stopping the run and writing its logs');
+    expect(readText(join(outdir, 'mlperf_log_summary.txt'))).toContain('Recommendations:\n * interrupted by SIGINT\n');
+    const detail = readText(join(outdir, 'mlperf_log_detail.txt'));
+    expect(detail.endsWith('\n')).toBe(true);
+    for (const line of detail.trim().split('\n')) {
+      expect(line.startsWith(':::MLLOG ')).toBe(true);
+      expect(() => JSON.parse(line.slice(':::MLLOG '.length))).not.toThrow();
+    }
+  }
+
+  it('module import: a --sut module whose top-level await does not settle', async () => {
+    const outdir = join(tempDir(), 'out');
+    const run = startCli(['run', '--sut', fixture('hanging-import-sut.mjs'), '--outdir', outdir]);
+    await stopWhen(run, 'the import', () => run.stderr().includes('fixture: importing'));
+    expectNothingWritten(run, outdir);
+  }, 60_000);
+
+  it('node probes: a node that never answers GET /v1/models (SIGTERM: 143, not the probe timeout\'s exit 2)', async () => {
+    const node = await server(() => undefined);
+    const dataset = join(tempDir(), 'prompts.jsonl');
+    writeFileSync(dataset, '{"prompt": "hello"}\n');
+    const outdir = join(tempDir(), 'out');
+    const run = startCli(['run', '--sut', 'openai', '--url', node.url, '--model', 'm', '--dataset', dataset, '--outdir', outdir]);
+    await stopWhen(run, 'the probe', () => (node.hits.get('/v1/models') ?? 0) > 0, 'SIGTERM');
+    expectNothingWritten(run, outdir, 'SIGTERM');
+  }, 60_000);
+
+  it("node probes: a mapping module whose name() takes a minute", async () => {
+    const node = await server();
+    const outdir = join(tempDir(), 'out');
+    const run = startCli(['run', '--sut', 'http', '--url', node.url, '--request', fixture('slow-name-map.mjs'), '--outdir', outdir]);
+    await stopWhen(run, 'name()', () => run.stderr().includes('fixture: naming the node'));
+    expectNothingWritten(run, outdir);
+  }, 60_000);
+
+  it('data set: checking a data set of a million prompts; no node is asked anything', async () => {
+    const node = await server(() => undefined);
+    const dir = tempDir();
+    // Fed through a FIFO: the file is whole once this side closes it, and the check of its lines begins.
+    const dataset = join(dir, 'prompts.jsonl');
+    execFileSync('mkfifo', [dataset]);
+    const outdir = join(dir, 'out');
+    const run = startCli(['run', '--sut', 'openai', '--url', node.url, '--model', 'm', '--dataset', dataset, '--outdir', outdir]);
+    const fifo = await open(dataset, 'w');
+    const lines = Array.from({ length: 10_000 }, (_, i) => `{"prompt": "prompt ${i}", "max_tokens": 4}`).join('\n') + '\n';
+    for (let i = 0; i < 100; i++) await fifo.write(lines);
+    await fifo.close();
+    await stopWhen(run, 'the data set', () => true);
+    expectNothingWritten(run, outdir);
+    expect(node.hits.get('/v1/models') ?? 0).toBe(0);
+  }, 60_000);
+
+  it.each(['undici', 'native'] as const)('QSL load: 300000 of 4294967295 samples of a mapping module, 50 us each (--transport %s): the run stops, its logs written', async (transport) => {
+    const node = await server();
+    const outdir = tempDir();
+    const run = startCli(['run', '--sut', 'http', '--url', node.url, '--request', fixture('big-load-map.mjs'), '--transport', transport, '--scenario', 'Offline', '--outdir', outdir]);
+    await stopWhen(run, 'the load', () => run.stderr().includes('fixture: building requests'));
+    expectRunLogs(run, outdir);
+    expect(node.hits.get('/infer') ?? 0).toBe(0);  // nothing issued: the run stopped before it began
+  }, 60_000);
+
+  it('QSL load: a module QSL whose asynchronous load takes a minute', async () => {
+    const outdir = tempDir();
+    const run = startCli(['run', '--sut', fixture('slow-load-sut.mjs'), '--scenario', 'Offline', '--outdir', outdir]);
+    await stopWhen(run, 'the load', () => run.stderr().includes('fixture: loading samples'));
+    expectRunLogs(run, outdir);
+  }, 60_000);
 });
 
 /** A SUT that completes every sample after `delayMs` and calls `onQuery` first. */

@@ -143,7 +143,7 @@ describe('loadgen run: the API key and Ctrl-C', () => {
       expect(files.some((f) => f.endsWith('mlperf_log_detail.txt'))).toBe(true);
       for (const f of files) expect(readFileSync(f, 'utf8'), f).not.toContain(key);
       const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
-      expect(detail).toContain('HTTP 401: bad token Bearer <api key>');
+      expect(detail).toContain('HTTP 401: bad token Bearer <redacted>');
     }
     expect(authorized).toBeGreaterThan(20);
   });

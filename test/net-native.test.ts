@@ -159,7 +159,7 @@ describe.skipIf(!available)('native transport', () => {
       expect(r.valid).toBe(false);
       expect(r.errors.failedSamples.byKind.http_status).toBe(r.counts.issuedSamples);
       const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
-      expect(detail).toContain(`Sample failed (http_status): node ${echo.url}: HTTP 503: overloaded; you sent Bearer <api key>`);
+      expect(detail).toContain(`Sample failed (http_status): node ${echo.url}: HTTP 503: overloaded; you sent Bearer <redacted>`);
       expect(detail).not.toContain('native-secret');
       expect(JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain('native-secret');
     } finally {

@@ -121,7 +121,7 @@ describe.skipIf(!available)('OpenAI token streams over the native transport', ()
       const result = await startTest(sut, sut.qsl, { scenario: 'SingleStream', singleStreamExpectedLatencyNs: 20 * MS, minDurationMs: 0, minQueryCount: 3, useTokenLatencies: true }, { outdir });
       expect(result.errors.count).toBe(3);
       const detail = readText(join(outdir, 'mlperf_log_detail.txt'));
-      expect(detail).toContain(`node ${url}: HTTP 500: you sent Bearer <api key>`);
+      expect(detail).toContain(`node ${url}: HTTP 500: you sent Bearer <redacted>`);
       expect(detail).not.toContain(KEY.slice(3));
       expect(readText(join(outdir, 'mlperf_log_summary.txt'))).not.toContain(KEY.slice(3));
     } finally {

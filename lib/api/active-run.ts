@@ -87,11 +87,11 @@ export class ActiveRun {
         }
         case HostEventKind.Load:
           serveQslCall(this.native, this.qsl, 'loadSamplesToRam', arg as Uint32Array, token!, this.recordFailure,
-            this.settings.qslTimeoutMs);
+            this.settings.qslTimeoutMs, this.signal);
           break;
         case HostEventKind.Unload:
           serveQslCall(this.native, this.qsl, 'unloadSamplesFromRam', arg as Uint32Array, token!, this.recordFailure,
-            this.settings.qslTimeoutMs);
+            this.settings.qslTimeoutMs, this.signal);
           break;
         case HostEventKind.Flush:
           this.poll?.stop(true);  // the last query is published: take it, then flush

@@ -11,7 +11,10 @@ import type { QuerySampleLibrary } from './types.js';
  * Calls `qsl[method]` with the indices and acknowledges `token` when it
  * settles; a failure goes to `onFailure` and its text to the core. When it
  * has not settled within `timeoutMs` (0: no limit) it fails the same way,
- * and a later settle is ignored.
+ * and a later settle is ignored. When `stop` (the run's signal, which has
+ * interrupted the core already) aborts first, the call is acknowledged at
+ * once and a later settle is ignored: a stopped run issues nothing more, so
+ * it need not wait for a load that may take minutes, only to write its logs.
  */
 export function serveQslCall(
   native: NativeAddon,
@@ -21,6 +24,7 @@ export function serveQslCall(
   token: number,
   onFailure: (error: unknown, where: string) => void,
   timeoutMs = 0,
+  stop?: AbortSignal,
 ): void {
   const where = `qsl.${method}`;
   let done = false;
@@ -34,9 +38,27 @@ export function serveQslCall(
     timer = setTimeout(() => {
       if (done) return;
       done = true;
+      settled();
       fail(new Error(`${where} did not settle within ${timeoutMs} ms (qslTimeoutMs)`));
     }, timeoutMs);
   }
+  const onStop = (): void => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    native.acknowledge(token);
+  };
+  if (stop?.aborted === true) {
+    // Stopped before the load: nothing will be issued, so nothing is loaded.
+    if (method === 'loadSamplesToRam') {
+      onStop();
+      return;
+    }
+    queueMicrotask(onStop);
+  } else {
+    stop?.addEventListener('abort', onStop, { once: true });
+  }
+  const settled = (): void => stop?.removeEventListener('abort', onStop);
   const list = Array.from(indices);
   let pending: Promise<void>;
   try {
@@ -46,12 +68,14 @@ export function serveQslCall(
   }
   pending.then(
     () => {
+      settled();
       if (done) return;
       done = true;
       clearTimeout(timer);
       native.acknowledge(token);
     },
     (error: unknown) => {
+      settled();
       if (done) return;
       done = true;
       clearTimeout(timer);

@@ -56,8 +56,10 @@ export interface StartTestOptions {
    * the reference's early-outs end it), queries already issued are waited
    * for (up to `completion_timeout_ms`), the remaining phases are skipped,
    * and the promise resolves with an INVALID result whose `interrupted` is
-   * the reason (`interrupted: <the abort reason's message>`). Already
-   * aborted: startTest rejects with the signal's reason before anything starts.
+   * the reason (`interrupted: <the abort reason's message>`). A
+   * `loadSamplesToRam` or `unloadSamplesFromRam` under way is not waited for
+   * (nothing more is issued; a later settle is ignored). Already aborted:
+   * startTest rejects with the signal's reason before anything starts.
    */
   signal?: RunAbortSignal;
   /**

@@ -13,6 +13,8 @@ import { createOpenAiSut, OPENAI_APIS } from '../net/openai.js';
 import { BALANCE_POLICIES, type BalancePolicy, type NetworkSut, type TransportOptions } from '../net/types.js';
 import { TRANSPORTS, type TransportChoice } from '../net/native-transport.js';
 import { echo } from '../settings/messages.js';
+import { phase } from './interrupt.js';
+import { cliSecrets } from './output-secrets.js';
 import { choiceOption, collect, positiveInteger } from './options.js';
 
 export const NETWORK_SUTS = ['openai', 'kserve', 'http'] as const;
@@ -166,17 +168,29 @@ function apiKeyOf(o: NetworkCliOptions): string | undefined {
     const key = process.env[o.apiKeyEnv];
     if (key === undefined || key === '')
       throw new SettingsError('--api-key-env', o.apiKeyEnv, `--api-key-env ${o.apiKeyEnv}: the environment variable ${o.apiKeyEnv} is not set (or empty)`);
+    cliSecrets.addApiKey(key);
     return key;
   }
   if (o.sut === 'openai') {
     const key = process.env[DEFAULT_API_KEY_ENV];
-    return key === undefined || key === '' ? undefined : key;
+    if (key === undefined || key === '') return undefined;
+    cliSecrets.addApiKey(key);
+    return key;
   }
   return undefined;
 }
 
-/** Builds the network SUT the options describe (probing every node); `signal` stops its requests. */
-export async function createCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Promise<NetworkSut> {
+/**
+ * Builds the network SUT the options describe (reading its data set or
+ * mapping module, probing every node). `signal` stops its requests, and
+ * aborted it ends the wait at once (rejecting with its reason) in any of
+ * these steps.
+ */
+export function createCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Promise<NetworkSut> {
+  return phase(signal, buildCliNetworkSut(o, signal));
+}
+
+async function buildCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Promise<NetworkSut> {
   const apiKey = apiKeyOf(o);
   const transport: TransportOptions = {
     urls: o.url,

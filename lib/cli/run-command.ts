@@ -22,7 +22,8 @@ import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/
 import { loadCliSettings, usesConfigFiles } from './config.js';
 import { checkNetworkOptions, configModelView, createCliNetworkSut, isNetworkSut, type NetworkCliOptions } from './network.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
-import { runWithSignals } from './interrupt.js';
+import { phase, runWithSignals, type RunSignals } from './interrupt.js';
+import { cliSecrets } from './output-secrets.js';
 import { powerFromCli, type PowerCliOptions } from './power-options.js';
 import { runProgress, writeRunReport } from './report.js';
 import { checkRunCheckFlags, runCheck, type RunCheckOptions } from './rules-commands.js';
@@ -69,8 +70,9 @@ export interface RunOptions extends Partial<Omit<NetworkCliOptions, 'sut' | 'mod
  * `inWorkers` (dispatch 'worker'): createSut() runs in the workers, not here.
  * The import (its top-level await) and each call must settle within
  * `timeoutMs` (0: no limit): an InterfaceError naming it otherwise.
+ * `signal` aborted: stops waiting for the import or either call at once (rejecting with its reason).
  */
-async function loadModuleSut(path: string, inWorkers = false, timeoutMs = MODULE_LOAD_TIMEOUT_MS): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
+async function loadModuleSut(path: string, inWorkers: boolean, signal: AbortSignal, timeoutMs = MODULE_LOAD_TIMEOUT_MS): Promise<{ sut: SystemUnderTest; qsl: QuerySampleLibrary }> {
   const file = resolve(process.cwd(), path);
   if (!existsSync(file)) {
     const s = closest(path, BUILTIN_SUTS);
@@ -85,8 +87,9 @@ async function loadModuleSut(path: string, inWorkers = false, timeoutMs = MODULE
       new InterfaceError(`--sut ${path}: ${what} did not settle within ${timeoutMs} ms (a promise that never settles?; --module-timeout-ms)`));
   let mod: Record<string, unknown>;
   try {
-    mod = await bounded(import(url) as Promise<Record<string, unknown>>, 'importing the module (its top-level await)');
+    mod = await bounded(phase(signal, import(url)) as Promise<Record<string, unknown>>, 'importing the module (its top-level await)');
   } catch (cause) {
+    if (signal.aborted) throw signal.reason;
     if (cause instanceof InterfaceError) throw cause;
     throw new InterfaceError(`--sut ${path}: cannot import the module: ${thrownText(cause)}`);
   }
@@ -100,8 +103,8 @@ async function loadModuleSut(path: string, inWorkers = false, timeoutMs = MODULE
   }
   const sut = inWorkers
     ? ({ name: basename(path).replace(/\.[cm]?[jt]s$/, '') } as SystemUnderTest)
-    : ((await bounded((mod.createSut as () => unknown)(), 'createSut()')) as SystemUnderTest);
-  const qsl = (await bounded((mod.createQsl as () => unknown)(), 'createQsl()')) as QuerySampleLibrary;
+    : ((await bounded(phase(signal, (mod.createSut as () => unknown)()), 'createSut()')) as SystemUnderTest);
+  const qsl = (await bounded(phase(signal, (mod.createQsl as () => unknown)()), 'createQsl()')) as QuerySampleLibrary;
   return { sut, qsl };
 }
 
@@ -110,6 +113,12 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 }
 
 export async function runCommand(input: RunOptions): Promise<number> {
+  // SIGINT/SIGTERM from the first phase on, until the output is written (lib/cli/interrupt.ts).
+  return runWithSignals((signal, signals) => runPhases(input, signal, signals));
+}
+
+/** The command's phases; each ends at once when `signal` aborts. */
+async function runPhases(input: RunOptions, signal: AbortSignal, signals: RunSignals): Promise<number> {
   checkNetworkOptions({ url: [], stream: true, ...input } as NetworkCliOptions);
   const power = powerFromCli(input);
   checkRunCheckFlags(input, input.sut !== undefined);
@@ -134,6 +143,8 @@ export async function runCommand(input: RunOptions): Promise<number> {
     if (options.scenario !== undefined) settings.scenario = options.scenario as TestSettingsInput['scenario'];
     if (options.mode !== undefined) settings.mode = options.mode as TestSettingsInput['mode'];
   }
+  // A signal during the (synchronous) settings phase: nothing more starts.
+  signal.throwIfAborted();
 
   let sut!: SystemUnderTest;
   let qsl!: QuerySampleLibrary;
@@ -156,30 +167,31 @@ export async function runCommand(input: RunOptions): Promise<number> {
     if (inWorkers && options.sut === 'null') sutModule = NULL_SUT_MODULE;
     qsl = createSyntheticQsl(options.qslTotal, options.qslPerformance ?? options.qslTotal);
   } else if (!network) {
-    ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers, options.moduleTimeoutMs));
+    ({ sut, qsl } = await loadModuleSut(options.sut, inWorkers, signal, options.moduleTimeoutMs));
     if (inWorkers) sutModule = pathToFileURL(resolve(process.cwd(), options.sut)).href;
   }
 
-  // SIGINT/SIGTERM from here until the output is written stop the run (lib/cli/interrupt.ts).
-  return runWithSignals(async (signal) => {
-    // A network SUT probes its nodes under the signal too; with dispatch
-    // 'worker' it brings its own worker module (startTest takes it from the SUT).
-    const networkSut = network ? await createCliNetworkSut({ ...(input as NetworkCliOptions), url: options.url, stream: options.stream }, signal) : undefined;
-    if (networkSut !== undefined) {
-      sut = networkSut;
-      qsl = networkSut.qsl;
-    }
-    try {
-      return await runAndReport(signal);
-    } finally {
-      await networkSut?.close();
-    }
-  });
+  // A network SUT reads its data set and probes its nodes under the signal (its
+  // requests end at once); with dispatch 'worker' it brings its own worker
+  // module (startTest takes it from the SUT).
+  const networkSut = network ? await createCliNetworkSut({ ...(input as NetworkCliOptions), url: options.url, stream: options.stream }, signal) : undefined;
+  if (networkSut !== undefined) {
+    sut = networkSut;
+    qsl = networkSut.qsl;
+  }
+  try {
+    return await runAndReport();
+  } finally {
+    await networkSut?.close();
+  }
 
-  async function runAndReport(signal: AbortSignal): Promise<number> {
+  async function runAndReport(): Promise<number> {
     // --check: the rules first; a refused run starts nothing.
     const refused = runCheck(options, qsl, options.quiet === true || options.json === true);
     if (refused !== undefined) return refused;
+    signal.throwIfAborted();
+    // From here a signal stops the run, whose logs are written.
+    signals.enter('run');
     const progress = runProgress(options);
     const result: TestResult = await startTest(sut, qsl, settings, {
       outdir: options.outdir,
@@ -194,10 +206,11 @@ export async function runCommand(input: RunOptions): Promise<number> {
       signal,
     }).finally(() => progress.stop());
     const reportPath = writeRunReport(result, options);
+    // Whatever reached the result, no part of the API key is printed (lib/net/secrets.ts).
     if (options.json) {
-      process.stdout.write(`${JSON.stringify(result, jsonReplacer, 2)}\n`);
+      process.stdout.write(`${cliSecrets.redact(JSON.stringify(result, jsonReplacer, 2))}\n`);
     } else if (!options.quiet) {
-      process.stdout.write(result.summaryText);
+      process.stdout.write(cliSecrets.redact(result.summaryText));
       if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
       if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
     }

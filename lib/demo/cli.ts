@@ -102,7 +102,9 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
   };
   const progress = !options.quiet && !options.json;
   // SIGINT/SIGTERM stop the scenario running and skip the rest (lib/cli/interrupt.ts).
-  return runWithSignals(async (signal) => {
+  return runWithSignals(async (signal, signals) => {
+    // The demo's runs write their logs when stopped.
+    signals.enter('run');
     const outcome = await runDemo({
       outdir: options.outdir,
       settings,

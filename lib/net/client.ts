@@ -28,6 +28,7 @@
  */
 import { buildConnector, Client, errors, type Dispatcher } from 'undici';
 
+import { untilAborted } from '../api/abortable.js';
 import { wantsResponse } from '../api/active.js';
 import { firstTokenComplete, querySampleComplete, querySampleFailed } from '../api/completion.js';
 import type { QuerySample } from '../api/types.js';
@@ -38,6 +39,7 @@ import { NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
 import { USER_FUNCTION_TIMEOUT_MS, type FailureKind, type NetworkProtocol, type NodeProbe, type ResponseHeaders, type ResponseOutcome, type ResponseReader } from './protocol.js';
 import type { ClientConfig } from './client-config.js';
+import { secretsOf, type Secrets } from './secrets.js';
 
 export type { ClientConfig };
 
@@ -613,6 +615,8 @@ export class NetworkClient {
   /** Protocol headers object -> the same with authorization (protocols return one object for all requests). */
   private lastHeaders: Record<string, string> | undefined;
   private lastMerged: Record<string, string> | undefined;
+  /** What no message may carry (the API key, the protocol's secret headers). */
+  readonly secrets: Secrets;
 
   constructor(
     readonly protocol: NetworkProtocol,
@@ -625,6 +629,7 @@ export class NetworkClient {
     const native = loadNative();
     this.clock = () => native.clockNs();
     this.streamsTokens = protocol.streamsTokens;
+    this.secrets = secretsOf(protocol, config.apiKey);
     this.timeoutNs = config.requestTimeoutMs * 1e6;
     this.timeoutMessage = `no complete response within ${config.requestTimeoutMs} ms of the request's write`;
     this.backoffNs = config.backoffMs * 1e6;
@@ -639,26 +644,32 @@ export class NetworkClient {
     });
   }
 
-  /** Probes every node through the protocol; the names, in node order. */
-  async probeAll(): Promise<string[]> {
-    return Promise.all(this.nodes.map((node) => this.probeNode(node)));
+  /**
+   * Probes every node through the protocol; the names, in node order.
+   * `stop` aborted: the probes' requests end and this rejects at once with
+   * its reason (a protocol's own waiting, e.g. a module's name(), is left).
+   */
+  async probeAll(stop?: AbortSignal): Promise<string[]> {
+    return untilAborted(Promise.all(this.nodes.map((node) => this.probeNode(node, stop))), stop);
   }
 
-  /** Requests to node `index` made before the run (probes, the protocol's checkBeforeRun). */
-  nodeProbe(index: number): NodeProbe {
+  /** Requests to node `index` made before the run (probes, the protocol's checkBeforeRun); `stop` ends them at once. */
+  nodeProbe(index: number, stop?: AbortSignal): NodeProbe {
     const node = this.nodes[index]!;
     return {
       origin: node.address.url,
-      request: (method, path, body, headers) => this.probeRequest(node, method, path, body, headers),
+      request: (method, path, body, headers) => this.probeRequest(node, method, path, body, headers, stop),
     };
   }
 
-  private async probeNode(node: NetworkNode): Promise<string> {
-    const probe = this.nodeProbe(node.index);
+  private async probeNode(node: NetworkNode, stop: AbortSignal | undefined): Promise<string> {
+    const probe = this.nodeProbe(node.index, stop);
     try {
       return await this.protocol.probe(probe);
     } catch (error) {
-      if (error instanceof NetworkSetupError) throw error;
+      if (stop?.aborted === true) throw stop.reason;
+      // Protocols quote what the node answered (an error body, a model list): never a secret.
+      if (error instanceof NetworkSetupError) throw this.secrets.redactError(error);
       throw new NetworkSetupError(`node ${node.label}: ${this.redact((error as Error)?.message ?? String(error))}`, { url: node.label, cause: error });
     }
   }
@@ -669,9 +680,12 @@ export class NetworkClient {
     path: string,
     body?: string | Uint8Array,
     headers?: Record<string, string>,
+    stop?: AbortSignal,
   ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Uint8Array }> {
     const ms = this.config.probeTimeoutMs;
-    const signal = AbortSignal.timeout(ms);
+    const timeout = AbortSignal.timeout(ms);
+    // The run's stop ends a probe at once too (a node that never answers must not hold a Ctrl-C).
+    const signal = stop === undefined ? timeout : AbortSignal.any([timeout, stop]);
     try {
       const response = await node.pool.request({
         method,
@@ -694,9 +708,10 @@ export class NetworkClient {
       }
       return { status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks) };
     } catch (error) {
+      if (stop?.aborted === true) throw stop.reason;
       if (error instanceof NetworkSetupError) throw error;
       const code = (error as { code?: unknown }).code;
-      const timedOut = signal.aborted || (typeof code === 'string' && TIMEOUT_CODES.has(code));
+      const timedOut = timeout.aborted || (typeof code === 'string' && TIMEOUT_CODES.has(code));
       const why = timedOut
         ? `no answer within ${ms} ms`
         : `cannot connect or read: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`;
@@ -714,10 +729,9 @@ export class NetworkClient {
     return merged;
   }
 
-  /** A message never carries the key, even when a server echoes it back. */
+  /** A message never carries a secret, not even part of one, when a server echoes it back (lib/net/secrets.ts). */
   redact(text: string): string {
-    const key = this.config.apiKey;
-    return key !== undefined && key !== '' && text.includes(key) ? text.split(key).join('<api key>') : text;
+    return this.secrets.redact(text);
   }
 
   /** Sends each sample whole to one node. */

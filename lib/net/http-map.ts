@@ -23,6 +23,9 @@
  * by the request timeout. Before the run, request(0) is checked and, when the
  * module maps responses, sample 0 is sent once to the first node and its
  * answer read: a mapping function that fails there is bad input.
+ * - `secretHeaders` (optional): names of request headers whose values are
+ *   secrets, beyond the ones always treated so (lib/net/secrets.ts
+ *   SECRET_HEADER_NAMES): no part of such a value is ever written.
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -41,6 +44,7 @@ import {
   type ResponseOutcome,
   type ResponseReader,
 } from './protocol.js';
+import { Secrets } from './secrets.js';
 import { checkTransportOptions, createNetworkSut } from './transport.js';
 import type { HttpSutOptions, NetworkSut } from './types.js';
 
@@ -69,6 +73,7 @@ export interface HttpMapModule {
   response?(response: HttpMapResponse): HttpMapResult | Promise<HttpMapResult>;
   tokens?(chunk: Uint8Array, index: number): number;
   name?(node: NodeProbe): string | Promise<string>;
+  secretHeaders?: readonly string[];
 }
 
 const EMPTY = new Uint8Array(0);
@@ -114,6 +119,9 @@ export async function loadHttpMap(request: string, moduleTimeoutMs = MODULE_LOAD
     throw new InterfaceError(`${at}: performanceSampleCount must be an integer from 1 to totalSampleCount (${total}) (found ${echo(String(performance), 40)})`);
   for (const name of ['response', 'tokens', 'name'])
     if (mod[name] !== undefined && typeof mod[name] !== 'function') throw new InterfaceError(`${at}: ${name}, when exported, must be a function (found ${typeof mod[name]})`);
+  const secretHeaders = mod.secretHeaders;
+  if (secretHeaders !== undefined && !(Array.isArray(secretHeaders) && secretHeaders.every((h) => typeof h === 'string' && h !== '')))
+    throw new InterfaceError(`${at}: secretHeaders, when exported, must be an array of header names (found ${Array.isArray(secretHeaders) ? 'an array with a value that is not a non-empty string' : typeof secretHeaders})`);
   return mod as unknown as HttpMapModule;
 }
 
@@ -138,6 +146,9 @@ interface Timeouts {
 
 function httpProtocolOf(map: HttpMapModule, source: string, timeouts: Timeouts): NetworkProtocol {
   const prepared = new Map<number, PreparedRequest>();
+  // The values of the secret headers the requests carry, known before any is sent.
+  const secrets = new Secrets();
+  if (map.secretHeaders !== undefined) secrets.addHeaderNames(map.secretHeaders);
   const tokens = map.tokens;
   const mapResponse = map.response;
   const at = moduleLabel(source);
@@ -154,10 +165,16 @@ function httpProtocolOf(map: HttpMapModule, source: string, timeouts: Timeouts):
       Promise.resolve(r).catch(() => undefined);
       throw problem('returned a promise: request(index) must return the request itself ({ method?, path, headers?, body? }), synchronously; load what it needs at module load (a top-level await)');
     }
-    return checkedRequest(r, problem);
+    const request = checkedRequest(r, problem);
+    secrets.addHeaders(request.headers);
+    return request;
   };
+  // The first sample's headers now: a transport decides before any load how
+  // it routes failure messages, by whether there is a secret to hide.
+  build(0);
   return {
     kind: 'http',
+    secrets,
     totalSampleCount: map.totalSampleCount,
     performanceSampleCount: map.performanceSampleCount ?? map.totalSampleCount,
     streamsTokens: tokens !== undefined,

@@ -9,6 +9,7 @@
  * undici (lib/net/client.ts) stays the transport for https, HTTP/2,
  * per-node path prefixes and dispatch workers.
  */
+import { yieldToEventLoop } from '../api/abortable.js';
 import { wantsResponse } from '../api/active.js';
 import { querySampleComplete, querySampleFailed } from '../api/completion.js';
 import { NetworkSetupError } from '../errors.js';
@@ -19,6 +20,7 @@ import { NativeStreamReader } from './native-stream.js';
 import { createStatsBuffer, nodeSlice, NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
 import { USER_FUNCTION_TIMEOUT_MS, type NetworkProtocol, type PreparedRequest, type ResponseOutcome } from './protocol.js';
+import type { Secrets } from './secrets.js';
 
 /** `transport`: which HTTP client sends the requests. */
 export const TRANSPORTS = ['auto', 'native', 'undici'] as const;
@@ -39,6 +41,11 @@ export function nativeTransportObstacle(protocol: NetworkProtocol, addresses: re
   if (headers.length > 0) return `the ${protocol.kind} protocol reads the response header${headers.length === 1 ? '' : 's'} ${headers.join(', ')}, and the native client hands over bodies only`;
   return '';
 }
+
+/** Samples whose requests are built between two reads of the clock (load). */
+const LOAD_SLICE = 256;
+/** The event loop runs at least this often while a load builds its requests. */
+const LOAD_YIELD_MS = 10;
 
 /** A growing byte buffer (doubling): one allocation per load, not one per request. */
 export class RequestWriter {
@@ -109,13 +116,20 @@ export class NativeTransport {
     private readonly addresses: readonly NodeAddress[],
     config: ClientConfig,
     readEveryResponse: boolean,
+    /** What no failure message may carry (lib/net/secrets.ts). */
+    private readonly secrets: Secrets,
   ) {
     this.basePath = addresses[0]!.basePath;
     this.corrections = createStatsBuffer(addresses.length, 1, false);
     this.correctionRecorders = addresses.map((_, i) => new NodeStatsRecorder(nodeSlice(this.corrections, addresses.length, 0, i)));
     this.authorization = config.apiKey === undefined ? '' : `authorization: Bearer ${config.apiKey}\r\n`;
     this.outcomeTimeoutMs = config.requestTimeoutMs > 0 ? config.requestTimeoutMs : USER_FUNCTION_TIMEOUT_MS;
-    const streams = (this.streams = protocol.streamsTokens
+    // The core's own failure messages (an error status's body excerpt) are
+    // redacted only of the whole key: with secrets, every response comes
+    // here as a stream, so that each failure message passes the redactor,
+    // which hides any part of a secret.
+    const streamed = protocol.streamsTokens || !secrets.empty;
+    const streams = (this.streams = streamed
       ? new NativeStreamReader(protocol, addresses.map((a) => a.url), this.correctionRecorders, (text) => this.redact(text), this.outcomeTimeoutMs)
       : undefined);
     this.handle = new (loadNative().NativeHttpSut)({
@@ -127,7 +141,6 @@ export class NativeTransport {
       nodeBackoffMs: config.backoffMs,
       hostReadsEveryBody: readEveryResponse,
       responsePollUs: config.responsePollUs,
-      ...(config.apiKey !== undefined ? { secret: config.apiKey } : {}),
       ...(streams !== undefined ? { streamBodies: true, onStream: (meta: Float64Array, data: Uint8Array, count: number) => streams.onEvents(meta, data, count) } : {}),
       onResponses: (meta, data, count) => {
         for (let i = 0, m = 0; i < count; i++, m += 6) {
@@ -146,13 +159,26 @@ export class NativeTransport {
   /**
    * loadSamplesToRam: the protocol builds its requests; their bytes are
    * written into one buffer and handed to the native table in one call.
+   * Built in slices between which the event loop runs (a large load must not
+   * hold off a signal); once `stopped()` (the run was stopped) it ends
+   * without loading the table.
    */
-  async load(indices: readonly number[]): Promise<void> {
-    await this.protocol.load(indices);
+  async load(indices: readonly number[], stopped: () => boolean = () => false): Promise<void> {
     const writer = new RequestWriter();
     const list = Uint32Array.from(indices);
     const layout = new Uint32Array(list.length * 4);
-    for (let i = 0; i < list.length; i++) this.encodeInto(this.protocol.request(list[i]!), writer, layout, i * 4);
+    let since = performance.now();
+    for (let at = 0; at < list.length; at += LOAD_SLICE) {
+      if (stopped()) return;
+      const end = Math.min(at + LOAD_SLICE, list.length);
+      await this.protocol.load(indices.slice(at, end));
+      for (let i = at; i < end; i++) this.encodeInto(this.protocol.request(list[i]!), writer, layout, i * 4);
+      if (performance.now() - since >= LOAD_YIELD_MS) {
+        await yieldToEventLoop();
+        since = performance.now();
+      }
+    }
+    if (stopped()) return;
     this.handle.setRequests(list, writer.bytes(), layout);
   }
 
@@ -258,7 +284,6 @@ export class NativeTransport {
   }
 
   private redact(text: string): string {
-    const key = this.authorization === '' ? '' : this.authorization.slice('authorization: Bearer '.length, -2);
-    return key !== '' && text.includes(key) ? text.split(key).join('<api key>') : text;
+    return this.secrets.redact(text);
   }
 }

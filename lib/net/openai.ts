@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
 
+import { yieldToEventLoop } from '../api/abortable.js';
 import { activeSeries } from '../api/active.js';
 import { DatasetError, NetworkSetupError, SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
@@ -29,6 +30,9 @@ const WHOLE_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 const EXCERPT_CHARS = 80;
 // Model ids listed in the error for a model a node does not serve.
 const MODELS_LISTED = 10;
+
+/** The event loop runs at least this often while a data set's lines are checked. */
+const DATASET_YIELD_MS = 10;
 
 /** One line of the data set, checked. */
 interface OpenAiSample {
@@ -156,7 +160,13 @@ export async function readOpenAiDataset(file: string, api: OpenAiApi): Promise<O
   const samples: OpenAiSample[] = [];
   let lineNumber = 0;
   let start = 0;
+  // A large file takes seconds to check: signals and timers run in between.
+  let since = performance.now();
   while (start < text.length) {
+    if ((lineNumber & 1023) === 0 && performance.now() - since >= DATASET_YIELD_MS) {
+      await yieldToEventLoop();
+      since = performance.now();
+    }
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
     lineNumber++;

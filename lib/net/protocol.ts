@@ -10,6 +10,7 @@
  * completes the sample with the stamp of the last chunk, so parsing is never
  * inside a latency.
  */
+import type { Secrets } from './secrets.js';
 
 /**
  * How a sample failed: counted by kind in result.errors and the summary.
@@ -155,4 +156,11 @@ export interface NetworkProtocol {
   reader(index: number, wantData: boolean): ResponseReader;
   /** A line for the summary/README: e.g. 'output tokens from usage (3 of 3 responses)'. */
   describe?(): string;
+  /**
+   * Values the protocol sends that must never be written (a mapping
+   * module's secret headers), filled in before the requests that carry them
+   * are sent; the transport adds its API key and redacts every message
+   * against them (lib/net/secrets.ts).
+   */
+  readonly secrets?: Secrets;
 }

@@ -7,6 +7,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { yieldToEventLoop } from '../api/abortable.js';
 import type { QuerySample, QuerySampleLibrary } from '../api/types.js';
 import { DISPATCH_WORKER_PLAN, type DispatchWorkerPlan } from '../dispatch/dispatch.js';
 import { InterfaceError, SettingsError } from '../errors.js';
@@ -20,6 +21,7 @@ import { createStatsBuffer, nodeSlice, summarizeNode } from './node-stats.js';
 import type { NetworkProtocol } from './protocol.js';
 import { isRegisteredProtocol } from './registry.js';
 import { networkReport } from './report.js';
+import { secretsOf } from './secrets.js';
 import type { NetworkWorkerOptions } from './worker-sut.js';
 import { BALANCE_POLICIES, type NetworkStats, type NetworkSut, type TransportOptions } from './types.js';
 
@@ -91,14 +93,17 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
   const client = new NetworkClient(protocol, addresses, config, addresses.map((_, i) => nodeSlice(stats, addresses.length, 0, i)));
   let names: string[];
   try {
-    names = await client.probeAll();
-    await protocol.checkBeforeRun?.(client.nodeProbe(0));
+    // The SUT's signal (the CLI's Ctrl-C) ends the probes and the check before the run too.
+    const stop = options.signal instanceof AbortSignal ? options.signal : undefined;
+    names = await client.probeAll(stop);
+    await protocol.checkBeforeRun?.(client.nodeProbe(0, stop));
+    if (stop?.aborted === true) throw stop.reason;
   } catch (error) {
     await client.close();
     throw error;
   }
   const nodeNames = uniqueNodeNames(
-    // A node that echoes the key back must not put it into the logs' SUT name.
+    // A node that echoes a secret back (even part of it) must not put it into the logs' SUT name.
     names.map((n, i) => cleanNodeName(typeof n === 'string' ? client.redact(n) : n, addresses[i]!.url)),
     addresses,
   );
@@ -120,7 +125,7 @@ async function startNativeTransport(protocol: NetworkProtocol, addresses: readon
     if (config.transport === 'auto') return undefined;
     throw new SettingsError('transport', 'native', `transport 'native' cannot serve this SUT: ${obstacle}; use 'undici' or 'auto'`);
   }
-  const native = new NativeTransport(protocol, addresses, config, config.readEveryResponse);
+  const native = new NativeTransport(protocol, addresses, config, config.readEveryResponse, secretsOf(protocol, config.apiKey));
   try {
     await native.start();
   } catch (error) {
@@ -150,12 +155,30 @@ function buildNetworkSut(
   // native client (startTest hands the core no native SUT then).
   let workerRuns = false;
   const cancelled = new Int32Array(new SharedArrayBuffer(4));
+  const secrets = client.secrets;
+  // Building the requests of a large load takes long: it is done in slices
+  // between which a signal is handled, and it stops once the run is stopped.
+  const stopped = (): boolean => Atomics.load(cancelled, 0) !== 0;
   const qsl: QuerySampleLibrary = {
     name: `${protocol.kind} data set (${protocol.totalSampleCount} samples)`,
     totalSampleCount: protocol.totalSampleCount,
     performanceSampleCount: protocol.performanceSampleCount,
-    loadSamplesToRam: (indices) => (native !== undefined ? native.load(indices) : protocol.load(indices)),
-    unloadSamplesFromRam: (indices) => (native !== undefined ? native.unload(indices) : protocol.unload(indices)),
+    loadSamplesToRam: async (indices) => {
+      try {
+        if (native !== undefined) await native.load(indices, stopped);
+        else await loadInSlices(indices, (slice) => protocol.load(slice), stopped);
+      } catch (error) {
+        // A protocol's (or a mapping module's) error text goes to the logs and stderr.
+        throw secrets.redactError(error);
+      }
+    },
+    unloadSamplesFromRam: async (indices) => {
+      try {
+        await (native !== undefined ? native.unload(indices) : protocol.unload(indices));
+      } catch (error) {
+        throw secrets.redactError(error);
+      }
+    },
   };
   const onAbort = (): void => {
     Atomics.store(cancelled, 0, 1);
@@ -199,7 +222,13 @@ function buildNetworkSut(
     // no faster and cost a core at low rates, 'worker' slower (benchmarks/RESULTS.md, issue 12).
     ...(protocol.streamsTokens ? { defaultSettings: { useTokenLatencies: true } } : {}),
     qsl,
-    issueQuery: (samples: QuerySample[]) => client.issue(samples),
+    issueQuery: (samples: QuerySample[]) => {
+      try {
+        client.issue(samples);
+      } catch (error) {
+        throw secrets.redactError(error);
+      }
+    },
     stats: networkStats,
     // The block after the summary, report.html's table and result.sutReport.
     report: () => networkReport(networkStats(), protocol.describe?.()),
@@ -213,6 +242,32 @@ function buildNetworkSut(
   // startTest hands the core the native client: it issues to it from the issue thread (not with dispatch workers).
   if (native !== undefined) Object.defineProperty(sut, NATIVE_SUT, { value: native.handle });
   return sut;
+}
+
+/** Slices of a load: the clock is read after each, and the event loop runs every {@link LOAD_SLICE_MS}. */
+export const LOAD_SLICE_SAMPLES = 256;
+export const LOAD_SLICE_MS = 10;
+
+/**
+ * Hands `indices` to `load` in slices, letting the event loop run (signals,
+ * timers) at least every LOAD_SLICE_MS; returns early once `stopped()`.
+ * False when it stopped before the last slice.
+ */
+export async function loadInSlices(
+  indices: readonly number[],
+  load: (slice: number[]) => void | Promise<void>,
+  stopped: () => boolean,
+): Promise<boolean> {
+  let since = performance.now();
+  for (let at = 0; at < indices.length; at += LOAD_SLICE_SAMPLES) {
+    if (stopped()) return false;
+    await load(indices.slice(at, at + LOAD_SLICE_SAMPLES));
+    if (performance.now() - since >= LOAD_SLICE_MS) {
+      await yieldToEventLoop();
+      since = performance.now();
+    }
+  }
+  return !stopped();
 }
 
 function abortText(reason: unknown): string {

@@ -24,7 +24,11 @@ export interface TransportOptions {
   requestTimeoutMs?: number;
   /** Connecting a socket (default 10000). */
   connectTimeoutMs?: number;
-  /** Sent as `Authorization: Bearer <key>`; never logged, reported or echoed. */
+  /**
+   * Sent as `Authorization: Bearer <key>`; no part of it (no run of 8 or more
+   * of its characters) is ever logged, reported or echoed (README "Secrets
+   * never written").
+   */
   apiKey?: string;
   /** HTTP/2 instead of HTTP/1.1 keep-alive. */
   http2?: boolean;
@@ -43,7 +47,9 @@ export interface TransportOptions {
    * malformed one fails its sample (default true). false: each response's
    * status and framing are checked natively and a body is read only where
    * it is logged (accuracy mode, sampled accuracy-log entries): no JS per
-   * response, the highest rates.
+   * response, the highest rates. No effect with an `apiKey` or secret request
+   * headers: every response then reaches JS, so that each failure message
+   * is redacted.
    */
   readEveryResponse?: boolean;
   /**

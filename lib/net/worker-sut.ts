@@ -10,6 +10,7 @@ import { NetworkClient } from './client.js';
 import type { NodeAddress } from './nodes.js';
 import { nodeSlice } from './node-stats.js';
 import { createRegisteredProtocol } from './registry.js';
+import { secretsOf } from './secrets.js';
 import type { QuerySample, SystemUnderTest } from '../api/types.js';
 
 /** What the main thread's NetworkSut hands each worker (structured-cloned). */
@@ -27,8 +28,14 @@ export interface NetworkWorkerOptions {
 export async function createSut(context: DispatchWorkerContext): Promise<Pick<SystemUnderTest, 'issueQuery' | 'flushQueries'>> {
   const o = context.options as NetworkWorkerOptions;
   const protocol = await createRegisteredProtocol(o.kind, o.protocolOptions);
+  // Errors go to the main thread's logs and stderr: no part of a secret in them.
+  const secrets = secretsOf(protocol, o.config.apiKey);
   const all = Array.from({ length: protocol.totalSampleCount }, (_, i) => i);
-  await protocol.load(all);
+  try {
+    await protocol.load(all);
+  } catch (error) {
+    throw secrets.redactError(error);
+  }
   const nodes = o.addresses.length;
   const client = new NetworkClient(
     protocol,
@@ -38,6 +45,12 @@ export async function createSut(context: DispatchWorkerContext): Promise<Pick<Sy
     o.cancelled,
   );
   return {
-    issueQuery: (samples: QuerySample[]) => client.issue(samples),
+    issueQuery: (samples: QuerySample[]) => {
+      try {
+        client.issue(samples);
+      } catch (error) {
+        throw secrets.redactError(error);
+      }
+    },
   };
 }
