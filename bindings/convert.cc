@@ -248,6 +248,9 @@ constexpr loadgen::NamedMember<PeakTrial> kPeakTrialFields[] = {
     {"perfConstraintsMet", &PeakTrial::perf_constraints_met},
     {"targetPercentileLatencyNs", &PeakTrial::target_percentile_latency_ns},
     {"queriesIssued", &PeakTrial::queries_issued},
+    {"failedSamples", &PeakTrial::failed_samples},
+    {"incompleteSamples", &PeakTrial::incomplete_samples},
+    {"passed", &PeakTrial::passed},
 };
 
 // outcome.overhead.issueLatenessNs / deliveryLagNs.
