@@ -173,7 +173,7 @@ void Session::finish_run() {
   log_.count_messages();
   log_.write_summary(settings_.mode, config_.log);
   // For `loadgen report`: computed from the records now that the run is over.
-  write_report_data(series_, effective_, outcome_, config_.log);
+  if (config_.log.report_data) write_report_data(series_, effective_, outcome_, config_.log);
   log_.close();
   host_->finished();
 }

@@ -181,6 +181,8 @@ export async function runCommand(input: RunOptions): Promise<number> {
       lenientConfig: options.lenient === true,
       ...(sutModule !== undefined ? { sutModule } : {}),
       ...(power !== undefined ? { power } : {}),
+      // --no-report: exactly the reference's files (a submission folder's).
+      reportData: options.report,
       signal,
     }).finally(() => progress.stop());
     const reportPath = writeRunReport(result, options);
