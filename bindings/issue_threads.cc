@@ -67,7 +67,8 @@ void IssueThreadPort::CallJs(Napi::Env env, Napi::Function dispatcher, IssueThre
             break;
           case PortEventKind::SeriesStarted:
             dispatcher.Call({Napi::Number::New(env, 1), Napi::Number::New(env, published),
-                             Napi::Number::New(env, first_id), Napi::Number::New(env, static_cast<double>(event->index)),
+                             Napi::Number::New(env, first_id),
+                             Napi::Number::New(env, static_cast<double>(event->index)),
                              Napi::Number::New(env, static_cast<double>(event->stride))});
             break;
           case PortEventKind::Released:

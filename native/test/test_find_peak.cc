@@ -38,7 +38,8 @@ struct Search {
       result->failed.by_kind[static_cast<size_t>(FailureKind::HttpStatus)] = s.failed;
       result->incomplete = s.incomplete;
       trial_qps.push_back(qps);
-      outcome.peak_trials.push_back(PeakTrial{qps, s.latency_met, 0, 100, s.failed, s.incomplete, result->passed(), {}});
+      outcome.peak_trials.push_back(
+          PeakTrial{qps, s.latency_met, 0, 100, s.failed, s.incomplete, result->passed(), {}});
       return true;
     };
     trials.unload_kept = [] {};
