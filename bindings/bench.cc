@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "bindings/env_teardown.h"
 #include "native/clock.h"
 #include "native/cpu_noise.h"
 #include "native/settings_fields.h"
@@ -58,9 +59,14 @@ Napi::Value TsfnWake(const Napi::CallbackInfo& info) {
   Napi::Function noop = Napi::Function::New(env, [](const Napi::CallbackInfo&) {});
   probe->tsfn = Napi::ThreadSafeFunction::New(env, noop, "loadgen-bench", 0, 1, [probe](Napi::Env env) {
     probe->thread.join();
-    auto lags = Napi::Float64Array::New(env, probe->lags.size());
-    std::copy(probe->lags.begin(), probe->lags.end(), lags.Data());
-    probe->deferred.Resolve(lags);
+    run_in_env(
+        env,
+        [&] {
+          auto lags = Napi::Float64Array::New(env, probe->lags.size());
+          std::copy(probe->lags.begin(), probe->lags.end(), lags.Data());
+          probe->deferred.Resolve(lags);
+        },
+        [&](const std::string& message) { probe->deferred.Reject(Napi::Error::New(env, message).Value()); });
     delete probe;
   });
   Napi::Promise promise = probe->deferred.Promise();

@@ -135,9 +135,10 @@ loadgen::SessionConfig session_config_from_js(const Napi::Object& o) {
   c.log.prefix_with_datetime = get_bool(o, "log_prefix_with_datetime");
   c.log.copy_summary_to_stdout = get_bool(o, "log_copy_summary_to_stdout");
   c.log.copy_detail_to_stdout = get_bool(o, "log_copy_detail_to_stdout");
-  // Optional: the Chrome trace switch and a shorter issue-thread registration
-  // wait (LOADGEN_ISSUE_THREAD_WAIT_MS, tests only).
+  // Optional: the Chrome trace switch, the report data switch and a shorter
+  // issue-thread registration wait (LOADGEN_ISSUE_THREAD_WAIT_MS, tests only).
   if (o.Get("log_enable_trace").IsBoolean()) c.log.enable_trace = get_bool(o, "log_enable_trace");
+  if (o.Get("log_report_data").IsBoolean()) c.log.report_data = get_bool(o, "log_report_data");
   if (o.Get("issue_thread_wait_ms").IsNumber()) {
     const int64_t wait_ms = get_i64(o, "issue_thread_wait_ms");
     if (wait_ms >= 0) c.issue_thread_wait_ms = wait_ms;
@@ -248,6 +249,9 @@ constexpr loadgen::NamedMember<PeakTrial> kPeakTrialFields[] = {
     {"perfConstraintsMet", &PeakTrial::perf_constraints_met},
     {"targetPercentileLatencyNs", &PeakTrial::target_percentile_latency_ns},
     {"queriesIssued", &PeakTrial::queries_issued},
+    {"failedSamples", &PeakTrial::failed_samples},
+    {"incompleteSamples", &PeakTrial::incomplete_samples},
+    {"passed", &PeakTrial::passed},
 };
 
 // outcome.overhead.issueLatenessNs / deliveryLagNs.

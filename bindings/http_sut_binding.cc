@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "bindings/env_teardown.h"
+#include "bindings/process_state.h"
+
 namespace loadgen_addon {
 
 namespace {
@@ -28,6 +31,14 @@ struct HostChannel {
 
 // Marks real NativeHttpSut objects (napi_type_tag_object): start() trusts
 // only those, never an object that merely looks like one.
+// A response callback failed in a live environment (lib's onResponses and
+// onStream catch everything, so this is loadgen's own bug): the responses it
+// held are lost, so the run they belong to cannot be right and ends.
+void abort_shared_run(const std::string& message) {
+  SharedSession shared;
+  if (shared.get() != nullptr) shared.get()->abort("internal error handing native HTTP responses to JS: " + message);
+}
+
 constexpr napi_type_tag kNativeHttpSutTag = {0x6c6f616467656e2dULL, 0x6874747073757431ULL};
 
 [[noreturn]] void type_error(Napi::Env env, const std::string& message) {
@@ -138,29 +149,34 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
       channel->tsfn.NonBlockingCall([weak_sut](Napi::Env env, Napi::Function callback) {
         std::shared_ptr<loadgen::HttpSut> sut = weak_sut.lock();
         if (!sut || env == nullptr) return;
-        std::vector<loadgen::HttpOutcome> responses;
-        sut->take_host_responses(&responses);
-        if (responses.empty()) return;
-        // One call per wake: the bodies back to back in one buffer (one
-        // backing store, not one per response) and 6 numbers per response.
-        size_t bytes = 0;
-        for (const loadgen::HttpOutcome& r : responses) bytes += r.body.size();
-        Napi::Buffer<uint8_t> data = Napi::Buffer<uint8_t>::New(env, bytes);
-        Napi::Float64Array meta = Napi::Float64Array::New(env, responses.size() * 6);
-        size_t at = 0;
-        for (size_t i = 0; i < responses.size(); ++i) {
-          const loadgen::HttpOutcome& r = responses[i];
-          if (!r.body.empty()) std::memcpy(data.Data() + at, r.body.data(), r.body.size());
-          double* m = meta.Data() + i * 6;
-          m[0] = static_cast<double>(r.tag);
-          m[1] = r.index;
-          m[2] = static_cast<double>(r.done_ns);
-          m[3] = r.node;
-          m[4] = static_cast<double>(at);
-          m[5] = static_cast<double>(r.body.size());
-          at += r.body.size();
-        }
-        callback.Call({meta, data, Napi::Number::New(env, static_cast<double>(responses.size()))});
+        run_in_env(
+            env,
+            [&] {
+              std::vector<loadgen::HttpOutcome> responses;
+              sut->take_host_responses(&responses);
+              if (responses.empty()) return;
+              // One call per wake: the bodies back to back in one buffer (one
+              // backing store, not one per response) and 6 numbers per response.
+              size_t bytes = 0;
+              for (const loadgen::HttpOutcome& r : responses) bytes += r.body.size();
+              Napi::Buffer<uint8_t> data = Napi::Buffer<uint8_t>::New(env, bytes);
+              Napi::Float64Array meta = Napi::Float64Array::New(env, responses.size() * 6);
+              size_t at = 0;
+              for (size_t i = 0; i < responses.size(); ++i) {
+                const loadgen::HttpOutcome& r = responses[i];
+                if (!r.body.empty()) std::memcpy(data.Data() + at, r.body.data(), r.body.size());
+                double* m = meta.Data() + i * 6;
+                m[0] = static_cast<double>(r.tag);
+                m[1] = r.index;
+                m[2] = static_cast<double>(r.done_ns);
+                m[3] = r.node;
+                m[4] = static_cast<double>(at);
+                m[5] = static_cast<double>(r.body.size());
+                at += r.body.size();
+              }
+              callback.Call({meta, data, Napi::Number::New(env, static_cast<double>(responses.size()))});
+            },
+            abort_shared_run);
       });
     });
   }
@@ -185,24 +201,29 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
       channel->tsfn.NonBlockingCall([weak_sut, events, bytes](Napi::Env env, Napi::Function callback) {
         std::shared_ptr<loadgen::HttpSut> sut = weak_sut.lock();
         if (!sut || env == nullptr) return;
-        sut->take_stream_events(events.get(), bytes.get());
-        if (events->empty()) return;
-        Napi::Buffer<uint8_t> data = Napi::Buffer<uint8_t>::Copy(env, bytes->data(), bytes->size());
-        Napi::Float64Array meta = Napi::Float64Array::New(env, events->size() * kStreamRecord);
-        double* m = meta.Data();
-        for (const loadgen::HttpStreamEvent& e : *events) {
-          m[0] = static_cast<double>(e.tag);
-          m[1] = static_cast<double>(e.stamp_ns);
-          m[2] = static_cast<double>(e.offset);
-          m[3] = static_cast<double>(e.size);
-          m[4] = static_cast<double>(e.kind);
-          m[5] = e.index;
-          m[6] = e.node;
-          m[7] = static_cast<double>(e.failure);
-          m += kStreamRecord;
-        }
-        const double count = static_cast<double>(events->size());
-        callback.Call({meta, data, Napi::Number::New(env, count)});
+        run_in_env(
+            env,
+            [&] {
+              sut->take_stream_events(events.get(), bytes.get());
+              if (events->empty()) return;
+              Napi::Buffer<uint8_t> data = Napi::Buffer<uint8_t>::Copy(env, bytes->data(), bytes->size());
+              Napi::Float64Array meta = Napi::Float64Array::New(env, events->size() * kStreamRecord);
+              double* m = meta.Data();
+              for (const loadgen::HttpStreamEvent& e : *events) {
+                m[0] = static_cast<double>(e.tag);
+                m[1] = static_cast<double>(e.stamp_ns);
+                m[2] = static_cast<double>(e.offset);
+                m[3] = static_cast<double>(e.size);
+                m[4] = static_cast<double>(e.kind);
+                m[5] = e.index;
+                m[6] = e.node;
+                m[7] = static_cast<double>(e.failure);
+                m += kStreamRecord;
+              }
+              const double count = static_cast<double>(events->size());
+              callback.Call({meta, data, Napi::Number::New(env, count)});
+            },
+            abort_shared_run);
       });
     });
   }

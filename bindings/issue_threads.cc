@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "bindings/env_teardown.h"
 #include "bindings/process_state.h"
 
 namespace loadgen_addon {
@@ -56,25 +57,30 @@ void IssueThreadPort::CallJs(Napi::Env env, Napi::Function dispatcher, IssueThre
     published = static_cast<double>(s->published_queries());
     first_id = static_cast<double>(s->first_id());
   }
-  try {
-    switch (event->kind) {
-      case PortEventKind::Drain:
-        dispatcher.Call({Napi::Number::New(env, 0), Napi::Number::New(env, published), Napi::Number::New(env, first_id)});
-        break;
-      case PortEventKind::SeriesStarted:
-        dispatcher.Call({Napi::Number::New(env, 1), Napi::Number::New(env, published), Napi::Number::New(env, first_id),
-                         Napi::Number::New(env, static_cast<double>(event->index)),
-                         Napi::Number::New(env, static_cast<double>(event->stride))});
-        break;
-      case PortEventKind::Released:
-        dispatcher.Call({Napi::Number::New(env, 2)});
-        break;
-    }
-  } catch (const Napi::Error& e) {
-    // The JS dispatcher catches everything itself; reaching here is loadgen's own bug.
-    SharedSession shared;
-    if (shared.get() != nullptr) shared.get()->abort(std::string("internal issue-thread dispatcher error: ") + e.Message());
-  }
+  run_in_env(
+      env,
+      [&] {
+        switch (event->kind) {
+          case PortEventKind::Drain:
+            dispatcher.Call(
+                {Napi::Number::New(env, 0), Napi::Number::New(env, published), Napi::Number::New(env, first_id)});
+            break;
+          case PortEventKind::SeriesStarted:
+            dispatcher.Call({Napi::Number::New(env, 1), Napi::Number::New(env, published),
+                             Napi::Number::New(env, first_id),
+                             Napi::Number::New(env, static_cast<double>(event->index)),
+                             Napi::Number::New(env, static_cast<double>(event->stride))});
+            break;
+          case PortEventKind::Released:
+            dispatcher.Call({Napi::Number::New(env, 2)});
+            break;
+        }
+      },
+      [](const std::string& message) {
+        // The JS dispatcher catches everything itself; reaching here is loadgen's own bug.
+        SharedSession shared;
+        if (shared.get() != nullptr) shared.get()->abort("internal issue-thread dispatcher error: " + message);
+      });
 }
 
 void IssueThreadPort::post_drain() {

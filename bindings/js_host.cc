@@ -1,5 +1,6 @@
 #include "js_host.h"
 
+#include "bindings/env_teardown.h"
 #include "bindings/process_state.h"
 #include "native/clock.h"
 
@@ -24,46 +25,50 @@ void JsHost::CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, Host
   // which may be gone when the TSFN is torn down (env == nullptr).
   std::unique_ptr<HostEvent> owned(event->kind == HostEventKind::Drain ? nullptr : event);
   if (env == nullptr || dispatcher.IsEmpty()) return;
-  try {
-    switch (event->kind) {
-      case HostEventKind::Drain: {
-        // Woken ahead of a Server query, this waits for it; and while the
-        // next one is due within the lead, it stays for that one too
-        // (Session::drain_published, hold_drain_for_next_due).
-        loadgen::Session& s = host->session();
-        // Bounded, so the event loop still turns (timers, I/O, promises).
-        const int64_t hold_until = loadgen::now_ns() + loadgen::Session::kMaxDrainHoldNs;
-        bool first = true;
-        do {
-          const uint64_t published = s.drain_published(host->drained_);
-          if (!first && published == host->drained_) continue;
-          first = false;
-          host->drained_ = published;
-          dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)),
-                           Napi::Number::New(env, static_cast<double>(published))});
-        } while (loadgen::now_ns() < hold_until && s.hold_drain_for_next_due());
-        break;
-      }
-      case HostEventKind::Load:
-      case HostEventKind::Unload: {
-        auto array = Napi::Uint32Array::New(env, event->indices.size());
-        std::copy(event->indices.begin(), event->indices.end(), array.Data());
-        dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)), array,
-                         Napi::Number::New(env, static_cast<double>(event->token))});
-        break;
-      }
-      default:
-        dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind))});
-        break;
-    }
-  } catch (const Napi::Error& e) {
-    // The dispatcher catches everything itself; reaching here means loadgen's
-    // own JS failed. End the run rather than leave it hanging.
-    host->session().abort(std::string("internal dispatcher error: ") + e.Message());
-    if (event->kind == HostEventKind::Load || event->kind == HostEventKind::Unload) {
-      host->acknowledge(event->token, e.Message());
-    }
-  }
+  run_in_env(
+      env,
+      [&] {
+        switch (event->kind) {
+          case HostEventKind::Drain: {
+            // Woken ahead of a Server query, this waits for it; and while the
+            // next one is due within the lead, it stays for that one too
+            // (Session::drain_published, hold_drain_for_next_due).
+            loadgen::Session& s = host->session();
+            // Bounded, so the event loop still turns (timers, I/O, promises).
+            const int64_t hold_until = loadgen::now_ns() + loadgen::Session::kMaxDrainHoldNs;
+            bool first = true;
+            do {
+              const uint64_t published = s.drain_published(host->drained_);
+              if (!first && published == host->drained_) continue;
+              first = false;
+              host->drained_ = published;
+              dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)),
+                               Napi::Number::New(env, static_cast<double>(published))});
+            } while (loadgen::now_ns() < hold_until && s.hold_drain_for_next_due());
+            break;
+          }
+          case HostEventKind::Load:
+          case HostEventKind::Unload: {
+            auto array = Napi::Uint32Array::New(env, event->indices.size());
+            std::copy(event->indices.begin(), event->indices.end(), array.Data());
+            dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)), array,
+                             Napi::Number::New(env, static_cast<double>(event->token))});
+            break;
+          }
+          default:
+            dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind))});
+            break;
+        }
+      },
+      [&](const std::string& message) {
+        // The dispatcher catches everything itself; reaching here means
+        // loadgen's own JS failed. End the run rather than leave it hanging.
+        // (An environment going away gets here never: its teardown ends the run.)
+        host->session().abort("internal dispatcher error: " + message);
+        if (event->kind == HostEventKind::Load || event->kind == HostEventKind::Unload) {
+          host->acknowledge(event->token, message);
+        }
+      });
 }
 
 bool JsHost::call_qsl(HostEventKind kind, const std::vector<loadgen::SampleIndex>& indices, std::string* error) {

@@ -71,7 +71,7 @@ function buildProgram(): Command {
     .option('--json', 'print the result as JSON instead of the summary')
     .option('--quiet', 'print nothing but errors (no progress either)')
     .option('--no-progress', 'no live progress on stderr (a line every 5 s when stderr is not a terminal)')
-    .option('--no-report', 'do not write report.html beside the logs')
+    .option('--no-report', "write neither report.html nor loadgen_report_data.json: only the reference's log files (a submission folder)")
     .option('--audit-conf <file>', "audit.config to apply at the start of the test (default: 'audit.config' in the working directory, if present)")
     .option('--no-audit-config', 'do not apply an audit.config')
     .addHelpText(

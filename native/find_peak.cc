@@ -21,6 +21,24 @@ RunOverhead overhead_of_trial(const std::vector<PeakTrial>& trials, double qps) 
 
 }  // namespace
 
+std::string peak_trial_failure_text(const PeakTrialResult& trial) {
+  std::string text = trial.summary.perf_constraints_met ? "" : trial.summary.perf_constraints_recommendation;
+  const auto add = [&](const std::string& part) { text += (text.empty() ? "" : "; ") + part; };
+  const std::string of = " of " + std::to_string(trial.issued_samples);
+  if (trial.failed.total != 0) {
+    std::string part = std::to_string(trial.failed.total) + of + " samples failed (";
+    bool first = true;
+    for (size_t i = 0; i < kFailureKindCount; ++i) {
+      if (trial.failed.by_kind[i] == 0) continue;
+      part += std::string(first ? "" : ", ") + kFailureKindNames[i] + " " + std::to_string(trial.failed.by_kind[i]);
+      first = false;
+    }
+    add(part + ")");
+  }
+  if (trial.incomplete != 0) add(std::to_string(trial.incomplete) + of + " samples never completed");
+  return text;
+}
+
 void find_peak_performance(const TestSettings& settings, Scenario scenario, const PeakTrials& trials,
                            const std::atomic<bool>& aborted, RunLog& log, RunOutcome& outcome) {
   auto message = [&](const std::string& text) { log.log("generic_message", text, false, false); };
@@ -30,6 +48,13 @@ void find_peak_performance(const TestSettings& settings, Scenario scenario, cons
     outcome.has_summary = true;
     outcome.peak_qps = qps;
     outcome.overhead = overhead_of_trial(outcome.peak_trials, qps);
+  };
+  // A trial that missed only through failed or unfinished samples says so
+  // (the reference's messages name only the latency constraint).
+  auto note_failed = [&](const PeakTrialResult& trial, double qps) {
+    if (trial.summary.perf_constraints_met) {
+      message("FindPeakPerformance: the trial at " + qps_text(qps) + " fails: " + peak_trial_failure_text(trial));
+    }
   };
   message("Starting FindPeakPerformance mode");
   if (scenario != Scenario::Server) {
@@ -42,32 +67,42 @@ void find_peak_performance(const TestSettings& settings, Scenario scenario, cons
   const double max_qps = 4.0e9 / std::max(1.0, static_cast<double>(settings.min_duration_ms) / 1000.0);
 
   double lower_qps = settings.server_target_qps;
-  PerformanceSummary lower;
+  PeakTrialResult lower;
   message("FindPeakPerformance: Check validity of the base settings field: " + qps_text(lower_qps));
   if (!trials.run(lower_qps, true, true, &lower)) return;
-  if (!lower.perf_constraints_met) {
+  if (!lower.passed()) {
     error("error_runtime", "FindPeakPerformance: Initial lower bound does not satisfy performance constraints, msg: " +
-                               lower.perf_constraints_recommendation);
-    outcome.summary = lower;
+                               peak_trial_failure_text(lower));
+    outcome.summary = lower.summary;
     outcome.has_summary = true;
     outcome.overhead = outcome.peak_trials.front().overhead;
+    // The reported trial's failures make the result INVALID (other trials'
+    // failures only bound the search: finish_run leaves them out).
+    if (lower.failed.total != 0) outcome.extra_invalid_reasons.push_back(peak_trial_failure_text(lower));
     return;
   }
 
-  // FindBoundaries: widen until a trial fails the latency constraint.
+  // FindBoundaries: widen until a trial fails.
   double upper_qps = 0;
-  for (;;) {
+  for (int widened = 0;; ++widened) {
     upper_qps = lower_qps * (1 + step);
-    if (!(upper_qps > lower_qps) || upper_qps > max_qps) {
-      error("error_runtime", "FindPeakPerformance: cannot widen the bounds beyond " + qps_text(lower_qps) +
-                                 " (boundary step size or generation limit); reporting the lower bound.");
-      report(lower, lower_qps);
+    const char* limit = widened == kMaxWideningTrials          ? "the widening trial limit"
+                        : !(upper_qps > lower_qps)              ? "the boundary step size"
+                        : upper_qps > max_qps                   ? "the generation limit"
+                                                                : nullptr;
+    if (limit != nullptr) {
+      error("error_runtime", "FindPeakPerformance: cannot widen the bounds beyond " + qps_text(lower_qps) + " (" +
+                                 limit + "); reporting the lower bound.");
+      report(lower.summary, lower_qps);
       return;
     }
     message("FindBoundaries: Checking fields [" + qps_text(lower_qps) + ", " + qps_text(upper_qps) + ")");
-    PerformanceSummary upper;
+    PeakTrialResult upper;
     if (!trials.run(upper_qps, true, true, &upper)) return;
-    if (!upper.perf_constraints_met) break;
+    if (!upper.passed()) {
+      note_failed(upper, upper_qps);
+      break;
+    }
     lower_qps = upper_qps;
     lower = upper;
   }
@@ -76,24 +111,27 @@ void find_peak_performance(const TestSettings& settings, Scenario scenario, cons
   // Binary search on one loaded set (the upper bound's), kept loaded throughout.
   bool loaded = false;
   auto finished = [&] { return std::floor(lower_qps * scale) + 1 >= std::floor(upper_qps * scale); };
-  while (!finished() && !aborted.load(std::memory_order_acquire)) {
+  for (int bisected = 0; bisected < kMaxBisectionTrials && !finished() && !aborted.load(std::memory_order_acquire);
+       ++bisected) {
     const double mid_qps = lower_qps + (upper_qps - lower_qps) / 2;
+    if (!(mid_qps > lower_qps && mid_qps < upper_qps)) break;  // adjacent doubles: nothing left between them
     message("FindPeakPerformanceBinarySearch: Testing the mid value of bounds [" + qps_text(lower_qps) + ", " +
             qps_text(upper_qps) + "): " + qps_text(mid_qps));
-    PerformanceSummary mid;
+    PeakTrialResult mid;
     if (!trials.run(mid_qps, !loaded, false, &mid)) break;
     loaded = true;
-    if (mid.perf_constraints_met) {
+    if (mid.passed()) {
       lower_qps = mid_qps;
       lower = mid;
     } else {
+      note_failed(mid, mid_qps);
       upper_qps = mid_qps;
     }
   }
   if (loaded) trials.unload_kept();
   if (aborted.load(std::memory_order_acquire)) return;
   message("FindPeakPerformance: Found peak performance field: " + qps_text(lower_qps));
-  report(lower, lower_qps);
+  report(lower.summary, lower_qps);
 }
 
 }  // namespace loadgen

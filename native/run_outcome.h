@@ -48,11 +48,16 @@ struct RunOverhead {
 };
 
 // One FindPeakPerformance trial (a full performance run at `target_qps`).
+// It passed when it met the latency constraint and none of its samples
+// failed or stayed incomplete.
 struct PeakTrial {
   double target_qps = 0;
   bool perf_constraints_met = false;
   int64_t target_percentile_latency_ns = 0;
   uint64_t queries_issued = 0;
+  uint64_t failed_samples = 0;      // Session::fail, any kind
+  uint64_t incomplete_samples = 0;  // never completed
+  bool passed = false;
   RunOverhead overhead;
 };
 

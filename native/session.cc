@@ -101,8 +101,8 @@ void Session::run() {
   try {
     if (settings_.mode == Mode::FindPeakPerformance) {
       PeakTrials trials;
-      trials.run = [this](double qps, bool load, bool unload, PerformanceSummary* summary) {
-        return run_peak_trial(qps, load, unload, summary);
+      trials.run = [this](double qps, bool load, bool unload, PeakTrialResult* result) {
+        return run_peak_trial(qps, load, unload, result);
       };
       trials.unload_kept = [this] {
         std::string error;
@@ -111,6 +111,12 @@ void Session::run() {
           log_.log("error_runtime", "unloadSamplesFromRam failed: " + error, true, false);
         }
       };
+      if (config_.completion_timeout_ms == 0 && settings_.max_duration_ms == 0) {
+        log_.log("generic_message",
+                 "FindPeakPerformance: completion_timeout_ms is 0; each trial waits at most " +
+                     std::to_string(kPeakTrialStallLimitMs) + " ms without a completion for its last samples",
+                 false, false);
+      }
       find_peak_performance(settings_, effective_.scenario, trials, issuing_stopped_, log_, outcome_);
     } else {
       // The phases in test_plan's order (SubmissionRun: accuracy, then
@@ -136,6 +142,11 @@ void Session::finish_run() {
   log_.write_completion_errors();
   std::vector<FailureMessage> failure_messages;
   recorder_.take_failures(&outcome_.failed_samples, &failure_messages);
+  if (!peak_failure_messages_.empty()) {
+    failure_messages.insert(failure_messages.begin(), std::make_move_iterator(peak_failure_messages_.begin()),
+                            std::make_move_iterator(peak_failure_messages_.end()));
+    peak_failure_messages_.clear();
+  }
   log_.write_failures(failure_messages);
   std::string abort_reason;
   {
@@ -146,7 +157,10 @@ void Session::finish_run() {
     log_.log("error_runtime", "Run aborted: " + abort_reason, true, false);
     outcome_.extra_invalid_reasons.push_back("The run was aborted: " + abort_reason);
   }
-  if (outcome_.failed_samples.total != 0) {
+  // FindPeak reports one trial: failures in the others made them fail and
+  // bounded the search (counted, logged); find_peak adds the reported
+  // trial's own, if any, to the reasons.
+  if (outcome_.failed_samples.total != 0 && settings_.mode != Mode::FindPeakPerformance) {
     outcome_.extra_invalid_reasons.push_back(failed_samples_reason(outcome_.failed_samples));
   }
   if (interrupted()) {
@@ -162,7 +176,7 @@ void Session::finish_run() {
   log_.count_messages();
   log_.write_summary(settings_.mode, config_.log);
   // For `loadgen report`: computed from the records now that the run is over.
-  write_report_data(series_, effective_, outcome_, config_.log);
+  if (config_.log.report_data) write_report_data(series_, effective_, outcome_, config_.log);
   log_.close();
   host_->finished();
 }
@@ -191,27 +205,59 @@ void Session::run_phase(SeriesKind kind) {
   }
 }
 
-bool Session::run_peak_trial(double qps, bool load, bool unload, PerformanceSummary* summary) {
+bool Session::run_peak_trial(double qps, bool load, bool unload, PeakTrialResult* result) {
   TestSettings trial = settings_;
   trial.server_target_qps = qps;
   effective_ = derive_effective(trial, config_.qsl_total_count, config_.qsl_performance_count, nullptr);
   const auto sets =
       generate_loadable_sets(effective_, effective_.performance_sample_count, config_.qsl_total_count);
   if (sets.empty()) throw std::invalid_argument("the QSL reported no samples to load");
+  const uint64_t incomplete_before = outcome_.incomplete_sample_count;
   Series* series = run_series(sets.front(), SeriesKind::Performance, load, unload);
   if (series == nullptr || series->issued_queries == 0 || aborted()) return false;
-  *summary = summarize_series(*series, effective_, config_.sut_name, &outcome_.issue_duration_ns);
-  outcome_.peak_trials.push_back(PeakTrial{qps, summary->perf_constraints_met,
-                                           summary->target_latency_percentile.sample_latency,
-                                           series->issued_queries, measure_overhead(*series)});
+  result->summary = summarize_series(*series, effective_, config_.sut_name, &outcome_.issue_duration_ns);
+  result->issued_samples = series->issued_queries * series->samples_per_query;
+  result->incomplete = outcome_.incomplete_sample_count - incomplete_before;
+  const FailedSampleCounts by_kind = failures_since_last_trial();
+  uint64_t failed = 0;
+  {
+    std::lock_guard<std::mutex> lock(series->failed_mutex);
+    failed = series->failed_samples.size();
+  }
+  // The series' own list decides (a late failure of an earlier trial's
+  // sample is not this one's); the kinds are the run's since the last trial.
+  result->failed = failed == 0 ? FailedSampleCounts{} : by_kind;
+  result->failed.total = failed;
+  outcome_.peak_trials.push_back(PeakTrial{qps, result->summary.perf_constraints_met,
+                                           result->summary.target_latency_percentile.sample_latency,
+                                           series->issued_queries, result->failed.total, result->incomplete,
+                                           result->passed(), measure_overhead(*series)});
   if (interrupted()) {
     // The search stops here; the summary reports the trial it cut short (INVALID).
-    outcome_.summary = *summary;
+    outcome_.summary = result->summary;
     outcome_.has_summary = true;
     outcome_.overhead = outcome_.peak_trials.back().overhead;
+    if (result->failed.total != 0) outcome_.extra_invalid_reasons.push_back(peak_trial_failure_text(*result));
     return false;
   }
   return true;
+}
+
+FailedSampleCounts Session::failures_since_last_trial() {
+  // The recorder counts a run's failures; taking its messages (to give them
+  // back in finish_run) is the one way to read the counts mid-run.
+  FailedSampleCounts so_far;
+  std::vector<FailureMessage> messages;
+  recorder_.take_failures(&so_far, &messages);
+  peak_failure_messages_.insert(peak_failure_messages_.end(), std::make_move_iterator(messages.begin()),
+                                std::make_move_iterator(messages.end()));
+  FailedSampleCounts trial;
+  for (size_t i = 0; i < kFailureKindCount; ++i) {
+    trial.by_kind[i] = so_far.by_kind[i] - peak_failures_seen_.by_kind[i];
+    trial.total += trial.by_kind[i];
+  }
+  peak_failures_seen_ = so_far;
+  return trial;
 }
 
 Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, bool unload) {
@@ -291,6 +337,10 @@ Series* Session::prepare_series(const LoadableSet& set, SeriesKind kind) {
   if (kind == SeriesKind::Performance && s.limits.max_ns != 0 &&
       (stall_limit_ns_ == 0 || s.limits.max_ns < stall_limit_ns_)) {
     stall_limit_ns_ = s.limits.max_ns;
+  }
+  // The FindPeak search must end by itself, also when the SUT stops answering.
+  if (settings_.mode == Mode::FindPeakPerformance && stall_limit_ns_ == 0) {
+    stall_limit_ns_ = static_cast<int64_t>(kPeakTrialStallLimitMs) * 1000000;
   }
   const int64_t live_target_ns = kind == SeriesKind::Accuracy               ? 0
                                  : effective_.scenario == Scenario::Server ? s.trace.scheduled_delta_ns.back()

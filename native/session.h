@@ -21,6 +21,7 @@
 
 #include "accuracy_log.h"
 #include "dispatch.h"
+#include "find_peak.h"
 #include "live_stats.h"
 #include "recorder.h"
 #include "run_log.h"
@@ -195,7 +196,10 @@ class Session {
   // One phase of the mode: its sets, and the series of each round.
   void run_phase(SeriesKind kind);
   // One FindPeakPerformance trial at `qps` (find_peak.h, PeakTrials::run).
-  bool run_peak_trial(double qps, bool load, bool unload, PerformanceSummary* summary);
+  bool run_peak_trial(double qps, bool load, bool unload, PeakTrialResult* result);
+  // The failed samples by kind since the last call (a FindPeak trial's);
+  // the recorder's messages move to peak_failure_messages_ on the way.
+  FailedSampleCounts failures_since_last_trial();
   // Loads `set` (if `load`), generates, issues and waits for one series,
   // then unloads (if `unload`).
   Series* run_series(const LoadableSet& set, SeriesKind kind, bool load = true, bool unload = true);
@@ -223,6 +227,11 @@ class Session {
   bool clock_check_ = false;  // the performance phase: measure PerfClock vs system_clock around its series
   Signal completions_;        // the issue thread waits on it; completing calls notify it
   RunOutcome outcome_;
+  // FindPeak: failed-sample counts at the end of the last trial, and the
+  // messages taken from the recorder so far (in order; the detail log gets
+  // them at the end, before the rest).
+  FailedSampleCounts peak_failures_seen_;
+  std::vector<FailureMessage> peak_failure_messages_;
   AccuracyLog accuracy_log_;
   LiveStats live_;  // progress(): fed by the completion paths
   RunLog log_{outcome_};

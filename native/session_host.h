@@ -73,6 +73,9 @@ struct LogOutputSettings {
   bool copy_summary_to_stdout = false;
   bool copy_detail_to_stdout = false;
   bool enable_trace = false;  // mlperf_log_trace.json (created empty when false)
+  // loadgen_report_data.json (report.html's data). false: the folder gets
+  // exactly the reference's files (a submission's file-list check rejects others).
+  bool report_data = true;
 };
 
 struct SessionConfig {

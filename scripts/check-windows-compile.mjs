@@ -26,7 +26,7 @@ const sources = [
     readdirSync(join(root, dir)).filter((f) => f.endsWith('.cc')).map((f) => join(dir, f))),
 ];
 const common = ['-std=c++17', '-fsyntax-only', '-Wall', '-Wextra', '-Wno-unused-parameter', '-D_WIN32_WINNT=0x0A00',
-  '-DNAPI_VERSION=8', '-DNAPI_CPP_EXCEPTIONS', '-DNODE_ADDON_API_DISABLE_DEPRECATED',
+  '-DNAPI_VERSION=8', '-DNAPI_CPP_EXCEPTIONS', '-DNODE_ADDON_API_DISABLE_DEPRECATED', '-DNODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS',
   '-DLOADGEN_DEFAULT_GOLDEN_DIR="golden"', `-I${join(root, 'native')}`, `-I${root}`, `-I${napiHeaders}`, `-I${addonApi}`];
 let failed = 0;
 for (const file of sources) {

@@ -85,6 +85,32 @@ describe.each(['SingleStream', 'MultiStream', 'Server', 'Offline'] as const)('%s
   });
 });
 
+describe('accuracy log bytes', () => {
+  it('logs exactly the bytes of every kind of response view (offsets, element sizes)', async () => {
+    const backing = new Uint8Array([0xAA, 1, 2, 3, 4, 5, 6, 7, 8, 0xBB]);
+    const views: Array<ArrayBuffer | ArrayBufferView> = [
+      backing.subarray(1, 4),                          // 010203
+      new Uint16Array(backing.buffer, 2, 2),           // 02030405
+      new Float32Array(backing.buffer.slice(1, 9)),    // 0102030405060708
+      new DataView(backing.buffer, 8, 2),              // 08BB
+      backing.buffer.slice(0, 1),                      // AA
+      Buffer.from([0xCD, 0xEF]),                       // CDEF
+      new BigUint64Array([0x0102030405060708n]),       // 0807060504030201
+    ];
+    const expected = ['010203', '02030405', '0102030405060708', '08BB', 'AA', 'CDEF', '0807060504030201'];
+    const viewSut = {
+      name: 'views',
+      issueQuery(samples: QuerySample[]) {
+        querySamplesComplete(samples.map((s) => ({ id: s.id, data: views[s.index % views.length]! })));
+      },
+    };
+    const result = await startTest(viewSut, recordingQsl(7, 7), { scenario: 'Offline', mode: 'AccuracyOnly' }, { outdir: tempDir() });
+    const records = JSON.parse(readFileSync(result.files.accuracyLog!, 'utf8')) as { qsl_idx: number; data: string }[];
+    expect(records.length).toBe(7);
+    for (const r of records) expect(r.data).toBe(expected[r.qsl_idx]);
+  });
+});
+
 describe('accuracy log as TEST01 verify_accuracy.py reads it', () => {
   it('json.load works and the unixmode line layout holds', async () => {
     const result = await startTest(sut, recordingQsl(300, 100), { scenario: 'SingleStream', mode: 'AccuracyOnly' }, { outdir: tempDir() });

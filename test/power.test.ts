@@ -2,8 +2,8 @@
 // the sources (a scripted --power-command, a fake powercap tree, a fake
 // nvidia-smi), the flags, and a run's result, summary block and report.html.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
@@ -28,6 +28,23 @@ import { createPowerSource } from '../lib/power/sources.js';
 import { delayedSut, repoRoot, tempDir } from './helpers.js';
 
 const cli = join(repoRoot, 'dist', 'cli.js');
+
+/** A copy of folder `source` in a new temp folder that every user can read (folders 0755, files 0644); its path. */
+function worldReadableCopy(source: string): string {
+  const root = tempDir('loadgen-readable-');
+  const copy = join(root, basename(source));
+  cpSync(source, copy, { recursive: true });
+  const open = (path: string): void => {
+    if (statSync(path).isDirectory()) {
+      chmodSync(path, 0o755);
+      for (const name of readdirSync(path)) open(join(path, name));
+    } else {
+      chmodSync(path, 0o644);
+    }
+  };
+  open(root);
+  return copy;
+}
 
 function completingSut(): SystemUnderTest {
   return { name: 'completing', issueQuery: (samples: QuerySample[]) => querySamplesComplete(samples) };
@@ -145,7 +162,10 @@ describe('power sources', () => {
     let error: string | undefined;
     if (process.getuid?.() === 0) {
       // Root reads anything: read as 'nobody' in a child, as a user would.
-      const code = `import { createPowerSource } from ${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'power', 'sources.js')).href)};\n` +
+      // The child imports a world-readable copy of dist/: nobody may not be
+      // able to read the checkout (a clone in a private 0700 folder).
+      const dist = worldReadableCopy(join(repoRoot, 'dist'));
+      const code = `import { createPowerSource } from ${JSON.stringify(pathToFileURL(join(dist, 'power', 'sources.js')).href)};\n` +
         `const r = await createPowerSource({ source: 'rapl', raplPath: ${JSON.stringify(root)} }).read(1000); console.log(r.error);`;
       const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 30_000 });
       expect(r.stderr).toBe('');

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -113,6 +113,40 @@ describe('loadgen check LOGDIR (a finished run)', () => {
     expect(messages({ ...TEST04, result_completed_samples_per_sec: String(base * 1.2) }, 'TEST04')).toMatch(/below 1\.1 x the run's.*caching/);
     expect(messages({}, 'TEST01')).toMatch(/test01-settings: accuracy_log_sampling_target is 0; .*a positive sample target/);
     expect(messages({ effective_accuracy_log_rng_seed: '1', effective_accuracy_log_sampling_target: '64' }, 'TEST01')).toMatch(/accuracy_log_rng_seed is 1; .*720381539243781796/);
+  });
+
+  it('warns, without failing, about each file the submission checker\'s file-list check rejects', () => {
+    const dir = writeRun(resultsDir());
+    const run = join(dir, 'performance', 'run_1');
+    for (const name of ['mlperf_log_summary.txt', 'mlperf_log_accuracy.json', 'mlperf_log_trace.json', 'report.html', 'loadgen_report_data.json']) {
+      writeFileSync(join(run, name), '');
+    }
+    const accuracy = join(dir, 'accuracy');
+    mkdirSync(accuracy);
+    writeFileSync(join(accuracy, 'mlperf_log_detail.txt'), serverLog(COMPLIANT));
+    for (const name of ['mlperf_log_summary.txt', 'mlperf_log_accuracy.json', 'accuracy.txt', 'report.html', 'notes.txt']) {
+      writeFileSync(join(accuracy, name), '');
+    }
+    const r = loadgen(['check', dir]);
+    expect(r.status).toBe(0);
+    const warnings = r.stderr.trim().split('\n');
+    expect(warnings.map((w) => w.replace(/: the MLCommons.*/, ''))).toEqual([
+      `loadgen: warning: ${join(run, 'loadgen_report_data.json')}`,
+      `loadgen: warning: ${join(run, 'report.html')}`,
+      `loadgen: warning: ${join(accuracy, 'notes.txt')}`,
+      `loadgen: warning: ${join(accuracy, 'report.html')}`,
+    ]);
+    expect(warnings[1]).toBe(`loadgen: warning: ${join(run, 'report.html')}: the MLCommons submission checker rejects this file in a performance folder ` +
+      '("has file list mismatch"; it accepts mlperf_log_summary.txt, mlperf_log_detail.txt, mlperf_log_accuracy.json, spl.txt); ' +
+      'remove it before submitting (loadgen run --no-report writes neither report.html nor loadgen_report_data.json).');
+    expect(warnings[2]).toMatch(/in an? accuracy folder .*it accepts mlperf_log_summary\.txt, mlperf_log_detail\.txt, mlperf_log_accuracy\.json, accuracy\.txt\); remove it before submitting\.$/);
+    const json = JSON.parse(loadgen(['check', dir, '--json']).stdout) as { compliant: boolean; warnings: string[] };
+    expect(json.compliant).toBe(true);
+    expect(json.warnings).toHaveLength(4);
+    // A folder as --no-report leaves it: nothing to warn about.
+    for (const name of ['report.html', 'loadgen_report_data.json']) rmSync(join(run, name));
+    for (const name of ['report.html', 'notes.txt']) rmSync(join(accuracy, name));
+    expect(loadgen(['check', dir])).toMatchObject({ status: 0, stderr: '' });
   });
 
   it('a TEST04 folder without logs is reported; --json gives every report', () => {

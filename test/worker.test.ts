@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -42,6 +43,36 @@ describe('startTest from a worker_thread', () => {
     expect(loadNative().isRunning()).toBe(false);
     const result = await startTest(createNullSut(), createSyntheticQsl(64), settings as never, { outdir: tempDir() });
     expect(result.valid).toBe(true);
+  });
+});
+
+/** Runs test/fixtures/terminate-workers.mjs in a child process: its exit code or signal and its output. */
+function terminateWorkers(count: number): Promise<{ code: number | null; signal: string | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'test', 'fixtures', 'terminate-workers.mjs'), String(count), tempDir()], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 100_000,
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, output }));
+  });
+}
+
+describe('terminating workers that run startTest, 200 times', () => {
+  // A threadsafe-function callback into an environment that is going away
+  // aborted the process (FATAL ERROR: Error::Error napi_define_properties)
+  // in about 2 of 3 terminations. In child processes, so that an abort is a
+  // failed test, not a dead test runner; two at once, to stay near 30 s.
+  it('never crashes the process', { timeout: 120_000 }, async () => {
+    const runs = await Promise.all([terminateWorkers(100), terminateWorkers(100)]);
+    for (const run of runs) {
+      expect(run.output).not.toMatch(/FATAL ERROR/);
+      expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
+      expect(run.output).toMatch(/terminated 100/);
+    }
   });
 });
 

@@ -71,6 +71,16 @@ export interface StartTestOptions {
    * (`power`) before anything runs.
    */
   power?: PowerOptions;
+  /**
+   * Write loadgen_report_data.json beside the logs: what report.html (the
+   * CLI's, `loadgen report`, writeReport()) draws its charts from, and
+   * where the SUT's report block and the power figures go for it. false:
+   * the run writes exactly the reference's files (summary, detail, accuracy
+   * and trace logs), as a submission folder must hold; `loadgen report` then
+   * builds its page from the summary and detail logs alone, without charts.
+   * Default true.
+   */
+  reportData?: boolean;
 }
 
 /**
@@ -120,6 +130,9 @@ export async function startTest(
   options: StartTestOptions = {},
 ): Promise<TestResult> {
   const signal = checkSignal(options.signal);
+  if (options.reportData !== undefined && typeof options.reportData !== 'boolean') {
+    throw new TypeError(`startTest: options.reportData must be a boolean, got ${options.reportData === null ? 'null' : typeof options.reportData}`);
+  }
   signal?.throwIfAborted();
   if (typeof sut === 'object' && sut !== null) settings = withSutDefaults(sut, settings);
   const workerDispatch = (settings as { dispatch?: unknown } | undefined)?.dispatch === 'worker';
@@ -147,6 +160,7 @@ export async function startTest(
     sutName: sut.name,
     completeOnIssueThread: isNullNativeSut(sut as SystemUnderTest),
     preRunMessages: audited.messages,
+    ...(options.reportData !== undefined ? { reportData: options.reportData } : {}),
   });
   const native = loadNative();
   // The one busy check (BusyError), native: worker threads share the process.

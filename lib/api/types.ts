@@ -305,12 +305,22 @@ export interface TestResult {
   sutReportError?: string;
   /**
    * FindPeakPerformance: every trial in order (each a full Server run at
-   * `targetQps`) and the highest QPS that met the latency constraint. The
-   * result's statistics are those of the peak's trial.
+   * `targetQps`) and the highest QPS whose trial passed: it met the latency
+   * constraint and none of its samples failed (`failedSamples`, any kind)
+   * or never completed (`incompleteSamples`). The result's statistics are
+   * those of the peak's trial. 0 when the base QPS's trial did not pass.
    */
   findPeak?: {
     peakQps: number;
-    trials: { targetQps: number; perfConstraintsMet: boolean; targetPercentileLatencyNs: number; queriesIssued: number }[];
+    trials: {
+      targetQps: number;
+      perfConstraintsMet: boolean;
+      targetPercentileLatencyNs: number;
+      queriesIssued: number;
+      failedSamples: number;
+      incompleteSamples: number;
+      passed: boolean;
+    }[];
   };
 }
 

@@ -152,6 +152,8 @@ function checkCommand(logdir: string | undefined, o: CheckOptions): number {
     }
     const result: RunLogCheck = checkRunLog(logdir, { ...(o.model !== undefined ? { model: o.model } : {}), division });
     process.stdout.write(o.json ? `${JSON.stringify(result, jsonReplacer, 2)}\n` : `${result.reports.map(formatCheckReport).join('\n\n')}\n`);
+    // Warnings, not problems of the run: the exit status stays the rules'.
+    if (!o.json) for (const w of result.warnings) process.stderr.write(`loadgen: warning: ${w}\n`);
     return result.compliant ? EXIT_VALID : EXIT_INVALID;
   }
   if (o.model === undefined) throw new SettingsError('--model', undefined, 'loadgen check needs --model (e.g. resnet50) and --scenario, or a LOGDIR of a finished run.');

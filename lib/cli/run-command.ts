@@ -203,6 +203,8 @@ async function runPhases(input: RunOptions, signal: AbortSignal, signals: RunSig
       lenientConfig: options.lenient === true,
       ...(sutModule !== undefined ? { sutModule } : {}),
       ...(power !== undefined ? { power } : {}),
+      // --no-report: exactly the reference's files (a submission folder's).
+      reportData: options.report,
       signal,
     }).finally(() => progress.stop());
     const reportPath = writeRunReport(result, options);

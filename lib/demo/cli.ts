@@ -117,6 +117,7 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
         auditConfig: options.auditConfig ? (options.auditConf ?? 'audit.config') : false,
         lenientConfig: options.lenient === true,
         ...(power !== undefined ? { power } : {}),
+        reportData: options.report !== false,
         signal,
       },
       ...(progress ? { log: (line: string) => process.stderr.write(`${line}\n`) } : {}),

@@ -194,7 +194,7 @@ export interface NativeOutcome {
     oneToken: number;
   };
   summary?: NativeSummary;
-  peakTrials: { targetQps: number; perfConstraintsMet: boolean; targetPercentileLatencyNs: number; queriesIssued: number }[];
+  peakTrials: { targetQps: number; perfConstraintsMet: boolean; targetPercentileLatencyNs: number; queriesIssued: number; failedSamples: number; incompleteSamples: number; passed: boolean }[];
   peakQps: number;
   overhead?: { issueLatenessNs: OverheadStatsNs; deliveryLagNs: OverheadStatsNs | null };
 }

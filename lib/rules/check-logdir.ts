@@ -6,7 +6,7 @@
  * (spec/50 §7.2, §7.3).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 
 import { SettingsError } from '../errors.js';
 import { parseDetailLog } from '../report/report.js';
@@ -32,6 +32,43 @@ export interface RunLogCheck {
   readonly compliant: boolean;
   /** The run first, then accuracy/, TEST01/ and TEST04/ when present. */
   readonly reports: CheckReport[];
+  /**
+   * Files in the folders of those detail logs that the MLCommons submission
+   * checker's file-list check rejects ("has file list mismatch"), one
+   * warning each: they do not make the run non-compliant, the submission
+   * needs them gone (e.g. report.html, loadgen_report_data.json).
+   */
+  readonly warnings: string[];
+}
+
+/** What a folder of a submission holds, for the checker's file-list check. */
+type SubmissionFolder = 'performance' | 'accuracy' | 'compliance performance';
+
+/**
+ * The files the submission checker accepts in each folder: its required and
+ * optional lists (summary and detail logs; the accuracy log, optional in a
+ * performance folder; accuracy.txt, which its accuracy scripts write; spl.txt
+ * of a power run) plus what its file-list check always ignores.
+ */
+const SUBMISSION_FILES: Record<SubmissionFolder, readonly string[]> = {
+  performance: ['mlperf_log_summary.txt', 'mlperf_log_detail.txt', 'mlperf_log_accuracy.json', 'spl.txt'],
+  accuracy: ['mlperf_log_summary.txt', 'mlperf_log_detail.txt', 'mlperf_log_accuracy.json', 'accuracy.txt'],
+  'compliance performance': ['mlperf_log_summary.txt', 'mlperf_log_detail.txt', 'mlperf_log_accuracy.json'],
+};
+const CHECKER_IGNORES = ['mlperf_log_trace.json', 'results.json', '.gitkeep'];
+const LOADGEN_REPORT_FILE = /^(?:loadgen_(?:.*_)?report_data.*\.json|(?:.*_)?report.*\.html)$/;
+
+/** One warning per file in `folder` that the submission checker's file-list check rejects there. */
+function submissionFileWarnings(folder: string, kind: SubmissionFolder): string[] {
+  const accepted = SUBMISSION_FILES[kind];
+  const warnings: string[] = [];
+  for (const name of readdirSync(folder).sort()) {
+    if (accepted.includes(name) || CHECKER_IGNORES.includes(name) || !statSync(join(folder, name)).isFile()) continue;
+    const hint = LOADGEN_REPORT_FILE.test(name) ? ' (loadgen run --no-report writes neither report.html nor loadgen_report_data.json)' : '';
+    warnings.push(`${echo(join(folder, name), PATH_ECHO_LIMIT)}: the MLCommons submission checker rejects this file in ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} folder ` +
+      `("has file list mismatch"; it accepts ${accepted.join(', ')}); remove it before submitting${hint}.`);
+  }
+  return warnings;
 }
 
 const DETAIL_NAME = /detail\.txt$/;
@@ -140,17 +177,24 @@ export function checkRunLog(dir: string, options: CheckRunLogOptions = {}): RunL
   }
   const run = checkOne(main, 'run', model, division);
   const reports = [run.report];
+  // A run's own folder holds an accuracy run's files when that is what it ran.
+  const warnings = submissionFileWarnings(dirname(main), run.facts.mode === 'AccuracyOnly' && dirname(main) === dir ? 'accuracy' : 'performance');
   const accuracy = detailIn(join(dir, 'accuracy'));
-  if (accuracy !== undefined) reports.push(checkOne(accuracy, 'run', model, division).report);
+  if (accuracy !== undefined) {
+    reports.push(checkOne(accuracy, 'run', model, division).report);
+    warnings.push(...submissionFileWarnings(dirname(accuracy), 'accuracy'));
+  }
   for (const test of ['TEST01', 'TEST04'] as const) {
     const testDir = join(dir, test);
     const file = detailIn(testDir);
-    if (file !== undefined) reports.push(checkOne(file, test, model, division, run.facts).report);
-    else if (existsSync(testDir)) {
+    if (file !== undefined) {
+      reports.push(checkOne(file, test, model, division, run.facts).report);
+      warnings.push(...submissionFileWarnings(dirname(file), 'compliance performance'));
+    } else if (existsSync(testDir)) {
       reports.push({ ...run.report, kind: test, file: testDir, compliant: false, rules: [], notes: [],
         violations: [{ rule: 'compliance-files', setting: test, value: 'no detail log', required: 'performance/run_1/mlperf_log_detail.txt',
           message: `compliance-files: ${test}/ has no mlperf_log_detail.txt (in it or under performance/run_1/); the checker needs the compliance run's logs.` }] });
     }
   }
-  return { dir, model, compliant: reports.every((r) => r.compliant), reports };
+  return { dir, model, compliant: reports.every((r) => r.compliant), reports, warnings };
 }

@@ -28,6 +28,8 @@ export interface NativeRunInputs {
   readonly completeOnIssueThread: boolean;
   /** What the reference logged before the run (audit.config): the detail log's first lines. */
   readonly preRunMessages: NativeMessage[];
+  /** false: no loadgen_report_data.json (startTest's `reportData`). Default true. */
+  readonly reportData?: boolean;
 }
 
 /** LOADGEN_ISSUE_THREAD_WAIT_MS: shortens the 10 s issue-thread registration wait (tests). */
@@ -55,6 +57,7 @@ export function toNativeRunConfig(s: ResolvedTestSettings, log: ResolvedLogSetti
     log_copy_detail_to_stdout: log.copyDetailToStdout,
     pre_run_messages: run.preRunMessages,
     log_enable_trace: log.enableTrace,
+    log_report_data: run.reportData !== false,
     ...issueThreadWaitOverride(),
   };
 }
