@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -144,15 +145,25 @@ void HttpClient::Impl::send(uint64_t tag, uint32_t index, bool keep_body) {
       for (size_t k = 1; k < nodes.size(); ++k)
         if (nodes[k]->backoff_until_ns < nodes[first]->backoff_until_ns) first = k;
       std::string message = node_text(static_cast<uint32_t>(first)) + nodes[first]->last_error;
+      const FailureKind kind = nodes[first]->last_error_kind;
       lock.unlock();
       nodes[first]->requests.fetch_add(1, std::memory_order_relaxed);
-      return fail_now(tag, index, static_cast<int>(first), FailureKind::Connection, std::move(message));
+      return fail_now(tag, index, static_cast<int>(first), kind, std::move(message));
     }
     Node& n = *nodes[static_cast<size_t>(node)];
     n.requests.fetch_add(1, std::memory_order_relaxed);
     n.outstanding.fetch_add(1, std::memory_order_relaxed);
     if (n.idle.empty()) {
       n.queue.push_back(pending);
+      // The reactor opens another connection while the pool is below its
+      // ceiling and the waiting requests outnumber the connects under way.
+      const bool grow = !n.grow && n.live < n.ceiling && n.connecting < n.queue.size() + n.fresh_queue.size();
+      if (grow) {
+        n.grow = true;
+        grow_requests.push_back(static_cast<uint32_t>(node));
+      }
+      lock.unlock();
+      if (grow) wake();
       return;
     }
     c = n.idle.back();
@@ -256,6 +267,17 @@ bool HttpClient::Impl::start(std::string* error) {
     *error = "connections_per_node must be at least 1";
     return false;
   }
+  // Every connection is a file descriptor: the pools must fit the process's limit.
+  rlimit files{};
+  const uint64_t sockets = uint64_t{config.connections_per_node} * config.nodes.size();
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
+      sockets + kReservedFiles > files.rlim_cur) {
+    *error = "connections: " + std::to_string(config.connections_per_node) + " per node x " +
+             std::to_string(config.nodes.size()) + " node(s) need up to " + std::to_string(sockets) +
+             " sockets, beyond the open-file limit of " + std::to_string(files.rlim_cur) +
+             " (ulimit -n) less " + std::to_string(kReservedFiles) + " kept for the rest of the process";
+    return false;
+  }
   stats.assign(config.nodes.size() * kNodeStatsLength, 0.0);
   read_buffer.resize(64 * 1024);
   stat_batch.reserve(1024);
@@ -266,17 +288,10 @@ bool HttpClient::Impl::start(std::string* error) {
     const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
     node->host_line =
         "Host: " + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(node->address.port) + "\r\n";
+    node->ceiling = config.connections_per_node;
     nodes.push_back(std::move(node));
   }
-  for (uint32_t k = 0; k < nodes.size(); ++k) {
-    for (uint32_t i = 0; i < config.connections_per_node; ++i) {
-      auto c = std::make_unique<Conn>();
-      c->id = static_cast<uint32_t>(conns.size());
-      c->node = k;
-      c->body.reserve(kExcerptBytes + 1);
-      conns.push_back(std::move(c));
-    }
-  }
+  grow_requests.reserve(nodes.size());
   epfd = epoll_create1(EPOLL_CLOEXEC);
   wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epfd < 0 || wakefd < 0) {
@@ -287,47 +302,38 @@ bool HttpClient::Impl::start(std::string* error) {
   wake_event.events = EPOLLIN;
   wake_event.data.u64 = UINT64_MAX;
   epoll_ctl(epfd, EPOLL_CTL_ADD, wakefd, &wake_event);
+  // One connection per node now (it proves the node reachable); the reactor
+  // opens more as requests wait for one.
   for (uint32_t k = 0; k < nodes.size(); ++k) {
     Node& node = *nodes[k];
     std::vector<sockaddr_storage> addresses;
     std::vector<socklen_t> lens;
     if (!resolve(node, &addresses, &lens, error)) return fail_start();
-    std::vector<Conn*> group;
-    for (auto& c : conns)
-      if (c->node == k) group.push_back(c.get());
-    // The first address that accepts a connection serves them all.
+    Conn* c = spare_conn(k);
+    // The first address that accepts a connection serves all of them.
     int err = 0;
     bool found = false;
     for (size_t a = 0; a < addresses.size() && !found; ++a) {
       node.addr = addresses[a];
       node.addr_len = lens[a];
-      err = open_socket(group[0]);
-      if (err == 0) err = await_connects({group[0]});
+      err = open_socket(c);
+      if (err == 0) err = await_connects({c});
       if (err == 0) {
         found = true;
       } else {
-        close_socket(group[0]);
+        close_socket(c);
       }
     }
     if (!found) {
       *error = connect_error(node, err);
       return fail_start();
     }
-    std::vector<Conn*> rest(group.begin() + 1, group.end());
-    for (Conn* c : rest) {
-      err = open_socket(c);
-      if (err != 0) break;
-    }
-    if (err == 0) err = await_connects(rest);
-    if (err != 0) {
-      *error = connect_error(node, err);
-      return fail_start();
-    }
-    for (Conn* c : group) {
-      register_conn(c, false);
-      c->state.store(kIdle, std::memory_order_relaxed);
-      node.idle.push_back(c);
-    }
+    register_conn(c, false);
+    opened_connections.fetch_add(1, std::memory_order_relaxed);
+    c->opened_ns = now_ns();
+    c->state.store(kIdle, std::memory_order_relaxed);
+    node.idle.push_back(c);
+    node.live = 1;
   }
   started = true;
   poll_budget_ns.store(std::max<int64_t>(config.response_poll_ns, 0), std::memory_order_relaxed);
@@ -351,6 +357,15 @@ void HttpClient::Impl::cancel_all(const std::string& message) {
   if (wakefd >= 0) wake();
 }
 
+void HttpClient::Impl::cancel_outstanding(const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    abandon_message = message;
+  }
+  abandon_flag.store(true, std::memory_order_release);
+  if (wakefd >= 0) wake();
+}
+
 void HttpClient::Impl::stop() {
   if (stopped.exchange(true)) return;
   if (reactor.joinable()) {
@@ -363,9 +378,11 @@ void HttpClient::Impl::stop() {
   const std::string message = "the client was closed";
   for (uint32_t k = 0; k < nodes.size(); ++k) {
     Node& node = *nodes[k];
-    while (!node.queue.empty()) {
-      const Pending p = node.queue.pop_front();
-      deliver_failure(p.tag, p.index, k, FailureKind::Cancelled, message);
+    for (PendingQueue* queue : {&node.fresh_queue, &node.queue}) {
+      while (!queue->empty()) {
+        const Pending p = queue->pop_front();
+        deliver_failure(p.tag, p.index, k, FailureKind::Cancelled, message);
+      }
     }
     node.outstanding.store(0, std::memory_order_relaxed);
   }
@@ -399,6 +416,9 @@ HttpReactorCounts HttpClient::Impl::reactor_counts() const {
   counts.blocking_waits = blocking_waits.load(std::memory_order_relaxed);
   counts.send_wakes = send_wakes.load(std::memory_order_relaxed);
   counts.poll_budget_ns = poll_budget_ns.load(std::memory_order_relaxed);
+  counts.opened_connections = opened_connections.load(std::memory_order_relaxed);
+  counts.refused_connections = refused_connections.load(std::memory_order_relaxed);
+  counts.retried_requests = retried_requests.load(std::memory_order_relaxed);
   return counts;
 }
 
@@ -444,6 +464,7 @@ struct HttpClient::Impl {
     sink->on_outcome(out);
   }
   void cancel_all(const std::string&) {}
+  void cancel_outstanding(const std::string&) {}
   void stop() {}
   void copy_node_stats(double* out) const { std::fill(out, out + config.nodes.size() * kNodeStatsLength, 0.0); }
   HttpReactorCounts reactor_counts() const { return {}; }
@@ -463,6 +484,8 @@ bool HttpClient::start(std::string* error) { return impl_->start(error); }
 void HttpClient::send(uint64_t tag, uint32_t index, bool keep_body) { impl_->send(tag, index, keep_body); }
 
 void HttpClient::cancel_all(const std::string& message) { impl_->cancel_all(message); }
+
+void HttpClient::cancel_outstanding(const std::string& message) { impl_->cancel_outstanding(message); }
 
 uint64_t HttpClient::outstanding() const { return impl_->outstanding.load(std::memory_order_acquire); }
 

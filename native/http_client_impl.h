@@ -1,8 +1,9 @@
 // HttpClient::Impl (http_client.h), shared by the client's sources:
 // http_client.cc (start, stop, the issue thread's send),
-// http_client_pool.cc (connections: connecting, handing requests to them,
-// retries), http_client_reactor.cc (the reactor thread: events, responses,
-// timers) and http_client_requests.cc (the request table). Linux only.
+// http_client_pool.cc (connections: opening them as requests wait, handing
+// requests to them, retries), http_client_reactor.cc (the reactor thread:
+// events, responses, timers) and http_client_requests.cc (the request
+// table). Linux only.
 //
 // Ownership of a connection follows its state (Conn::state):
 //   Idle       in its node's idle list; whoever pops it under `mu` owns it.
@@ -11,11 +12,14 @@
 //              reports them again).
 //   InFlight   the reactor owns it: reads the response, times it out.
 //   Writing    the reactor finishes a partial write (EPOLLOUT), then reads.
-//   Connecting / Closed   the reactor owns it (reconnect, backoff timer).
+//   Connecting / Closed   the reactor owns it (a Closed one waits in its
+//              node's spare list to be opened again).
 // The issue thread publishes a request's fields with a release store of
 // InFlight after its write; the reactor reads them after an acquire load.
 // Anything the issue thread cannot finish (partial or failed writes) goes to
-// the reactor through `handoff` under `mu`, plus a wake of the eventfd.
+// the reactor through `handoff` under `mu`, plus a wake of the eventfd; so
+// does a node that needs another connection (`grow_requests`): only the
+// reactor opens connections, the issue thread never waits for one.
 #pragma once
 
 #if defined(__linux__)
@@ -42,7 +46,6 @@ namespace loadgen {
 
 namespace http_internal {
 
-
 // Offsets in a node's statistics slice (lib/net/node-stats.ts).
 constexpr size_t kStatRequests = 0;
 constexpr size_t kStatCompleted = 1;
@@ -55,6 +58,19 @@ static_assert(kStatBuckets + kNodeStatsBuckets == kNodeStatsLength, "the layout 
 
 // Bodies of non-2xx responses quoted in the failure message.
 constexpr size_t kExcerptBytes = 200;
+
+// A connection the server closes before answering anything, this soon after
+// accepting it, was refused (a connection limit: accepted, then closed); one
+// closed later went stale while idle (a keep-alive timeout).
+constexpr int64_t kRefusedWithinNs = 1'000'000'000;
+
+// File descriptors left to the rest of the process (logs, Node's own, the
+// probes' connections) when the pools are checked against RLIMIT_NOFILE.
+constexpr uint64_t kReservedFiles = 100;
+
+// A connection's kept body buffer larger than this is released when the
+// connection is dropped (after a body over the limit, nothing more is kept).
+constexpr size_t kKeptBodyCapacity = 64 * 1024;
 
 inline void record_completed(double* slice, int64_t latency_ns) {
   const double ns = latency_ns > 1 ? static_cast<double>(latency_ns) : 1.0;
@@ -99,7 +115,7 @@ struct Pending {
   const Request* request;
   uint32_t index;
   bool keep_body;
-  bool retried;  // already sent once on a kept-alive connection the server had closed
+  bool retried;  // already sent once, on a connection that ended before any byte of a response
 };
 
 // A FIFO that allocates only when it grows past its largest size so far.
@@ -156,17 +172,18 @@ struct Conn {
   size_t total = 0;
   int write_errno = 0;  // the issue thread's failed write, for the reactor
   bool retried = false;
-  bool reused = false;  // has served a response (see retry_on_new_connection)
   bool got_bytes = false;
   HttpResponseParser parser;
   std::vector<uint8_t> body;
-  // Reactor only.
+  // Reactor only (and whoever owns it to write).
+  bool served = false;       // has answered a response since it was opened
+  int64_t opened_ns = 0;     // when its connect completed
   uint32_t generation = 0;  // of the fd; stale epoll events are dropped
   bool epoll_out = false;
   int64_t connect_deadline_ns = 0;
-  int64_t retry_at_ns = 0;  // a reconnect after backoff (0: none)
 };
 
+// A node's pool: connections open as requests wait for one, up to `ceiling`.
 struct Node {
   HttpNodeAddress address;
   std::string host_line;
@@ -176,11 +193,21 @@ struct Node {
   // Under Impl::mu.
   std::vector<Conn*> idle;
   PendingQueue queue;
+  // Retries that wait for a connection opened after theirs closed (see
+  // retry_on_new_connection); taken by another one only when none is coming.
+  PendingQueue fresh_queue;
+  uint32_t ceiling = 0;     // connections_per_node, lowered when the server takes no more
+  uint32_t live = 0;        // connections not Closed (connecting ones included)
+  uint32_t connecting = 0;
+  bool grow = false;        // in Impl::grow_requests
   // Requests on this node not yet handed to the sink; changed by both
   // threads, read under mu by the issue thread's balance policy.
   std::atomic<uint32_t> outstanding{0};
   int64_t backoff_until_ns = 0;
   std::string last_error;
+  FailureKind last_error_kind = FailureKind::Connection;  // Timeout for a connect that timed out
+  // Reactor only: Closed connections of this node, to be opened again.
+  std::vector<Conn*> spare;
 };
 
 struct StatRecord {
@@ -209,14 +236,18 @@ struct HttpClient::Impl {
   std::vector<Request> requests;
   std::vector<uint8_t> arena;
   std::vector<std::unique_ptr<Node>> nodes;
+  // Every connection object so far (the reactor adds them; ids index it).
   std::vector<std::unique_ptr<Conn>> conns;
 
   std::mutex mu;
   bool cancelled = false;  // under mu
   std::string cancel_message;
+  std::string abandon_message;  // under mu (cancel_outstanding)
   uint32_t rotate = 0;
   std::vector<Conn*> handoff;
+  std::vector<uint32_t> grow_requests;  // nodes (reserved for all: no allocation on send)
   std::atomic<bool> cancel_flag{false};
+  std::atomic<bool> abandon_flag{false};
   std::atomic<bool> stopping{false};
   std::atomic<bool> stopped{false};
   bool started = false;
@@ -238,6 +269,9 @@ struct HttpClient::Impl {
   std::atomic<uint64_t> polled_events{0};
   std::atomic<uint64_t> blocking_waits{0};
   std::atomic<uint64_t> send_wakes{0};
+  std::atomic<uint64_t> opened_connections{0};
+  std::atomic<uint64_t> refused_connections{0};
+  std::atomic<uint64_t> retried_requests{0};
 
   // Reactor only.
   static constexpr size_t kRecentResponses = 32;
@@ -247,7 +281,6 @@ struct HttpClient::Impl {
   std::vector<uint8_t> read_buffer;
   HttpOutcome outcome;
   int64_t next_timer_ns = INT64_MAX;
-  bool cancel_done = false;
 
   Impl(HttpClientConfig c, HttpSink* s) : config(std::move(c)), sink(s) {}
 
@@ -294,34 +327,67 @@ struct HttpClient::Impl {
 
   void close_socket(Conn* c);
 
-  void reconnect(Conn* c);
+  // Opens as many connections as the node's waiting requests lack, up to
+  // its ceiling (none once cancelled or stopping).
+  void open_connections(uint32_t node);
 
+  // A Closed connection object of the node (a new one when none is spare).
+  Conn* spare_conn(uint32_t node);
+
+  // Starts the connect of a connection counted as live and connecting.
+  void start_connect(Conn* c);
+
+  // A connect failed (refused, reset, timed out, or closed by the server at
+  // once): with other connections live, the node's ceiling comes down to
+  // them and its requests wait for them; with none, the node goes into
+  // backoff and its waiting requests fail as Connection (Timeout when the
+  // connect timed out).
   void connect_failed(Conn* c, int err);
 
-  void connected(Conn* c);
+  void connected(Conn* c, uint32_t events);
 
-  // The reactor owns an open, free connection: it sends the next queued
+  // The next request for a free connection of `node` (under mu): a retry
+  // waiting for a new connection when `c` is one (or when none is coming),
+  // else the queue's first. False when none waits.
+  bool take_request(Node& node, const Conn* c, Pending* out);
+
+  // The reactor owns an open, free connection: it sends the next waiting
   // request of its node on it, or puts it in the idle list.
   void make_available(Conn* c);
+
+  // Idle connections take the node's waiting requests they may take.
+  void hand_out_idle(uint32_t node);
+
+  // Closes an open connection and forgets it (spare); `refused`: the server
+  // closed it before answering anything, soon after accepting it, so the
+  // node's ceiling comes down to what is left. Then opens what the waiting
+  // requests need.
+  void drop_conn(Conn* c, bool refused);
+
+  // Whether a connection the server closed counts as refused (drop_conn).
+  bool closed_as_refused(const Conn* c) const;
 
   // Writes the rest of the request (reactor-owned connection).
   void continue_write(Conn* c);
 
   void write_failed(Conn* c, int err);
 
-  // A kept-alive connection the server closed while the request was on its
-  // way (the close crossed the request: nothing of a response came back)
-  // is the keep-alive race every HTTP client meets; the request is sent
-  // once more on another connection (its sent_ns then restarts), but only
-  // where that cannot make the server do a sample's work twice (RFC 9110
-  // 9.2.2): no byte of it was written, or it is a GET/HEAD. A POST that
-  // went out whole may have been read: it fails (each query goes to a node
-  // once). Returns false when no resend applies (a fresh connection, a
-  // second attempt, response bytes seen): the caller fails the request.
+  // The connection ended before any byte of a response (the server closed
+  // a kept-alive connection as the request crossed it, or a connection it
+  // just accepted; a write that failed): the request is sent once more, on
+  // a new connection when this one had served responses (the next kept-alive
+  // one may be as stale), on any other when it had not (the server takes no
+  // more connections: it is refused, drop_conn). Its sent_ns restarts with
+  // that write; its latency in the run still runs from its scheduled time.
+  // False (the caller fails the request) after a byte of a response, on a
+  // second attempt, or once cancelled.
   bool retry_on_new_connection(Conn* c);
 
   // The reactor takes over what the issue thread could not finish.
   void take_handoffs();
+
+  // Nodes the issue thread queued requests for and that may open more connections.
+  void take_grow_requests();
 
   void deliver(HttpOutcome& out);
 
@@ -331,8 +397,8 @@ struct HttpClient::Impl {
 
   void deliver_failure(uint64_t tag, uint32_t index, uint32_t node, FailureKind kind, const std::string& message);
 
-  // The connection's request failed: closes it (reconnecting unless
-  // cancelled) and hands the failure to the sink.
+  // The connection's request failed: hands the failure to the sink and
+  // drops the connection.
   void fail_conn(Conn* c, FailureKind kind, std::string message);
 
   // The response is complete (`done_ns`): the outcome, then the connection
@@ -345,15 +411,15 @@ struct HttpClient::Impl {
 
   void on_readable(Conn* c);
 
-  // Data or a close on an idle connection: nothing is expected there, so it
-  // is closed and opened again.
+  // Data or a close on an idle connection (a server's keep-alive timeout):
+  // nothing is expected there, so it is dropped before a request uses it.
   void on_idle_event(Conn* c);
 
   // Returns false when the event must wait (the issue thread owns the connection).
   bool on_event(Conn* c, uint32_t events);
 
-  // Fails every queued and in-flight request as Cancelled (after cancel_all).
-  void cancel_everything();
+  // Fails every queued and in-flight request as Cancelled (cancel_all, cancel_outstanding).
+  void cancel_everything(const std::string& message);
 
   void check_timers();
 
@@ -383,6 +449,8 @@ struct HttpClient::Impl {
   bool fail_start();
 
   void cancel_all(const std::string& message);
+
+  void cancel_outstanding(const std::string& message);
 
   void stop();
 

@@ -4,13 +4,8 @@
 
 #if defined(__linux__)
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,7 +75,7 @@ void HttpClient::Impl::fail_conn(Conn* c, FailureKind kind, std::string message)
   close_socket(c);
   nodes[c->node]->outstanding.fetch_sub(1, std::memory_order_relaxed);
   deliver(out);
-  reconnect(c);
+  drop_conn(c, false);
 }
 
 void HttpClient::Impl::finish(Conn* c, int64_t done_ns, size_t extra_bytes) {
@@ -95,11 +90,7 @@ void HttpClient::Impl::finish(Conn* c, int64_t done_ns, size_t extra_bytes) {
   out.message.clear();
   out.body.clear();
   const bool write_done = c->written == c->total;
-  if (extra_bytes > 0) {
-    out.ok = false;
-    out.kind = FailureKind::MalformedResponse;
-    out.message = node_text(c->node) + std::to_string(extra_bytes) + " bytes after the end of the response";
-  } else if (p.status() >= 200 && p.status() < 300) {
+  if (p.status() >= 200 && p.status() < 300) {
     out.ok = true;
     if (c->keep_body) out.body.swap(c->body);
   } else {
@@ -109,16 +100,19 @@ void HttpClient::Impl::finish(Conn* c, int64_t done_ns, size_t extra_bytes) {
     if (p.body_bytes() > 0) out.message += ": " + excerpt(c->body, p.body_bytes());
   }
   add_stat(c->node, out.ok ? -1 : static_cast<int>(out.kind), done_ns - c->sent_ns);
+  c->served = true;
+  // Bytes after the end of a response belong to none (no pipelining): the
+  // response stands as framed, as undici reads it, and the connection,
+  // out of step, is not used again.
   const bool reusable = extra_bytes == 0 && write_done && p.keep_alive();
   if (!reusable) close_socket(c);
   // Before the sink: a send it lets happen sees this node's new count.
   nodes[c->node]->outstanding.fetch_sub(1, std::memory_order_relaxed);
   deliver(out);
   if (reusable) {
-    c->reused = true;
     make_available(c);
   } else {
-    reconnect(c);
+    drop_conn(c, false);
   }
 }
 
@@ -152,9 +146,11 @@ void HttpClient::Impl::on_readable(Conn* c) {
       if (config.stream_bodies) deliver_streamed(c, read_ns);
       const auto state = c->parser.state();
       if (state == HttpResponseParser::State::Done) return finish(c, read_ns, static_cast<size_t>(n) - used);
-      if (state == HttpResponseParser::State::Error)
-        return fail_conn(c, FailureKind::MalformedResponse,
-                         node_text(c->node) + "malformed response: " + c->parser.error());
+      if (state == HttpResponseParser::State::Error) {
+        std::string message = node_text(c->node) + "malformed response: " + c->parser.error();
+        if (c->parser.over_body_limit()) message += " of " + std::to_string(config.max_body_bytes) + " bytes";
+        return fail_conn(c, FailureKind::MalformedResponse, std::move(message));
+      }
       if (static_cast<size_t>(n) < read_buffer.size()) return;
       continue;
     }
@@ -183,7 +179,7 @@ bool HttpClient::Impl::on_event(Conn* c, uint32_t events) {
       if (err != 0) {
         connect_failed(c, err);
       } else if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
-        connected(c);
+        connected(c, events);
       }
       return true;
     }
@@ -194,7 +190,7 @@ bool HttpClient::Impl::on_event(Conn* c, uint32_t events) {
       if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
         const uint32_t generation = c->generation;
         continue_write(c);
-        // A failed write closed (and maybe reopened) the connection.
+        // A failed write dropped (and maybe reopened) the connection.
         if (c->fd < 0 || c->generation != generation) return true;
       }
       if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c);
@@ -207,22 +203,23 @@ bool HttpClient::Impl::on_event(Conn* c, uint32_t events) {
   }
 }
 
-void HttpClient::Impl::cancel_everything() {
+void HttpClient::Impl::cancel_everything(const std::string& message) {
   std::vector<std::pair<uint32_t, Pending>> queued;
-  std::string message;
   {
     std::lock_guard<std::mutex> lock(mu);
-    message = cancel_message;
     for (uint32_t k = 0; k < nodes.size(); ++k) {
       Node& node = *nodes[k];
+      while (!node.fresh_queue.empty()) queued.emplace_back(k, node.fresh_queue.pop_front());
       while (!node.queue.empty()) queued.emplace_back(k, node.queue.pop_front());
     }
     for (auto& q : queued) nodes[q.first]->outstanding.fetch_sub(1, std::memory_order_relaxed);
   }
   for (auto& q : queued) deliver_failure(q.second.tag, q.second.index, q.first, FailureKind::Cancelled, message);
-  for (auto& c : conns) {
+  // By index: a dropped connection may add objects (none once cancelled, but cheap to be sure).
+  for (size_t i = 0; i < conns.size(); ++i) {
+    Conn* c = conns[i].get();
     const uint8_t s = c->state.load(std::memory_order_acquire);
-    if (s == kInFlight || s == kWriting) fail_conn(c.get(), FailureKind::Cancelled, message);
+    if (s == kInFlight || s == kWriting) fail_conn(c, FailureKind::Cancelled, message);
   }
 }
 
@@ -230,8 +227,9 @@ void HttpClient::Impl::check_timers() {
   const int64_t now = now_ns();
   next_timer_ns = INT64_MAX;
   const int64_t timeout = config.request_timeout_ns;
-  for (auto& owned : conns) {
-    Conn* c = owned.get();
+  // By index: a failure may open connections, adding objects.
+  for (size_t i = 0; i < conns.size(); ++i) {
+    Conn* c = conns[i].get();
     const uint8_t s = c->state.load(std::memory_order_acquire);
     if ((s == kInFlight || s == kWriting) && timeout > 0) {
       const int64_t deadline = c->sent_ns + timeout;
@@ -246,13 +244,6 @@ void HttpClient::Impl::check_timers() {
         connect_failed(c, ETIMEDOUT);
       } else {
         note_timer(c->connect_deadline_ns);
-      }
-    } else if (s == kClosed && c->retry_at_ns > 0) {
-      if (now >= c->retry_at_ns) {
-        c->retry_at_ns = 0;
-        reconnect(c);
-      } else {
-        note_timer(c->retry_at_ns);
       }
     }
   }
@@ -315,6 +306,7 @@ void HttpClient::Impl::run_reactor() {
         while (::read(wakefd, &count, sizeof(count)) < 0 && errno == EINTR) {
         }
         take_handoffs();
+        take_grow_requests();
         continue;
       }
       Conn* c = conns[static_cast<uint32_t>(data)].get();
@@ -324,10 +316,24 @@ void HttpClient::Impl::run_reactor() {
     }
     if (cancel_flag.load(std::memory_order_acquire)) {
       take_handoffs();
-      cancel_everything();
+      std::string message;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        message = cancel_message;
+      }
+      cancel_everything(message);
+    } else if (abandon_flag.exchange(false, std::memory_order_acq_rel)) {
+      take_handoffs();
+      std::string message;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        message = abandon_message;
+      }
+      cancel_everything(message);
     }
-    flush_stats();
     if (now_ns() >= next_timer_ns) check_timers();
+    // Before the next wait, which may block: stats() must see what this turn delivered.
+    flush_stats();
     // The issue thread is mid-write on a connection with news: let it
     // finish. An empty poll does not yield: a yielded thread is queued
     // behind whatever else runs on its CPU (another process's whole time
