@@ -14,11 +14,11 @@ export interface TransportOptions {
   urls: readonly string[];
   /** How queries are spread over the nodes (default 'least-outstanding'). */
   balance?: BalancePolicy;
-  /** Keep-alive connections per node (default: sized to the target rate). */
+  /** Keep-alive connections per node, opened as the rate needs them up to this (default 256; 1 to 4096). */
   connections?: number;
-  /** A request not finished within this is failed as 'timeout' (default 60000; 0: none). */
+  /** A request not finished within this is failed as 'timeout' (default 60000; 0: none; at most 2147483647). */
   requestTimeoutMs?: number;
-  /** Connecting a socket (default 10000). */
+  /** Connecting a socket (default 10000; 1 to 2147483647). */
   connectTimeoutMs?: number;
   /** Sent as `Authorization: Bearer <key>`; never logged, reported or echoed. */
   apiKey?: string;
