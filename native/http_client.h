@@ -45,7 +45,6 @@ class HttpResponseParser {
  public:
   enum class State { Head, Body, Done, Error };
   static constexpr size_t kMaxHeadBytes = 64 * 1024;
-  static constexpr const char* kOverBodyLimit = "response body over the size limit";
 
   // Ready for the next response; `body_out` (may be null) receives the body
   // bytes up to `body_keep_limit` (the rest is counted, not kept);
@@ -66,11 +65,12 @@ class HttpResponseParser {
   uint64_t body_bytes() const { return body_bytes_; }
   const char* error() const { return error_; }
   // The Error is a body beyond max_body_bytes.
-  bool over_body_limit() const { return error_ == kOverBodyLimit; }
+  bool over_body_limit() const { return over_body_limit_; }
 
  private:
   void start_response();
   void fail(const char* reason);
+  void fail_over_body_limit();
   void head_line(const char* line, size_t size);
   void head_done();
   bool take_body(const uint8_t* data, size_t size);
@@ -82,6 +82,7 @@ class HttpResponseParser {
   bool keep_alive_ = true;
   uint64_t body_bytes_ = 0;
   const char* error_ = "";
+  bool over_body_limit_ = false;
   std::string head_;  // the head line so far (reserved once, reused)
   size_t head_bytes_ = 0;  // of the head (or of the trailers), against kMaxHeadBytes
   uint32_t head_lines_ = 0;

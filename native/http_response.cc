@@ -120,6 +120,7 @@ void HttpResponseParser::start_response() {
   keep_alive_ = true;
   body_bytes_ = 0;
   error_ = "";
+  over_body_limit_ = false;
   head_.clear();
   head_bytes_ = 0;
   head_lines_ = 0;
@@ -139,6 +140,11 @@ void HttpResponseParser::start_response() {
 void HttpResponseParser::fail(const char* reason) {
   state_ = State::Error;
   error_ = reason;
+}
+
+void HttpResponseParser::fail_over_body_limit() {
+  fail("response body over the size limit");
+  over_body_limit_ = true;
 }
 
 // Handles one head line (without its CRLF). The first is the status line.
@@ -212,7 +218,7 @@ void HttpResponseParser::head_done() {
     chunk_state_ = kChunkSize;
     remaining_ = 0;
   } else if (has_length_) {
-    if (remaining_ > max_body_bytes_) return fail(kOverBodyLimit);
+    if (remaining_ > max_body_bytes_) return fail_over_body_limit();
     body_mode_ = kBodyLength;
     if (remaining_ == 0) {
       state_ = State::Done;
@@ -227,7 +233,7 @@ void HttpResponseParser::head_done() {
 
 bool HttpResponseParser::take_body(const uint8_t* data, size_t size) {
   if (size > max_body_bytes_ - body_bytes_) {
-    fail(kOverBodyLimit);
+    fail_over_body_limit();
     return false;
   }
   body_bytes_ += size;
@@ -342,7 +348,7 @@ size_t HttpResponseParser::feed_chunked(const uint8_t* data, size_t size) {
       return 0;
     }
     if (v > max_body_bytes_ - body_bytes_) {
-      fail(kOverBodyLimit);
+      fail_over_body_limit();
       return 0;
     }
     remaining_ = v;
