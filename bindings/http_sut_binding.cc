@@ -6,6 +6,10 @@
 // one threadsafe function, once per batch.
 #include "bindings/http_sut_binding.h"
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/resource.h>
+#endif
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -74,6 +78,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
                            InstanceMethod<&NativeHttpSut::clear_requests>("clearRequests"),
                            InstanceMethod<&NativeHttpSut::start>("start"),
                            InstanceMethod<&NativeHttpSut::cancel_all>("cancelAll"),
+                           InstanceMethod<&NativeHttpSut::cancel_outstanding>("cancelOutstanding"),
                            InstanceMethod<&NativeHttpSut::outstanding>("outstanding"),
                            InstanceMethod<&NativeHttpSut::node_stats>("nodeStats"),
                            InstanceMethod<&NativeHttpSut::reactor_counts>("reactorCounts"),
@@ -110,11 +115,13 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     const Napi::Value balance = o.Get("leastOutstanding");
     if (!balance.IsUndefined() && !balance.IsBoolean()) type_error(env, "leastOutstanding must be a boolean");
     config.least_outstanding = balance.IsUndefined() || balance.As<Napi::Boolean>().Value();
-    constexpr double kMaxMs = 1e9;
+    // The longest JS timer, as lib/net/transport.ts checks them.
+    constexpr double kMaxMs = 2147483647;
     config.connect_timeout_ns = static_cast<int64_t>(number_field(env, o, "connectTimeoutMs", 10000, 1, kMaxMs) * 1e6);
     config.request_timeout_ns = static_cast<int64_t>(number_field(env, o, "requestTimeoutMs", 60000, 0, kMaxMs) * 1e6);
     config.node_backoff_ns = static_cast<int64_t>(number_field(env, o, "nodeBackoffMs", 1000, 0, kMaxMs) * 1e6);
-    config.max_body_bytes = static_cast<uint64_t>(number_field(env, o, "maxBodyBytes", 4294967296.0, 1, 9007199254740991.0));
+    config.max_body_bytes =
+        static_cast<uint64_t>(number_field(env, o, "maxBodyBytes", 64.0 * 1024 * 1024, 1, 9007199254740991.0));
     config.reactor_cpu = static_cast<int>(number_field(env, o, "reactorCpu", -1, -1, 4095));
     config.response_poll_ns = static_cast<int64_t>(number_field(env, o, "responsePollUs", 200, 0, 1e6) * 1e3);
     const Napi::Value every = o.Get("hostReadsEveryBody");
@@ -312,6 +319,13 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     sut_->client().cancel_all(message);
   }
 
+  // cancelOutstanding(message): between series, fails what the last one left outstanding (completing nothing).
+  void cancel_outstanding(const Napi::CallbackInfo& info) {
+    const std::string message =
+        info.Length() >= 1 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : std::string("cancelled");
+    sut_->abandon_outstanding(message);
+  }
+
   Napi::Value outstanding(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(sut_->client().outstanding()));
   }
@@ -331,6 +345,9 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     out.Set("blockingWaits", static_cast<double>(counts.blocking_waits));
     out.Set("sendWakes", static_cast<double>(counts.send_wakes));
     out.Set("pollBudgetNs", static_cast<double>(counts.poll_budget_ns));
+    out.Set("openedConnections", static_cast<double>(counts.opened_connections));
+    out.Set("refusedConnections", static_cast<double>(counts.refused_connections));
+    out.Set("retriedRequests", static_cast<double>(counts.retried_requests));
     return out;
   }
 
@@ -366,9 +383,21 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
 
 }  // namespace
 
+// The process's open-file limit (RLIMIT_NOFILE, soft), which every
+// connection counts against; -1 when unlimited or unknown.
+Napi::Value open_file_limit(const Napi::CallbackInfo& info) {
+#if defined(__unix__) || defined(__APPLE__)
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+    return Napi::Number::New(info.Env(), static_cast<double>(files.rlim_cur));
+#endif
+  return Napi::Number::New(info.Env(), -1);
+}
+
 void register_http_sut(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeHttpSut", NativeHttpSut::define(env));
   exports.Set("nativeHttpAvailable", Napi::Boolean::New(env, loadgen::HttpClient::available()));
+  exports.Set("openFileLimit", Napi::Function::New(env, open_file_limit, "openFileLimit"));
 }
 
 std::shared_ptr<loadgen::HttpSut> unwrap_http_sut(const Napi::Value& value) {

@@ -37,6 +37,10 @@ constexpr size_t kNodeStatsLength = 2 + kFailureKindCount + 3 + kNodeStatsBucket
 // delimited by the connection's close. 1xx interim responses are skipped.
 // Limits: head <= kMaxHeadBytes, body <= the body limit; beyond either, or
 // any syntax error: Error with a short reason (never the bytes themselves).
+// As strict as llhttp (undici): CRLF line ends only, one Content-Length of
+// digits (<= 2^53 - 1), never with Transfer-Encoding, whose only coding may
+// be chunked; no folded lines, names of token characters, no control
+// characters in values.
 class HttpResponseParser {
  public:
   enum class State { Head, Body, Done, Error };
@@ -60,10 +64,13 @@ class HttpResponseParser {
   bool keep_alive() const { return keep_alive_; }
   uint64_t body_bytes() const { return body_bytes_; }
   const char* error() const { return error_; }
+  // The Error is a body beyond max_body_bytes.
+  bool over_body_limit() const { return over_body_limit_; }
 
  private:
   void start_response();
   void fail(const char* reason);
+  void fail_over_body_limit();
   void head_line(const char* line, size_t size);
   void head_done();
   bool take_body(const uint8_t* data, size_t size);
@@ -75,6 +82,7 @@ class HttpResponseParser {
   bool keep_alive_ = true;
   uint64_t body_bytes_ = 0;
   const char* error_ = "";
+  bool over_body_limit_ = false;
   std::string head_;  // the head line so far (reserved once, reused)
   size_t head_bytes_ = 0;  // of the head (or of the trailers), against kMaxHeadBytes
   uint32_t head_lines_ = 0;
@@ -83,7 +91,8 @@ class HttpResponseParser {
   bool connection_keep_alive_ = false;
   bool has_length_ = false;
   bool has_transfer_encoding_ = false;
-  bool chunked_ = false;
+  bool chunked_ = false;  // the last transfer coding named is chunked
+  uint32_t transfer_codings_ = 0;  // codings named in Transfer-Encoding headers
   int body_mode_ = 0;  // 0 none, 1 length, 2 chunked, 3 until close
   uint64_t remaining_ = 0;
   int chunk_state_ = 0;
@@ -103,12 +112,20 @@ struct HttpNodeAddress {
 
 struct HttpClientConfig {
   std::vector<HttpNodeAddress> nodes;
+  // The most keep-alive connections per node: one opens in start(), more as
+  // requests wait for one. A connect the server refuses (or a connection it
+  // closes as it accepts it) while others are open lowers the node's
+  // ceiling to those; the whole pools must fit RLIMIT_NOFILE (start()).
   uint32_t connections_per_node = 32;
   bool least_outstanding = true;  // else round-robin
   int64_t connect_timeout_ns = 10'000'000'000;
   int64_t request_timeout_ns = 60'000'000'000;  // 0: none
-  int64_t node_backoff_ns = 1'000'000'000;      // a node whose connection failed is skipped this long
-  uint64_t max_body_bytes = uint64_t{1} << 32;
+  // A node that has no connection and cannot get one is skipped this long.
+  int64_t node_backoff_ns = 1'000'000'000;
+  // A response body beyond this (whole, streamed or not kept) fails as
+  // MalformedResponse as soon as its bytes pass it (its Content-Length
+  // beyond it: at once), with no more of it kept.
+  uint64_t max_body_bytes = uint64_t{64} << 20;
   int reactor_cpu = -1;  // pin the reactor thread (-1: not pinned)
   // Streamed responses (token streams): a 2xx body goes to HttpSink::on_body
   // as each read brings it (chunked framing removed), never kept whole; the
@@ -129,6 +146,9 @@ struct HttpReactorCounts {
   uint64_t blocking_waits = 0;    // epoll_wait calls that could sleep while a request was outstanding
   uint64_t send_wakes = 0;        // the issue thread woke a blocked reactor after a send
   int64_t poll_budget_ns = 0;     // the current budget (see response_poll_ns)
+  uint64_t opened_connections = 0;   // connects that succeeded (start()'s included)
+  uint64_t refused_connections = 0;  // connects refused, reset or timed out, or closed as accepted
+  uint64_t retried_requests = 0;     // requests sent a second time (see send())
 };
 
 // How one request ended. Handed to the sink on the reactor thread (or on
@@ -199,27 +219,35 @@ class HttpClient {
   bool set_requests(const uint32_t* indices, size_t count, const uint8_t* data, const uint32_t* layout);
   void clear_requests();
 
-  // Resolves the nodes, opens connections_per_node keep-alive connections
-  // to each (bounded by connect_timeout_ns) and starts the reactor thread.
-  // False with `error` naming the node when one cannot be reached.
+  // Checks the pools against RLIMIT_NOFILE, resolves the nodes, opens one
+  // keep-alive connection to each (bounded by connect_timeout_ns) and starts
+  // the reactor thread. False with `error` naming the node when one cannot
+  // be reached (or the limit when the pools exceed it).
   bool start(std::string* error);
 
   // One thread at a time (the issue thread); never blocks and never
   // allocates on the common path: writes request `index` on an idle
   // connection of the node the balance policy picks, or queues it until a
-  // connection is idle. An index without a request, a cancelled client or
-  // a node in backoff with no other node: the outcome is a failure at once.
+  // connection is free (asking the reactor for another one while the node
+  // is below its ceiling). An index without a request, a cancelled client
+  // or a node in backoff with no other node: the outcome is a failure at once.
   // `keep_body`: the outcome carries the body (accuracy-logged samples).
-  // A request that crossed the server's close of a kept-alive connection
-  // (the connection ended before any byte of a response) is sent once more
-  // on a new connection when none of it was written or it is a GET/HEAD
-  // (a POST that went out whole fails: the server may have read it); its
-  // sent_ns is then that second write's.
+  // A request whose connection ended before any byte of its response (a
+  // kept-alive connection the server closed as the request crossed it, a
+  // connection it closed as it accepted it, a failed write) is sent once
+  // more, POST or not: on a new connection, or on an established one when
+  // the server takes no more; never twice, never after a byte of a
+  // response. Its sent_ns is then that second write's.
   void send(uint64_t tag, uint32_t index, bool keep_body);
 
   // Every queued and in-flight request, and every later send(), fails as
   // Cancelled with `message`. Any thread.
   void cancel_all(const std::string& message);
+
+  // Every request queued or in flight now fails as Cancelled with
+  // `message`; later sends go out as usual. Any thread: between series
+  // (requests of the last one that outlived it), not while sending.
+  void cancel_outstanding(const std::string& message);
 
   // Requests sent but not yet handed to the sink (queued included).
   uint64_t outstanding() const;

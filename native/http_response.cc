@@ -23,6 +23,11 @@ constexpr int kChunkData = 1;      // `remaining_` data bytes
 constexpr int kChunkDataEnd = 2;   // the "\r\n" after the data
 constexpr int kChunkTrailer = 3;   // trailer lines until an empty one
 
+// A kept body past kDirectReserveFrom bytes gets room for the whole body
+// limit at once when that is at most kDirectReserveUpTo (take_body).
+constexpr size_t kDirectReserveFrom = 1 << 20;
+constexpr uint64_t kDirectReserveUpTo = uint64_t{256} << 20;
+
 // A chunk-size line longer than this (extensions included) is an error:
 // nothing legitimate needs more, and it bounds chunk_line_.
 constexpr size_t kMaxChunkLineBytes = 4096;
@@ -59,15 +64,34 @@ void for_each_token(const char* s, size_t n, Fn fn) {
   }
 }
 
-// Decimal digits only, no overflow past 2^63.
-bool parse_decimal(const char* s, size_t n, uint64_t* out) {
-  if (n == 0 || n > 18) return false;
+// A Content-Length value: decimal digits only, at most 2^53 - 1 (a length
+// a JS number holds exactly, as llhttp and undici read it).
+bool parse_content_length(const char* s, size_t n, uint64_t* out) {
+  constexpr uint64_t kMax = (uint64_t{1} << 53) - 1;
+  if (n == 0 || n > 16) return false;
   uint64_t v = 0;
   for (size_t i = 0; i < n; ++i) {
     if (s[i] < '0' || s[i] > '9') return false;
     v = v * 10 + static_cast<uint64_t>(s[i] - '0');
   }
+  if (v > kMax) return false;
   *out = v;
+  return true;
+}
+
+// RFC 9110 tchar: the characters of a header name.
+bool is_token_char(unsigned char c) {
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+  return c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
+// Field values and reason phrases: HTAB, SP, visible ASCII and obs-text
+// (bytes >= 0x80, e.g. UTF-8); no other control character (CR, NUL, DEL).
+bool is_text_char(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7f); }
+
+bool all_text(const char* s, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (!is_text_char(static_cast<unsigned char>(s[i]))) return false;
   return true;
 }
 
@@ -96,6 +120,7 @@ void HttpResponseParser::start_response() {
   keep_alive_ = true;
   body_bytes_ = 0;
   error_ = "";
+  over_body_limit_ = false;
   head_.clear();
   head_bytes_ = 0;
   head_lines_ = 0;
@@ -105,6 +130,7 @@ void HttpResponseParser::start_response() {
   has_length_ = false;
   chunked_ = false;
   has_transfer_encoding_ = false;
+  transfer_codings_ = 0;
   body_mode_ = kBodyNone;
   remaining_ = 0;
   chunk_state_ = kChunkSize;
@@ -116,7 +142,12 @@ void HttpResponseParser::fail(const char* reason) {
   error_ = reason;
 }
 
-// Handles one head line (without its line end). The first is the status line.
+void HttpResponseParser::fail_over_body_limit() {
+  fail("response body over the size limit");
+  over_body_limit_ = true;
+}
+
+// Handles one head line (without its CRLF). The first is the status line.
 void HttpResponseParser::head_line(const char* s, size_t n) {
   if (head_lines_++ == 0) {
     // "HTTP/1.x SSS[ reason]"
@@ -128,6 +159,7 @@ void HttpResponseParser::head_line(const char* s, size_t n) {
       status = status * 10 + (s[i] - '0');
     }
     if (status < 100 || (n > 12 && s[12] != ' ')) return fail("malformed status code");
+    if (n > 13 && !all_text(s + 13, n - 13)) return fail("malformed status line (a control character)");
     status_ = status;
     http10_ = s[7] == '0';
     return;
@@ -137,29 +169,23 @@ void HttpResponseParser::head_line(const char* s, size_t n) {
   if (colon == nullptr || colon == s) return fail("malformed header line");
   const size_t name_size = static_cast<size_t>(colon - s);
   for (size_t i = 0; i < name_size; ++i)
-    if (is_space(s[i]) || static_cast<unsigned char>(s[i]) < 0x21) return fail("malformed header name");
+    if (!is_token_char(static_cast<unsigned char>(s[i]))) return fail("malformed header name");
   const char* value = colon + 1;
   size_t value_size = n - name_size - 1;
+  if (!all_text(value, value_size)) return fail("invalid character in a header value");
   trim(value, value_size);
   if (equals_lower(s, name_size, "content-length")) {
-    bool bad = false;
-    for_each_token(value, value_size, [&](const char* t, size_t len) {
-      uint64_t v = 0;
-      if (!parse_decimal(t, len, &v)) {
-        bad = true;
-      } else if (has_length_ && v != remaining_) {
-        bad = true;
-      } else {
-        has_length_ = true;
-        remaining_ = v;
-      }
-    });
-    if (bad || value_size == 0) return fail("invalid or conflicting Content-Length");
+    // One Content-Length, one number: llhttp refuses a second one even when
+    // equal, and lists; two lengths are a request-smuggling shape.
+    if (has_length_) return fail("duplicate Content-Length");
+    if (!parse_content_length(value, value_size, &remaining_)) return fail("invalid Content-Length");
+    has_length_ = true;
   } else if (equals_lower(s, name_size, "transfer-encoding")) {
     has_transfer_encoding_ = true;
-    // Chunked only when it is the final coding.
-    chunked_ = false;
-    for_each_token(value, value_size, [&](const char* t, size_t len) { chunked_ = equals_lower(t, len, "chunked"); });
+    for_each_token(value, value_size, [&](const char* t, size_t len) {
+      ++transfer_codings_;
+      chunked_ = equals_lower(t, len, "chunked");
+    });
   } else if (equals_lower(s, name_size, "connection")) {
     for_each_token(value, value_size, [&](const char* t, size_t len) {
       if (equals_lower(t, len, "close")) connection_close_ = true;
@@ -178,22 +204,21 @@ void HttpResponseParser::head_done() {
     return;
   }
   keep_alive_ = !connection_close_ && (!http10_ || connection_keep_alive_);
+  // Framing two ways at once is a smuggling shape (RFC 9112 6.3); a coding
+  // other than chunked alone is one nothing here decodes (none was asked for).
+  if (has_transfer_encoding_ && has_length_) return fail("Transfer-Encoding with Content-Length");
+  if (has_transfer_encoding_ && (transfer_codings_ != 1 || !chunked_))
+    return fail("unsupported Transfer-Encoding (only chunked)");
   if (status_ == 204 || status_ == 304) {
     state_ = State::Done;
     return;
   }
   if (has_transfer_encoding_) {
-    if (chunked_) {
-      body_mode_ = kBodyChunked;
-      chunk_state_ = kChunkSize;
-      remaining_ = 0;
-    } else {
-      // A final coding other than chunked: the body ends with the connection.
-      body_mode_ = kBodyUntilClose;
-      keep_alive_ = false;
-    }
+    body_mode_ = kBodyChunked;
+    chunk_state_ = kChunkSize;
+    remaining_ = 0;
   } else if (has_length_) {
-    if (remaining_ > max_body_bytes_) return fail("response body over the size limit");
+    if (remaining_ > max_body_bytes_) return fail_over_body_limit();
     body_mode_ = kBodyLength;
     if (remaining_ == 0) {
       state_ = State::Done;
@@ -208,13 +233,26 @@ void HttpResponseParser::head_done() {
 
 bool HttpResponseParser::take_body(const uint8_t* data, size_t size) {
   if (size > max_body_bytes_ - body_bytes_) {
-    fail("response body over the size limit");
+    fail_over_body_limit();
     return false;
   }
   body_bytes_ += size;
   if (body_out_ != nullptr && body_out_->size() < body_keep_limit_) {
     const size_t room = body_keep_limit_ - body_out_->size();
-    body_out_->insert(body_out_->end(), data, data + (size < room ? size : room));
+    const size_t keep = size < room ? size : room;
+    const size_t need = body_out_->size() + keep;
+    if (need > body_out_->capacity()) {
+      // Doubling while small; past 1 MiB, room for the whole limit at once
+      // (address space: pages count only once written), so a large body is
+      // never copied to a bigger buffer while the old one is still held.
+      // Never past the limit: a body beyond it is an error.
+      const uint64_t most = max_body_bytes_ < body_keep_limit_ ? max_body_bytes_ : body_keep_limit_;
+      uint64_t grown = 2 * static_cast<uint64_t>(body_out_->capacity());
+      if (need > kDirectReserveFrom && most <= kDirectReserveUpTo) grown = most;
+      if (grown > most) grown = most;
+      body_out_->reserve(static_cast<size_t>(grown > need ? grown : need));
+    }
+    body_out_->insert(body_out_->end(), data, data + keep);
   }
   return true;
 }
@@ -234,8 +272,12 @@ size_t HttpResponseParser::feed(const uint8_t* data, size_t size) {
       head_.append(reinterpret_cast<const char*>(start), take);
       at += take;
       if (nl == nullptr) break;
-      size_t n = head_.size() - 1;  // without '\n'
-      if (n > 0 && head_[n - 1] == '\r') --n;
+      // Lines end in CRLF: a bare LF is where parsers disagree (llhttp refuses it).
+      if (head_.size() < 2 || head_[head_.size() - 2] != '\r') {
+        fail("bare LF line ending");
+        return at;
+      }
+      const size_t n = head_.size() - 2;
       if (n == 0) {
         head_done();
       } else {
@@ -280,8 +322,11 @@ size_t HttpResponseParser::feed_chunked(const uint8_t* data, size_t size) {
   if (chunk_state_ == kChunkTrailer) head_bytes_ += take;
   chunk_line_.append(reinterpret_cast<const char*>(data), take);
   if (nl == nullptr) return take;
-  size_t n = chunk_line_.size() - 1;
-  if (n > 0 && chunk_line_[n - 1] == '\r') --n;
+  if (chunk_line_.size() < 2 || chunk_line_[chunk_line_.size() - 2] != '\r') {
+    fail("bare LF line ending");
+    return 0;
+  }
+  const size_t n = chunk_line_.size() - 2;
   const char* line = chunk_line_.data();
   if (chunk_state_ == kChunkSize) {
     uint64_t v = 0;
@@ -295,14 +340,15 @@ size_t HttpResponseParser::feed_chunked(const uint8_t* data, size_t size) {
       }
       v = (v << 4) | static_cast<uint64_t>(h);
     }
+    // White space only before an extension (RFC 9112 7.1.1: BWS ";").
     size_t rest = digits;
     while (rest < n && is_space(line[rest])) ++rest;
-    if (digits == 0 || (rest < n && line[rest] != ';')) {
+    if (digits == 0 || (digits < n && (rest == n || line[rest] != ';'))) {
       fail("malformed chunk size");
       return 0;
     }
     if (v > max_body_bytes_ - body_bytes_) {
-      fail("response body over the size limit");
+      fail_over_body_limit();
       return 0;
     }
     remaining_ = v;

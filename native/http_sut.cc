@@ -22,6 +22,7 @@ HttpSut::~HttpSut() {
 void HttpSut::attach(Session* session) {
   // A new run's series is not known yet; the old one goes with its session.
   series_.store(nullptr, std::memory_order_seq_cst);
+  abandoning_.store(false, std::memory_order_seq_cst);
   session_.store(session, std::memory_order_seq_cst);
   // An outcome that loaded the old pointer finishes before the session may go.
   while (in_outcome_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
@@ -89,7 +90,15 @@ std::string HttpSut::redact(std::string text) const {
   return text;
 }
 
-void HttpSut::series_started(Series& series) { series_.store(&series, std::memory_order_release); }
+void HttpSut::abandon_outstanding(const std::string& message) {
+  abandoning_.store(true, std::memory_order_seq_cst);
+  client_->cancel_outstanding(message);
+}
+
+void HttpSut::series_started(Series& series) {
+  abandoning_.store(false, std::memory_order_seq_cst);
+  series_.store(&series, std::memory_order_release);
+}
 
 bool HttpSut::host_reads_body(uint64_t id) const {
   if (host_reads_every_body_) return true;
@@ -115,7 +124,9 @@ void HttpSut::issue(Series& series, uint64_t first, uint64_t last) {
 void HttpSut::on_outcome(HttpOutcome& outcome) {
   in_outcome_.fetch_add(1, std::memory_order_seq_cst);
   Session* session = session_.load(std::memory_order_seq_cst);
-  if (session != nullptr) {
+  const bool abandoned = !outcome.ok && outcome.kind == FailureKind::Cancelled &&
+                         abandoning_.load(std::memory_order_seq_cst);
+  if (session != nullptr && !abandoned) {
     const double id = static_cast<double>(outcome.tag);
     if (streams_) {
       // The host ran the response's reader on its bytes: it completes the sample.

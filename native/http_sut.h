@@ -57,6 +57,12 @@ class HttpSut final : public NativeSut, public HttpSink {
   void set_secret(std::string secret) { secret_ = std::move(secret); }
   std::string redact(std::string text) const;
 
+  // Between series: every request still outstanding fails as Cancelled
+  // (HttpClient::cancel_outstanding) and completes no sample: the core
+  // stopped waiting for them and counted them incomplete; the next series'
+  // requests go out as usual.
+  void abandon_outstanding(const std::string& message);
+
   // Every response body goes to the host (token counts or checks the host's
   // reader makes), not only the accuracy-logged ones.
   void set_host_reads_every_body(bool every) { host_reads_every_body_ = every; }
@@ -92,6 +98,7 @@ class HttpSut final : public NativeSut, public HttpSink {
   std::atomic<const Series*> series_{nullptr};  // the current series (series_started)
   std::atomic<Session*> session_{nullptr};
   std::atomic<int> in_outcome_{0};  // on_outcome calls using session_ (detach waits for 0)
+  std::atomic<bool> abandoning_{false};  // cancelled outcomes complete nothing (abandon_outstanding)
   bool host_reads_every_body_ = false;
   std::string secret_;
   std::function<void()> host_wake_;

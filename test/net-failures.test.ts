@@ -63,7 +63,7 @@ describe('network SUT failures', () => {
       const failed = failedOf(result);
       for (const kind of ['http_status', 'connection', 'malformed_response', 'timeout'] as const) {
         expect(tally[kind], kind).toBeGreaterThan(0);
-        expect(sut.stats().nodes[0]!.failed[kind], kind).toBe(failed.byKind[kind]);
+        expect(sut.stats().nodes[0]!.failed[kind], `${kind} (node stats)`).toBe(failed.byKind[kind]);
         // A request the loaded machine did not even deliver in time is a timeout too.
         if (kind === 'timeout') expect(failed.byKind[kind]).toBeGreaterThanOrEqual(tally[kind]!);
         else expect(failed.byKind[kind], kind).toBe(tally[kind]);

@@ -313,6 +313,7 @@ export interface NativeHttpSutOptions {
   /** 0: none. */
   requestTimeoutMs?: number;
   nodeBackoffMs?: number;
+  /** A response body beyond this fails as malformed_response as its bytes pass it (default 64 MiB). */
   maxBodyBytes?: number;
   reactorCpu?: number;
   /** The reactor's poll budget limit after each request, µs (native/http_client.h response_poll_ns; 0: never poll). */
@@ -353,14 +354,24 @@ export interface NativeHttpSut {
   /** Many at once: request indices[i] is data[layout[4i], +layout[4i+1]) then data[layout[4i+2], +layout[4i+3]). */
   setRequests(indices: Uint32Array, data: Uint8Array, layout: Uint32Array): void;
   clearRequests(): void;
-  /** Opens every node's connections: '' or why not (naming the node). */
+  /** Opens one connection per node (more open as requests wait for one): '' or why not (naming the node). */
   start(): Promise<string>;
   cancelAll(message: string): void;
+  /** Between series: what the last one left outstanding fails as cancelled, completing no sample; later requests go out. */
+  cancelOutstanding(message: string): void;
   outstanding(): number;
   /** tables.nodeStatsLength values per node, node after node. */
   nodeStats(): Float64Array;
-  /** How the reactor thread waited since start (native/http_client.h HttpReactorCounts). */
-  reactorCounts(): { polledEvents: number; blockingWaits: number; sendWakes: number; pollBudgetNs: number };
+  /** How the reactor thread waited, and its connections, since start (native/http_client.h HttpReactorCounts). */
+  reactorCounts(): {
+    polledEvents: number;
+    blockingWaits: number;
+    sendWakes: number;
+    pollBudgetNs: number;
+    openedConnections: number;
+    refusedConnections: number;
+    retriedRequests: number;
+  };
   close(): void;
 }
 
@@ -391,6 +402,8 @@ export interface NativeAddon {
   readonly NativeHttpSut: new (options: NativeHttpSutOptions) => NativeHttpSut;
   /** Whether this platform has it (Linux: epoll). */
   readonly nativeHttpAvailable: boolean;
+  /** The process's open-file limit (RLIMIT_NOFILE, soft); -1 when unlimited or unknown. */
+  openFileLimit(): number;
   /** NotRunningError outside a series. */
   seriesInfo(): NativeSeriesInfo;
   /** Queries first, first + stride, ... below end (default first + 1) reached the SUT now. */

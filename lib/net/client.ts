@@ -37,7 +37,7 @@ import { loadNative } from '../native/index.js';
 import type { NodeAddress } from './nodes.js';
 import { NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
-import { USER_FUNCTION_TIMEOUT_MS, type FailureKind, type NetworkProtocol, type NodeProbe, type ResponseHeaders, type ResponseOutcome, type ResponseReader } from './protocol.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, USER_FUNCTION_TIMEOUT_MS, type FailureKind, type NetworkProtocol, type NodeProbe, type ResponseHeaders, type ResponseOutcome, type ResponseReader } from './protocol.js';
 import type { ClientConfig } from './client-config.js';
 import { secretsOf, type Secrets } from './secrets.js';
 
@@ -48,8 +48,6 @@ export type { ClientConfig };
 const BODY_EXCERPT_BYTES = 200;
 /** Largest probe response read (metadata, model lists). */
 const PROBE_BODY_LIMIT = 8 << 20;
-/** Largest response body read when the protocol names no limit of its own: beyond it, malformed_response. */
-const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Largest response head read (the native client's limit; undici's own default is 16 KiB). */
 const MAX_HEAD_BYTES = 64 * 1024;
 /** How often a dispatch worker looks at the main thread's stop flag while requests are out. */
@@ -634,7 +632,7 @@ export class NetworkClient {
     this.timeoutMessage = `no complete response within ${config.requestTimeoutMs} ms of the request's write`;
     this.backoffNs = config.backoffMs * 1e6;
     // A protocol may set its own body limit (the native client reads the same field).
-    const limit = (protocol as NetworkProtocol & { maxResponseBytes?: unknown }).maxResponseBytes;
+    const limit: unknown = protocol.maxResponseBytes;
     const maxResponseBytes = typeof limit === 'number' && Number.isSafeInteger(limit) && limit > 0 ? limit : DEFAULT_MAX_RESPONSE_BYTES;
     this.nodes = addresses.map((address, i) => {
       const pool = new ConnectionPool(address.origin, config, config.connections, maxResponseBytes);

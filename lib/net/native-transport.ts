@@ -9,18 +9,32 @@
  * undici (lib/net/client.ts) stays the transport for https, HTTP/2,
  * per-node path prefixes and dispatch workers.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { yieldToEventLoop } from '../api/abortable.js';
 import { wantsResponse } from '../api/active.js';
 import { querySampleComplete, querySampleFailed } from '../api/completion.js';
-import { NetworkSetupError } from '../errors.js';
+import { InterfaceError, NetworkSetupError, SettingsError } from '../errors.js';
 import { loadNative, type NativeHttpSut } from '../native/index.js';
 import type { ClientConfig } from './client-config.js';
 import type { NodeAddress } from './nodes.js';
 import { NativeStreamReader } from './native-stream.js';
 import { createStatsBuffer, nodeSlice, NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
-import { USER_FUNCTION_TIMEOUT_MS, type NetworkProtocol, type PreparedRequest, type ResponseOutcome } from './protocol.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, USER_FUNCTION_TIMEOUT_MS, type NetworkProtocol, type PreparedRequest, type ResponseOutcome } from './protocol.js';
 import type { Secrets } from './secrets.js';
+
+/** File descriptors left to the rest of the process when the pools are checked against the open-file limit. */
+const RESERVED_FILES = 100;
+/**
+ * A load waits this long at most (and at most the request timeout) for
+ * requests of the last series still outstanding, then cancels them.
+ */
+const SETTLE_LIMIT_MS = 30_000;
+/** The wait when requests have no timeout (the core has stopped waiting for them already). */
+const SETTLE_WITHOUT_TIMEOUT_MS = 1_000;
+/** A cancel is the reactor's work of a moment; beyond this something is wrong. */
+const CANCEL_SETTLE_MS = 5_000;
 
 /** `transport`: which HTTP client sends the requests. */
 export const TRANSPORTS = ['auto', 'native', 'undici'] as const;
@@ -110,6 +124,7 @@ export class NativeTransport {
   private readonly streams: NativeStreamReader | undefined;
   /** How long an async reader's outcome may take (the request timeout, or USER_FUNCTION_TIMEOUT_MS for none). */
   private readonly outcomeTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
 
   constructor(
     private readonly protocol: NetworkProtocol,
@@ -119,6 +134,16 @@ export class NativeTransport {
     /** What no failure message may carry (lib/net/secrets.ts). */
     private readonly secrets: Secrets,
   ) {
+    const maxBodyBytes = protocol.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    if (typeof maxBodyBytes !== 'number' || !Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1)
+      throw new InterfaceError(`the ${protocol.kind} protocol's maxResponseBytes must be an integer >= 1, got ${String(maxBodyBytes)}`);
+    // Every connection is a file descriptor: the pools must fit the process's limit.
+    const files = loadNative().openFileLimit();
+    const sockets = config.connections * addresses.length;
+    if (files >= 0 && sockets + RESERVED_FILES > files)
+      throw new SettingsError('connections', config.connections,
+        `connections ${config.connections} per node x ${addresses.length} node(s) need up to ${sockets} sockets, beyond this process's open-file limit of ${files} (ulimit -n) less ${RESERVED_FILES} for the rest of the process; lower connections or raise the limit`);
+    this.requestTimeoutMs = config.requestTimeoutMs;
     this.basePath = addresses[0]!.basePath;
     this.corrections = createStatsBuffer(addresses.length, 1, false);
     this.correctionRecorders = addresses.map((_, i) => new NodeStatsRecorder(nodeSlice(this.corrections, addresses.length, 0, i)));
@@ -139,6 +164,7 @@ export class NativeTransport {
       connectTimeoutMs: config.connectTimeoutMs,
       requestTimeoutMs: config.requestTimeoutMs,
       nodeBackoffMs: config.backoffMs,
+      maxBodyBytes,
       hostReadsEveryBody: readEveryResponse,
       responsePollUs: config.responsePollUs,
       ...(streams !== undefined ? { streamBodies: true, onStream: (meta: Float64Array, data: Uint8Array, count: number) => streams.onEvents(meta, data, count) } : {}),
@@ -150,20 +176,22 @@ export class NativeTransport {
     });
   }
 
-  /** Opens every node's connections (after the probes): NetworkSetupError naming the node otherwise. */
+  /** Opens a connection to every node (after the probes; more open as needed): NetworkSetupError naming the node otherwise. */
   async start(): Promise<void> {
     const error = await this.handle.start();
     if (error !== '') throw new NetworkSetupError(this.redact(error), {});
   }
 
   /**
-   * loadSamplesToRam: the protocol builds its requests; their bytes are
-   * written into one buffer and handed to the native table in one call.
+   * loadSamplesToRam: the last series' requests are finished first (see
+   * settleOutstanding); then the protocol builds its requests, whose bytes
+   * are written into one buffer and handed to the native table in one call.
    * Built in slices between which the event loop runs (a large load must not
    * hold off a signal); once `stopped()` (the run was stopped) it ends
    * without loading the table.
    */
   async load(indices: readonly number[], stopped: () => boolean = () => false): Promise<void> {
+    await this.settleOutstanding();
     const writer = new RequestWriter();
     const list = Uint32Array.from(indices);
     const layout = new Uint32Array(list.length * 4);
@@ -180,6 +208,31 @@ export class NativeTransport {
     }
     if (stopped()) return;
     this.handle.setRequests(list, writer.bytes(), layout);
+  }
+
+  /**
+   * Requests of the last series that outlived it (the core stopped waiting
+   * for them: max duration, completion timeout; or their outcomes are on
+   * their way) are finished before the next series loads: the next one's
+   * latencies must not include a server still busy with them, and the
+   * request table they point into is then free to replace. They get until
+   * the request timeout (at most SETTLE_LIMIT_MS; SETTLE_WITHOUT_TIMEOUT_MS
+   * without one) to complete or fail, then are cancelled, completing no
+   * sample: the core counted them incomplete already.
+   */
+  private async settleOutstanding(): Promise<void> {
+    if (this.handle.outstanding() === 0) return;
+    const boundMs = Math.min(this.requestTimeoutMs > 0 ? this.requestTimeoutMs : SETTLE_WITHOUT_TIMEOUT_MS, SETTLE_LIMIT_MS);
+    const deadline = performance.now() + boundMs;
+    while (this.handle.outstanding() !== 0 && performance.now() < deadline) await sleep(2);
+    if (this.handle.outstanding() === 0) return;
+    this.handle.cancelOutstanding(`still outstanding ${boundMs} ms after its series ended (cancelled before the next one loads)`);
+    const cancelDeadline = performance.now() + CANCEL_SETTLE_MS;
+    while (this.handle.outstanding() !== 0) {
+      if (performance.now() > cancelDeadline)
+        throw new NetworkSetupError(`the native transport still has ${this.handle.outstanding()} requests of the last series outstanding ${CANCEL_SETTLE_MS} ms after cancelling them`, {});
+      await sleep(1);
+    }
   }
 
   async unload(indices: readonly number[]): Promise<void> {

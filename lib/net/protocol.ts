@@ -118,6 +118,12 @@ export interface NodeProbe {
   ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Uint8Array }>;
 }
 
+/**
+ * The largest response body a protocol reads when it does not say
+ * (NetworkProtocol.maxResponseBytes): 64 MiB, a bound on one response's memory.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
 /** A protocol: what a sample's request is, how its response reads, what a node is called. */
 export interface NetworkProtocol {
   /** 'openai', 'kserve', 'http': names the protocol in messages and the SUT line. */
@@ -128,6 +134,13 @@ export interface NetworkProtocol {
   readonly performanceSampleCount: number;
   /** The responses carry tokens: the transport calls firstTokenComplete. */
   readonly streamsTokens: boolean;
+  /**
+   * The largest response body (bytes, whole or streamed) this protocol
+   * reads; a longer one fails as 'malformed_response' as soon as its bytes
+   * pass it, none of the rest kept. An integer >= 1; default
+   * DEFAULT_MAX_RESPONSE_BYTES (64 MiB).
+   */
+  readonly maxResponseBytes?: number;
   /**
    * Before the run, once per node: checks the node serves what the run needs
    * (a clear NetworkSetupError otherwise: exit 2) and returns the node's own

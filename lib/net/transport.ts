@@ -34,6 +34,14 @@ export const NODE_BACKOFF_MS = 1_000;
 /** The native reactor polls for a response this long at most (TransportOptions.responsePollUs). */
 export const DEFAULT_RESPONSE_POLL_US = 200;
 const MAX_RESPONSE_POLL_US = 1_000_000;
+/**
+ * Most connections per node: each is a file descriptor and ~2 KB of client
+ * state besides the kernel's buffers (the native transport also checks the
+ * process's open-file limit when it starts).
+ */
+export const MAX_CONNECTIONS = 4096;
+/** Longest timeout in ms: the longest JS timer (setTimeout's limit). */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** The options checked, defaults filled in (bad values: SettingsError naming the option). */
 export function checkTransportOptions(options: TransportOptions): ClientConfig {
@@ -41,10 +49,10 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
   const balance = options.balance ?? 'least-outstanding';
   if (!BALANCE_POLICIES.includes(balance))
     throw new SettingsError('balance', balance, `balance '${String(balance)}' is not one of ${BALANCE_POLICIES.join(', ')}`);
-  const connections = integerOption('connections', options.connections, DEFAULT_CONNECTIONS, 1);
-  const requestTimeoutMs = integerOption('requestTimeoutMs', options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 0);
-  const connectTimeoutMs = integerOption('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 1);
-  const probeTimeoutMs = integerOption('probeTimeoutMs', options.probeTimeoutMs, Math.max(connectTimeoutMs, 1), 1);
+  const connections = integerOption('connections', options.connections, DEFAULT_CONNECTIONS, 1, MAX_CONNECTIONS);
+  const requestTimeoutMs = integerOption('requestTimeoutMs', options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 0, MAX_TIMEOUT_MS);
+  const connectTimeoutMs = integerOption('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
+  const probeTimeoutMs = integerOption('probeTimeoutMs', options.probeTimeoutMs, Math.max(connectTimeoutMs, 1), 1, MAX_TIMEOUT_MS);
   if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || /[\r\n\0]/.test(options.apiKey)))
     // The value is never echoed: it is a secret.
     throw new SettingsError('apiKey', '<hidden>', 'apiKey must be a string without line breaks or NUL (its value is not shown)');
@@ -55,9 +63,7 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     throw new SettingsError('transport', transport, `transport '${String(transport)}' is not one of ${TRANSPORTS.join(', ')}`);
   if (options.readEveryResponse !== undefined && typeof options.readEveryResponse !== 'boolean')
     throw new SettingsError('readEveryResponse', options.readEveryResponse, `readEveryResponse must be true or false, got ${typeof options.readEveryResponse}`);
-  const responsePollUs = integerOption('responsePollUs', options.responsePollUs, DEFAULT_RESPONSE_POLL_US, 0);
-  if (responsePollUs > MAX_RESPONSE_POLL_US)
-    throw new SettingsError('responsePollUs', responsePollUs, `responsePollUs must be at most ${MAX_RESPONSE_POLL_US}, got ${responsePollUs}`);
+  const responsePollUs = integerOption('responsePollUs', options.responsePollUs, DEFAULT_RESPONSE_POLL_US, 0, MAX_RESPONSE_POLL_US);
   return {
     balance,
     connections,
@@ -73,10 +79,11 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
   };
 }
 
-function integerOption(name: string, value: unknown, fallback: number, min: number): number {
+function integerOption(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
     throw new SettingsError(name, value, `${name} must be an integer >= ${min}, got ${typeof value === 'number' ? value : typeof value}`);
+  if (value > max) throw new SettingsError(name, value, `${name} must be at most ${max}, got ${value}`);
   return value;
 }
 

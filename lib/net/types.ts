@@ -14,15 +14,15 @@ export interface TransportOptions {
   urls: readonly string[];
   /** How queries are spread over the nodes (default 'least-outstanding'). */
   balance?: BalancePolicy;
-  /** Keep-alive connections per node (default: sized to the target rate). */
+  /** Keep-alive connections per node, opened as the rate needs them up to this (default 256; 1 to 4096). */
   connections?: number;
   /**
    * A request not finished within this of being written to its connection
-   * is failed as 'timeout' (default 60000; 0: none). Time spent waiting for a
-   * connection does not count.
+   * is failed as 'timeout' (default 60000; 0: none; at most 2147483647). Time
+   * spent waiting for a connection does not count.
    */
   requestTimeoutMs?: number;
-  /** Connecting a socket (default 10000). */
+  /** Connecting a socket (default 10000; 1 to 2147483647). */
   connectTimeoutMs?: number;
   /**
    * Sent as `Authorization: Bearer <key>`; no part of it (no run of 8 or more

@@ -5,11 +5,13 @@
 //   /interim/T     100 Continue, then 200  /status/503  503 with a long body
 //   /garbage       not HTTP                /extra/T     200 plus 2 stray bytes
 //   /cut           half a body, then close /echo        200, the request's body
-//   /delay/MS/T    200 after MS ms
+//   /delay/MS/T    200 after MS ms         /vanish      no answer: the connection closes
 //   /drip/N        the raw parts of drips[N] (head included), drip_gap_ms
 //                  apart; a part "<close>" closes the connection there
 // Options: every answer delayed; `Connection: close` after every answer; or
-// a close after every answer that the answer does not announce.
+// a close after every answer that the answer does not announce; at most N
+// connections at once (more are accepted and closed at once, as node:net's
+// maxConnections does).
 #pragma once
 
 #if defined(__linux__)
@@ -38,6 +40,7 @@ class HttpTestServer {
   int drop_after_ms = 0;      // this long after the answer (a request sent meanwhile is lost)
   std::vector<std::vector<std::string>> drips;  // /drip/N: written part by part
   int drip_gap_ms = 30;
+  int max_connections = 0;    // 0: no limit
 
   ~HttpTestServer() { stop(); }
 
@@ -93,6 +96,7 @@ class HttpTestServer {
   uint16_t port = 0;
   std::atomic<int> requests{0};
   std::atomic<int> accepted{0};
+  std::atomic<int> turned_away{0};  // closed at once (max_connections)
 
  private:
   void accept_loop() {
@@ -104,6 +108,11 @@ class HttpTestServer {
       if (fd < 0) continue;
       accepted.fetch_add(1);
       std::lock_guard<std::mutex> lock(mu_);
+      if (max_connections > 0 && static_cast<int>(fds_.size()) >= max_connections) {
+        turned_away.fetch_add(1);
+        ::close(fd);
+        continue;
+      }
       fds_.push_back(fd);
       workers_.emplace_back([this, fd] { serve(fd); });
     }
@@ -170,6 +179,10 @@ class HttpTestServer {
       return "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789";
     }
     if (path == "/echo") return ok(body);
+    if (path == "/vanish") {
+      *close = true;
+      return "";
+    }
     if (starts("/drip/")) {
       // Written here, part by part; the caller writes nothing more.
       const size_t n = std::stoul(after("/drip/"));

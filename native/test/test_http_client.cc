@@ -117,12 +117,12 @@ void check_error(const std::string& text, const std::string& reason_part, bool e
 
 TEST(http_parser_content_length) {
   check_all_splits("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhello", 200, "hello", true);
-  // Header names in any case, no reason phrase, bare LF line ends.
+  // Header names in any case, no reason phrase, white space around the value.
   check_all_splits("HTTP/1.1 201\r\ncOnTeNt-LeNgTh:3\r\n\r\nabc", 201, "abc", true);
-  check_all_splits("HTTP/1.1 200 OK\nContent-Length: 2\n\nok", 200, "ok", true);
-  // Duplicates that agree are one length.
-  check_all_splits("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", 200, "ok", true);
-  check_all_splits("HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok", 200, "ok", true);
+  check_all_splits("HTTP/1.1 200 OK\r\nContent-Length: \t 002 \t\r\nX-Tab:\ta\tb\r\n\r\nok", 200, "ok", true);
+  // The largest length a JS number holds exactly (only the head is fed here).
+  CHECK(parse("HTTP/1.1 200 OK\r\nContent-Length: 9007199254740991\r\n\r\n", 0, nullptr, false, SIZE_MAX,
+              uint64_t{1} << 60).state == HttpResponseParser::State::Body);
   check_all_splits("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 200, "", true);
   check_all_splits("HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope", 404, "nope", true);
 }
@@ -131,10 +131,10 @@ TEST(http_parser_chunked) {
   check_all_splits(
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nhello\r\nA\r\n, world!!!\r\n0\r\n\r\n",
       200, "hello, world!!!", true);
-  // Trailers, upper-case hex, Transfer-Encoding winning over Content-Length.
+  // Trailers, upper-case hex, extensions after white space, the coding's name in any case.
   check_all_splits(
-      "HTTP/1.1 200 OK\r\ncontent-length: 99\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
-      "1A\r\nabcdefghijklmnopqrstuvwxyz\r\n0;last\r\nX-Checksum: 1\r\nX-More: 2\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n"
+      "1A ;a=b\r\nabcdefghijklmnopqrstuvwxyz\r\n0;last\r\nX-Checksum: 1\r\nX-More: 2\r\n\r\n",
       200, "abcdefghijklmnopqrstuvwxyz", true);
   check_all_splits("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n", 200, "",
                    false);
@@ -147,7 +147,6 @@ TEST(http_parser_connection_and_versions) {
   check_all_splits("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx", 200, "x", true);
   // A body delimited by the close: Done only at the end of the stream.
   check_all_splits("HTTP/1.1 200 OK\r\n\r\nuntil the end", 200, "until the end", false, true);
-  check_all_splits("HTTP/1.0 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nzz", 200, "zz", false, true);
   const Parsed open = parse("HTTP/1.1 200 OK\r\n\r\nmore to come");
   CHECK(open.state == HttpResponseParser::State::Body);
 }
@@ -168,10 +167,9 @@ TEST(http_parser_errors) {
   check_error("HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", "header line");
   check_error("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n", "header name");
   check_error("HTTP/1.1 200 OK\r\nA: b\r\n  folded\r\n\r\n", "folded");
-  check_error("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok", "Content-Length");
-  check_error("HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nok", "Content-Length");
-  check_error("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "Content-Length");
-  check_error("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n", "Content-Length");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok", "duplicate Content-Length");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "invalid Content-Length");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n", "invalid Content-Length");
   check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "chunk size");
   check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n", "after chunk data");
   check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n", "chunk size");
@@ -180,6 +178,51 @@ TEST(http_parser_errors) {
   check_error("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", "mid-response", true);
   check_error("HTTP/1.1 200 OK\r\nContent-Le", "mid-response", true);
   check_error("", "before a response", true);
+}
+
+// The shapes llhttp (undici) refuses, several of them request-smuggling
+// vectors: each is an Error with a short reason, whatever the split.
+TEST(http_parser_strict_framing) {
+  // Bare LF: in the status line, a header line, the end of the head, a chunk
+  // size line, after chunk data, in the trailers.
+  check_error("HTTP/1.1 200 OK\nContent-Length: 2\r\n\r\nok", "bare LF");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 2\nX: y\r\n\r\nok", "bare LF");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\nok", "bare LF");
+  check_error("HTTP/1.1 200 OK\nContent-Length: 2\n\nok", "bare LF");
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nok\r\n0\r\n\r\n", "bare LF");
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\n0\r\n\r\n", "bare LF");
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nT: 1\n\r\n", "bare LF");
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\n", "bare LF");
+  // Transfer-Encoding with Content-Length, in either order.
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+              "Transfer-Encoding with Content-Length");
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+              "Transfer-Encoding with Content-Length");
+  // Any second Content-Length, even an equal one, and lists.
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", "duplicate Content-Length");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok", "invalid Content-Length");
+  // A sign, inner white space, other characters, nothing, beyond 2^53 - 1.
+  for (const char* value : {"+2", "2 2", "0x2", "2a", "", "1e3", "9007199254740992", "18446744073709551617"})
+    check_error(std::string("HTTP/1.1 200 OK\r\nContent-Length: ") + value + "\r\n\r\nok", "invalid Content-Length");
+  // A coding other than chunked alone: another one, chunked not last, chunked twice.
+  for (const char* value : {"gzip", "gzip, chunked", "chunked, gzip", "chunked, chunked", "", "chunked;q=1"})
+    check_error(std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: ") + value + "\r\n\r\nok", "Transfer-Encoding");
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+              "Transfer-Encoding");
+  // Folded lines, names that are not tokens, control characters in values.
+  check_error("HTTP/1.1 200 OK\r\nX-A: b\r\n c\r\nContent-Length: 2\r\n\r\nok", "folded");
+  check_error("HTTP/1.1 200 OK\r\nX-A: b\r\n\tc\r\nContent-Length: 2\r\n\r\nok", "folded");
+  check_error("HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok", "header name");
+  check_error("HTTP/1.1 200 OK\r\nX(A): b\r\nContent-Length: 2\r\n\r\nok", "header name");
+  check_error("HTTP/1.1 200 OK\r\n: b\r\nContent-Length: 2\r\n\r\nok", "header line");
+  check_error(std::string("HTTP/1.1 200 OK\r\nX-A: b\x01" "c\r\nContent-Length: 2\r\n\r\nok"), "header value");
+  check_error(std::string("HTTP/1.1 200 OK\r\nX-A: b\rc\r\nContent-Length: 2\r\n\r\nok"), "header value");
+  check_error(std::string("HTTP/1.1 200 OK\r\nX-A: b") + '\0' + "c\r\nContent-Length: 2\r\n\r\nok", "header value");
+  check_error(std::string("HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\nok"), "status line");
+  // A chunk size with white space and no extension after it.
+  check_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2 \r\nok\r\n0\r\n\r\n", "chunk size");
+  // Bytes beyond obs-text are fine in values and reasons (UTF-8).
+  check_all_splits("HTTP/1.1 200 \xc3\x96K\r\nX-A: \xc3\xa9t\xc3\xa9\r\nContent-Length: 2\r\n\r\nok", 200, "ok", true);
 }
 
 TEST(http_parser_limits) {
@@ -276,6 +319,12 @@ struct Collect : HttpSink {
     std::lock_guard<std::mutex> lock(mu);
     return outcomes.back();
   }
+};
+
+// Collect, counting streamed body bytes too.
+struct StreamCollectLite : Collect {
+  std::atomic<uint64_t> streamed{0};
+  void on_body(const HttpBodyChunk& chunk) override { streamed.fetch_add(chunk.size); }
 };
 
 std::string label_of(uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); }
@@ -384,8 +433,9 @@ TEST(http_client_response_kinds) {
   CHECK(got[4].body.empty());
   CHECK(!got[5].ok && got[5].kind == FailureKind::MalformedResponse);
   CHECK_EQ(got[5].message, node + "malformed response: malformed status line");
-  CHECK(!got[6].ok && got[6].kind == FailureKind::MalformedResponse);
-  CHECK_EQ(got[6].message, node + "2 bytes after the end of the response");
+  // Bytes after a whole response belong to none: it stands (as undici reads
+  // it) and its connection, out of step, is dropped: the next one opens anew.
+  CHECK(got[6].ok && body_of(got[6]) == "ok");
   CHECK(!got[7].ok && got[7].kind == FailureKind::Connection);
   CHECK_EQ(got[7].message, node + "connection closed mid-response");
   CHECK(got[8].ok && body_of(got[8]) == "after");
@@ -421,6 +471,207 @@ TEST(http_client_server_closes_kept_alive_connections) {
   CHECK(server.accepted.load() >= static_cast<int>(total));
 }
 
+TEST(http_client_retries_a_post_once_on_a_new_connection) {
+  // The server closes each connection after its answer without saying so;
+  // the next request (a POST) on it crosses the close and is sent once more,
+  // on a new connection: none fails.
+  HttpTestServer server;
+  server.drop_each = true;
+  server.drop_after_ms = 5;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 4), &sink);
+  set_post(client, 0, "/echo", "payload");
+  std::string error;
+  CHECK(client.start(&error));
+  const uint64_t total = 60;
+  for (uint64_t tag = 0; tag < total; ++tag) {
+    client.send(tag, 0, true);
+    CHECK(sink.wait_for(tag + 1));
+  }
+  int good = 0;
+  for (const auto& o : sink.by_tag())
+    if (o.ok && body_of(o) == "payload") ++good;
+    else std::cerr << "  " << o.message << "\n";
+  CHECK_EQ(good, static_cast<int>(total));
+  CHECK(client.reactor_counts().retried_requests > 0);
+  // Never twice: a request whose connection closes before an answer each
+  // time is sent twice, then fails; one whose response had begun, once.
+  HttpTestServer plain;
+  CHECK(plain.start());
+  Collect sink2;
+  HttpClient client2(config_for({plain.port}, 4), &sink2);
+  set_post(client2, 0, "/vanish", "payload");
+  set_post(client2, 1, "/cut", "payload");
+  CHECK(client2.start(&error));
+  client2.send(0, 0, false);
+  CHECK(sink2.wait_for(1));
+  CHECK(!sink2.last().ok && sink2.last().kind == FailureKind::Connection);
+  CHECK_EQ(sink2.last().message, "node " + label_of(plain.port) + ": connection closed before a response");
+  CHECK_EQ(plain.requests.load(), 2);
+  client2.send(1, 1, false);
+  CHECK(sink2.wait_for(2));
+  CHECK(!sink2.last().ok && sink2.last().kind == FailureKind::Connection);
+  CHECK_EQ(sink2.last().message, "node " + label_of(plain.port) + ": connection closed mid-response");
+  CHECK_EQ(plain.requests.load(), 3);
+  CHECK_EQ(client2.outstanding(), uint64_t{0});
+}
+
+TEST(http_client_opens_connections_as_requests_wait) {
+  HttpTestServer server;
+  server.delay_ms = 30;
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 6);
+  HttpClient client(config, &sink);
+  set_get(client, 0, "/ok/x");
+  std::string error;
+  CHECK(client.start(&error));
+  // One at a time: the one connection start() opened serves them all.
+  for (uint64_t tag = 0; tag < 5; ++tag) {
+    client.send(tag, 0, false);
+    CHECK(sink.wait_for(tag + 1));
+  }
+  CHECK_EQ(server.accepted.load(), 1);
+  // 40 at once: the pool grows to its ceiling, no further.
+  for (uint64_t tag = 5; tag < 45; ++tag) client.send(tag, 0, false);
+  CHECK(sink.wait_for(45));
+  int ok = 0;
+  for (const auto& o : sink.by_tag()) ok += o.ok ? 1 : 0;
+  CHECK_EQ(ok, 45);
+  CHECK_EQ(server.accepted.load(), 6);
+  CHECK_EQ(client.reactor_counts().opened_connections, uint64_t{6});
+  CHECK_EQ(client.reactor_counts().refused_connections, uint64_t{0});
+}
+
+TEST(http_client_server_connection_limit_lowers_the_pool) {
+  // The server keeps at most 3 connections and closes any more as it
+  // accepts them (node:net's maxConnections); the client's ceiling is 32.
+  HttpTestServer server;
+  server.delay_ms = 10;
+  server.max_connections = 3;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 32), &sink);
+  set_post(client, 0, "/echo", "limited");
+  std::string error;
+  CHECK(client.start(&error));
+  const uint64_t total = 300;
+  for (uint64_t tag = 0; tag < total; ++tag) {
+    client.send(tag, 0, true);
+    if (tag % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(sink.wait_for(total, 20000));
+  int good = 0;
+  for (const auto& o : sink.by_tag())
+    if (o.ok && body_of(o) == "limited") ++good;
+    else std::cerr << "  " << o.message << "\n";
+  CHECK_EQ(good, static_cast<int>(total));
+  // It tried beyond the limit, learned it, and stopped trying.
+  CHECK(server.turned_away.load() > 0);
+  CHECK(client.reactor_counts().refused_connections > 0);
+  const int turned_away = server.turned_away.load();
+  for (uint64_t tag = total; tag < total + 100; ++tag) client.send(tag, 0, false);
+  CHECK(sink.wait_for(total + 100, 20000));
+  CHECK_EQ(server.turned_away.load(), turned_away);
+  CHECK_EQ(client.outstanding(), uint64_t{0});
+}
+
+TEST(http_client_refused_connect_with_connections_open_fails_nothing) {
+  // Two connections open, then the server stops accepting: a connection it
+  // closes (Connection: close) is not replaced, and the requests go on the
+  // one left, none failing; the node is not put into backoff.
+  HttpTestServer server;
+  server.delay_ms = 20;
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 2);
+  config.node_backoff_ns = 10'000'000'000;
+  HttpClient client(config, &sink);
+  set_get(client, 0, "/ok/x");
+  set_get(client, 1, "/close/bye");
+  std::string error;
+  CHECK(client.start(&error));
+  client.send(0, 0, false);
+  client.send(1, 0, false);
+  CHECK(sink.wait_for(2));
+  CHECK_EQ(server.accepted.load(), 2);
+  server.close_listener();
+  client.send(2, 1, false);  // answered, and its connection closes
+  CHECK(sink.wait_for(3));
+  for (uint64_t tag = 3; tag < 23; ++tag) client.send(tag, 0, false);
+  CHECK(sink.wait_for(23));
+  int ok = 0;
+  for (const auto& o : sink.by_tag())
+    if (o.ok) ++ok;
+    else std::cerr << "  " << o.message << "\n";
+  CHECK_EQ(ok, 23);
+  CHECK(client.reactor_counts().refused_connections >= 1);
+}
+
+TEST(http_client_no_connection_within_the_connect_timeout_is_a_timeout) {
+  // A listener that never accepts, with no backlog: start()'s connection
+  // waits in its queue (connected, never answered); any later connect's SYN
+  // is dropped, so it times out.
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd, 0) == 0);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const uint16_t port = ntohs(addr.sin_port);
+  Collect sink;
+  HttpClientConfig config = config_for({port}, 2);
+  config.connect_timeout_ns = 200'000'000;
+  config.request_timeout_ns = 300'000'000;
+  config.node_backoff_ns = 10'000'000'000;
+  HttpClient client(config, &sink);
+  set_get(client, 0, "/ok/x");
+  std::string error;
+  CHECK(client.start(&error));
+  client.send(0, 0, false);  // on start()'s connection: never answered
+  client.send(1, 0, false);  // waits; the connection opened for it never connects
+  CHECK(sink.wait_for(2, 5000));
+  const std::string node = "node " + label_of(port) + ": ";
+  const auto got = sink.by_tag();
+  CHECK(got.size() == 2 && !got[0].ok && got[0].kind == FailureKind::Timeout);
+  CHECK(got.size() == 2 && got[0].message == node + "no complete response within 300 ms");
+  CHECK(got.size() == 2 && !got[1].ok && got[1].kind == FailureKind::Timeout);
+  CHECK(got.size() == 2 && got[1].message == node + "connect: no connection within 200 ms");
+  // The node, in backoff, is the only one: at once, the same kind.
+  client.send(2, 0, false);
+  CHECK_EQ(sink.count.load(), uint64_t{3});
+  CHECK(!sink.last().ok && sink.last().kind == FailureKind::Timeout);
+  client.stop();
+  ::close(fd);
+}
+
+TEST(http_client_drops_connections_the_server_closes_while_idle) {
+  // A keep-alive timeout: the server closes the connection while it is
+  // idle; the client sees it and opens a new one for the next request (no
+  // retry needed: the stale one was never used).
+  HttpTestServer server;
+  server.drop_each = true;
+  server.drop_after_ms = 20;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 2), &sink);
+  set_post(client, 0, "/echo", "again");
+  std::string error;
+  CHECK(client.start(&error));
+  for (uint64_t tag = 0; tag < 5; ++tag) {
+    client.send(tag, 0, true);
+    CHECK(sink.wait_for(tag + 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(80 * loadgen_test::time_factor()));
+  }
+  int ok = 0;
+  for (const auto& o : sink.by_tag()) ok += o.ok ? 1 : 0;
+  CHECK_EQ(ok, 5);
+  CHECK_EQ(client.reactor_counts().retried_requests, uint64_t{0});
+  CHECK_EQ(server.accepted.load(), 5);
+}
+
 TEST(http_client_large_bodies_partial_writes) {
   HttpTestServer server;
   CHECK(server.start());
@@ -451,6 +702,37 @@ TEST(http_client_large_bodies_partial_writes) {
   client.send(4, 0, false);
   CHECK(sink.wait_for(5, 30000));
   CHECK(sink.last().ok && sink.last().body.empty());
+}
+
+TEST(http_client_body_limit_as_bytes_arrive) {
+  // A body beyond max_body_bytes fails as its bytes pass it: by its
+  // Content-Length at once, chunked or streamed as counted; nothing more kept.
+  HttpTestServer server;
+  CHECK(server.start());
+  for (bool streamed : {false, true}) {
+    StreamCollectLite sink;
+    HttpClientConfig config = config_for({server.port}, 1);
+    config.max_body_bytes = 1000;
+    config.stream_bodies = streamed;
+    HttpClient client(config, &sink);
+    set_get(client, 0, "/ok/" + std::string(1001, 'a'));
+    set_get(client, 1, "/chunked/" + std::string(1200, 'b'));
+    set_get(client, 2, "/chunked/" + std::string(1000, 'c'));
+    std::string error;
+    CHECK(client.start(&error));
+    for (uint64_t tag = 0; tag < 3; ++tag) {
+      client.send(tag, static_cast<uint32_t>(tag), true);
+      CHECK(sink.wait_for(tag + 1));
+    }
+    const auto got = sink.by_tag();
+    const std::string over = "node " + label_of(server.port) + ": malformed response: response body over the size limit of 1000 bytes";
+    for (uint64_t tag : {uint64_t{0}, uint64_t{1}}) {
+      CHECK(got.size() == 3 && !got[tag].ok && got[tag].kind == FailureKind::MalformedResponse);
+      CHECK(got.size() == 3 && got[tag].message == over);
+    }
+    CHECK(got.size() == 3 && got[2].ok);
+    CHECK(got.size() == 3 && (streamed ? sink.streamed.load() == 1000 + 999 : body_of(got[2]) == std::string(1000, 'c')));
+  }
 }
 
 TEST(http_client_timeout) {
@@ -641,8 +923,9 @@ TEST(http_client_start_errors) {
     CHECK_EQ(sink.count.load(), uint64_t{1});
   }
   {
-    // A listener that never accepts, with no backlog: the kernel drops the
-    // SYNs beyond the first, so those connects hang until the timeout.
+    // A listener that never accepts, with no backlog, its queue filled by
+    // two connects of ours: the kernel drops the client's SYN, so its
+    // connect hangs until the timeout.
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -651,6 +934,12 @@ TEST(http_client_start_errors) {
     CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0 && ::listen(fd, 0) == 0);
     getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
     const uint16_t stuck = ntohs(addr.sin_port);
+    int fillers[2];
+    for (int& f : fillers) {
+      f = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      ::connect(f, reinterpret_cast<sockaddr*>(&addr), len);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     HttpClientConfig config = config_for({stuck}, 8);
     config.connect_timeout_ns = 200'000'000;
     HttpClient client(config, &sink);
@@ -659,6 +948,7 @@ TEST(http_client_start_errors) {
     CHECK(!client.start(&error));
     CHECK(loadgen::now_ns() - start >= 200'000'000);
     CHECK_EQ(error, "node " + label_of(stuck) + ": connect: no connection within 200 ms");
+    for (int f : fillers) ::close(f);
     ::close(fd);
   }
   // A name (localhost: maybe ::1 first, then 127.0.0.1) and an IPv6 literal.
@@ -712,13 +1002,14 @@ TEST(http_client_node_backoff) {
   set_get(client, 0, "/ok/x");
   std::string error;
   CHECK(client.start(&error));
-  // Not before the server took both connections (closing a listener resets the rest).
-  while (a.accepted.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Not before the server took the connection (closing a listener resets the rest).
+  while (a.accepted.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   a.close_listener();
-  client.send(0, 0, false);  // to A: answered, its connection closes, the reconnect is refused
+  client.send(0, 0, false);  // to A: answered, then its connection closes
   CHECK(sink.wait_for(1));
   CHECK(sink.last().ok && sink.last().node == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Round-robin: tag 1 to B, tag 2 to A, which has no connection and cannot
+  // get one: it fails, and A is left out from then on.
   for (uint64_t tag = 1; tag <= 20; ++tag) {
     client.send(tag, 0, false);
     CHECK(sink.wait_for(tag + 1));
@@ -726,7 +1017,10 @@ TEST(http_client_node_backoff) {
   int to_b = 0;
   for (const auto& o : sink.by_tag())
     if (o.tag > 0 && o.ok && o.node == 1) ++to_b;
-  CHECK_EQ(to_b, 20);
+  CHECK_EQ(to_b, 19);
+  const HttpOutcome refused = sink.by_tag()[2];
+  CHECK(!refused.ok && refused.node == 0 && refused.kind == FailureKind::Connection);
+  CHECK_EQ(refused.message, "node " + label_of(a.port) + ": connect: Connection refused");
   CHECK_EQ(a.requests.load(), 1);
   client.stop();
 
@@ -744,12 +1038,15 @@ TEST(http_client_node_backoff) {
   c.close_listener();
   client2.send(0, 0, false);
   CHECK(sink2.wait_for(1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  client2.send(1, 0, false);
-  CHECK_EQ(sink2.count.load(), uint64_t{2});
-  const HttpOutcome failed = sink2.last();
-  CHECK(!failed.ok && failed.kind == FailureKind::Connection);
-  CHECK_EQ(failed.message, "node " + label_of(c.port) + ": connect: Connection refused");
+  client2.send(1, 0, false);  // waits for a connection that is refused
+  CHECK(sink2.wait_for(2));
+  client2.send(2, 0, false);  // the node is in backoff: at once
+  CHECK_EQ(sink2.count.load(), uint64_t{3});
+  for (uint64_t tag : {uint64_t{1}, uint64_t{2}}) {
+    const HttpOutcome failed = sink2.by_tag()[tag];
+    CHECK(!failed.ok && failed.kind == FailureKind::Connection);
+    CHECK_EQ(failed.message, "node " + label_of(c.port) + ": connect: Connection refused");
+  }
 }
 
 TEST(http_client_round_robin_and_least_outstanding) {
@@ -837,6 +1134,32 @@ TEST(http_client_cancel_races_sends) {
     client.send(total, 0, false);
     CHECK_EQ(sink.count.load(), total + 1);
   }
+}
+
+TEST(http_client_cancel_outstanding_then_sends_again) {
+  // Between series: what the last one left out is cancelled; the client
+  // goes on sending (unlike cancel_all).
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 2), &sink);
+  set_get(client, 0, "/delay/5000/late");
+  set_get(client, 1, "/ok/next");
+  std::string error;
+  CHECK(client.start(&error));
+  for (uint64_t tag = 0; tag < 5; ++tag) client.send(tag, 0, false);  // 2 in flight, 3 queued
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_EQ(sink.count.load(), uint64_t{0});
+  client.cancel_outstanding("left over");
+  CHECK(sink.wait_for(5));
+  CHECK_EQ(client.outstanding(), uint64_t{0});
+  for (const auto& o : sink.by_tag()) {
+    CHECK(!o.ok && o.kind == FailureKind::Cancelled);
+    CHECK_EQ(o.message, std::string("left over"));
+  }
+  client.send(5, 1, true);
+  CHECK(sink.wait_for(6));
+  CHECK(sink.last().ok && body_of(sink.last()) == "next");
 }
 
 TEST(http_client_stop_with_requests_outstanding) {

@@ -1,0 +1,348 @@
+// HttpClient's reactor thread (http_client_impl.h): epoll events, reading
+// and finishing responses, failures, timers, the poll budget.
+#include "http_client_impl.h"
+
+#if defined(__linux__)
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "clock.h"
+#include "wait.h"
+
+namespace loadgen {
+
+using namespace http_internal;
+
+void HttpClient::Impl::deliver(HttpOutcome& out) {
+  sink->on_outcome(out);
+  outstanding.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void HttpClient::Impl::add_stat(uint32_t node, int kind, int64_t latency_ns) {
+  if (latency_ns > 0) learn_response_time(latency_ns);
+  if (stat_batch.size() == stat_batch.capacity()) flush_stats();
+  stat_batch.push_back(StatRecord{node, kind, latency_ns});
+}
+
+void HttpClient::Impl::flush_stats() {
+  if (stat_batch.empty()) return;
+  std::lock_guard<std::mutex> lock(stats_mu);
+  for (const StatRecord& r : stat_batch) {
+    double* slice = &stats[r.node * kNodeStatsLength];
+    if (r.kind < 0) {
+      record_completed(slice, r.latency_ns);
+    } else {
+      record_failed(slice, static_cast<FailureKind>(r.kind));
+    }
+  }
+  stat_batch.clear();
+}
+
+void HttpClient::Impl::deliver_failure(uint64_t tag, uint32_t index, uint32_t node, FailureKind kind, const std::string& message) {
+  HttpOutcome& out = outcome;
+  out.tag = tag;
+  out.index = index;
+  out.node = node;
+  out.sent_ns = 0;
+  out.done_ns = now_ns();
+  out.status = 0;
+  out.ok = false;
+  out.kind = kind;
+  out.message = message;
+  out.body.clear();
+  add_stat(node, static_cast<int>(kind), 0);
+  deliver(out);
+}
+
+void HttpClient::Impl::fail_conn(Conn* c, FailureKind kind, std::string message) {
+  HttpOutcome& out = outcome;
+  out.tag = c->tag;
+  out.index = c->index;
+  out.node = c->node;
+  out.sent_ns = c->written > 0 ? c->sent_ns : 0;
+  out.done_ns = now_ns();
+  out.status = c->parser.state() == HttpResponseParser::State::Head ? 0 : c->parser.status();
+  out.ok = false;
+  out.kind = kind;
+  out.message = std::move(message);
+  out.body.clear();
+  add_stat(c->node, static_cast<int>(kind), 0);
+  close_socket(c);
+  nodes[c->node]->outstanding.fetch_sub(1, std::memory_order_relaxed);
+  deliver(out);
+  drop_conn(c, false);
+}
+
+void HttpClient::Impl::finish(Conn* c, int64_t done_ns, size_t extra_bytes) {
+  HttpResponseParser& p = c->parser;
+  HttpOutcome& out = outcome;
+  out.tag = c->tag;
+  out.index = c->index;
+  out.node = c->node;
+  out.sent_ns = c->sent_ns;
+  out.done_ns = done_ns;
+  out.status = p.status();
+  out.message.clear();
+  out.body.clear();
+  const bool write_done = c->written == c->total;
+  if (p.status() >= 200 && p.status() < 300) {
+    out.ok = true;
+    if (c->keep_body) out.body.swap(c->body);
+  } else {
+    out.ok = false;
+    out.kind = FailureKind::HttpStatus;
+    out.message = node_text(c->node) + "HTTP " + std::to_string(p.status());
+    if (p.body_bytes() > 0) out.message += ": " + excerpt(c->body, p.body_bytes());
+  }
+  add_stat(c->node, out.ok ? -1 : static_cast<int>(out.kind), done_ns - c->sent_ns);
+  c->served = true;
+  // Bytes after the end of a response belong to none (no pipelining): the
+  // response stands as framed, as undici reads it, and the connection,
+  // out of step, is not used again.
+  const bool reusable = extra_bytes == 0 && write_done && p.keep_alive();
+  if (!reusable) close_socket(c);
+  // Before the sink: a send it lets happen sees this node's new count.
+  nodes[c->node]->outstanding.fetch_sub(1, std::memory_order_relaxed);
+  deliver(out);
+  if (reusable) {
+    make_available(c);
+  } else {
+    drop_conn(c, false);
+  }
+}
+
+void HttpClient::Impl::deliver_streamed(Conn* c, int64_t read_ns) {
+  if (c->body.empty()) return;
+  const int status = c->parser.status();
+  if (status < 200 || status > 299) {
+    if (c->body.size() > kExcerptBytes + 1) c->body.resize(kExcerptBytes + 1);
+    return;
+  }
+  HttpBodyChunk chunk;
+  chunk.tag = c->tag;
+  chunk.index = c->index;
+  chunk.node = c->node;
+  chunk.read_ns = read_ns;
+  chunk.data = c->body.data();
+  chunk.size = c->body.size();
+  sink->on_body(chunk);
+  c->body.clear();
+}
+
+void HttpClient::Impl::on_readable(Conn* c) {
+  for (;;) {
+    ssize_t n;
+    do n = ::read(c->fd, read_buffer.data(), read_buffer.size());
+    while (n < 0 && errno == EINTR);
+    const int64_t read_ns = now_ns();
+    if (n > 0) {
+      c->got_bytes = true;
+      const size_t used = c->parser.feed(read_buffer.data(), static_cast<size_t>(n));
+      if (config.stream_bodies) deliver_streamed(c, read_ns);
+      const auto state = c->parser.state();
+      if (state == HttpResponseParser::State::Done) return finish(c, read_ns, static_cast<size_t>(n) - used);
+      if (state == HttpResponseParser::State::Error) {
+        std::string message = node_text(c->node) + "malformed response: " + c->parser.error();
+        if (c->parser.over_body_limit()) message += " of " + std::to_string(config.max_body_bytes) + " bytes";
+        return fail_conn(c, FailureKind::MalformedResponse, std::move(message));
+      }
+      if (static_cast<size_t>(n) < read_buffer.size()) return;
+      continue;
+    }
+    if (n == 0) {
+      c->parser.end_of_stream();
+      if (c->parser.state() == HttpResponseParser::State::Done) return finish(c, read_ns, 0);
+      if (retry_on_new_connection(c)) return;
+      return fail_conn(c, FailureKind::Connection,
+                       node_text(c->node) + (c->got_bytes ? "connection closed mid-response"
+                                                          : "connection closed before a response"));
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    if (errno == ECONNRESET && retry_on_new_connection(c)) return;
+    return fail_conn(c, FailureKind::Connection, node_text(c->node) + "read: " + errno_text(errno));
+  }
+}
+
+bool HttpClient::Impl::on_event(Conn* c, uint32_t events) {
+  switch (c->state.load(std::memory_order_acquire)) {
+    case kSending:
+      return false;
+    case kConnecting: {
+      int err = 0;
+      socklen_t len = sizeof(err);
+      if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      if (err != 0) {
+        connect_failed(c, err);
+      } else if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+        connected(c, events);
+      }
+      return true;
+    }
+    case kIdle:
+      on_idle_event(c);
+      return true;
+    case kWriting:
+      if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+        const uint32_t generation = c->generation;
+        continue_write(c);
+        // A failed write dropped (and maybe reopened) the connection.
+        if (c->fd < 0 || c->generation != generation) return true;
+      }
+      if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) on_readable(c);
+      return true;
+    case kInFlight:
+      on_readable(c);
+      return true;
+    default:
+      return true;
+  }
+}
+
+void HttpClient::Impl::cancel_everything(const std::string& message) {
+  std::vector<std::pair<uint32_t, Pending>> queued;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (uint32_t k = 0; k < nodes.size(); ++k) {
+      Node& node = *nodes[k];
+      while (!node.fresh_queue.empty()) queued.emplace_back(k, node.fresh_queue.pop_front());
+      while (!node.queue.empty()) queued.emplace_back(k, node.queue.pop_front());
+    }
+    for (auto& q : queued) nodes[q.first]->outstanding.fetch_sub(1, std::memory_order_relaxed);
+  }
+  for (auto& q : queued) deliver_failure(q.second.tag, q.second.index, q.first, FailureKind::Cancelled, message);
+  // By index: a dropped connection may add objects (none once cancelled, but cheap to be sure).
+  for (size_t i = 0; i < conns.size(); ++i) {
+    Conn* c = conns[i].get();
+    const uint8_t s = c->state.load(std::memory_order_acquire);
+    if (s == kInFlight || s == kWriting) fail_conn(c, FailureKind::Cancelled, message);
+  }
+}
+
+void HttpClient::Impl::check_timers() {
+  const int64_t now = now_ns();
+  next_timer_ns = INT64_MAX;
+  const int64_t timeout = config.request_timeout_ns;
+  // By index: a failure may open connections, adding objects.
+  for (size_t i = 0; i < conns.size(); ++i) {
+    Conn* c = conns[i].get();
+    const uint8_t s = c->state.load(std::memory_order_acquire);
+    if ((s == kInFlight || s == kWriting) && timeout > 0) {
+      const int64_t deadline = c->sent_ns + timeout;
+      if (now >= deadline) {
+        fail_conn(c, FailureKind::Timeout,
+                  node_text(c->node) + "no complete response within " + format_ms(timeout) + " ms");
+      } else {
+        note_timer(deadline);
+      }
+    } else if (s == kConnecting) {
+      if (now >= c->connect_deadline_ns) {
+        connect_failed(c, ETIMEDOUT);
+      } else {
+        note_timer(c->connect_deadline_ns);
+      }
+    }
+  }
+  // A request sent after this scan times out no earlier than this.
+  if (timeout > 0) note_timer(now + timeout);
+}
+
+void HttpClient::Impl::learn_response_time(int64_t ns) {
+  recent_response_ns[recent_responses++ % kRecentResponses] = ns;
+  if (recent_responses % kRecentResponses != 0) return;
+  std::array<int64_t, kRecentResponses> sorted = recent_response_ns;
+  std::nth_element(sorted.begin(), sorted.begin() + kRecentResponses / 2, sorted.end());
+  const int64_t budget = 2 * sorted[kRecentResponses / 2];
+  poll_budget_ns.store(budget <= config.response_poll_ns ? budget : 0, std::memory_order_relaxed);
+}
+
+bool HttpClient::Impl::should_poll() const {
+  const int64_t budget = poll_budget_ns.load(std::memory_order_relaxed);
+  if (budget <= 0 || outstanding.load(std::memory_order_seq_cst) == 0) return false;
+  return now_ns() < last_send_ns.load(std::memory_order_seq_cst) + budget;
+}
+
+void HttpClient::Impl::run_reactor() {
+  if (config.reactor_cpu >= 0) prepare_issue_thread(config.reactor_cpu);
+  constexpr int kMaxEvents = 256;
+  epoll_event events[kMaxEvents];
+  next_timer_ns = now_ns();
+  while (!stopping.load(std::memory_order_acquire)) {
+    int timeout_ms = -1;
+    if (next_timer_ns != INT64_MAX) {
+      const int64_t wait = next_timer_ns - now_ns();
+      timeout_ms = wait <= 0 ? 0 : static_cast<int>(std::min<int64_t>((wait + 999999) / 1000000, INT_MAX));
+    }
+    // Poll (timeout 0) while a recent request is outstanding; else block,
+    // announced first so that a send wakes it (note_send).
+    bool polling = timeout_ms != 0 && should_poll();
+    bool announced = false;
+    if (timeout_ms != 0 && !polling && poll_budget_ns.load(std::memory_order_relaxed) > 0) {
+      reactor_blocked.store(true, std::memory_order_seq_cst);
+      announced = true;
+      polling = should_poll();
+      if (polling) {
+        reactor_blocked.store(false, std::memory_order_relaxed);
+        announced = false;
+      }
+    }
+    if (polling) {
+      timeout_ms = 0;
+    } else if (timeout_ms != 0 && outstanding.load(std::memory_order_relaxed) > 0) {
+      blocking_waits.fetch_add(1, std::memory_order_relaxed);
+    }
+    const int n = epoll_wait(epfd, events, kMaxEvents, timeout_ms);
+    if (announced) reactor_blocked.store(false, std::memory_order_relaxed);
+    if (stopping.load(std::memory_order_acquire)) break;
+    bool waiting = false;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t data = events[i].data.u64;
+      if (data == UINT64_MAX) {
+        uint64_t count;
+        while (::read(wakefd, &count, sizeof(count)) < 0 && errno == EINTR) {
+        }
+        take_handoffs();
+        take_grow_requests();
+        continue;
+      }
+      Conn* c = conns[static_cast<uint32_t>(data)].get();
+      if (static_cast<uint32_t>(data >> 32) != c->generation || c->fd < 0) continue;
+      if (polling) polled_events.fetch_add(1, std::memory_order_relaxed);
+      if (!on_event(c, events[i].events)) waiting = true;
+    }
+    if (cancel_flag.load(std::memory_order_acquire)) {
+      take_handoffs();
+      std::string message;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        message = cancel_message;
+      }
+      cancel_everything(message);
+    } else if (abandon_flag.exchange(false, std::memory_order_acq_rel)) {
+      take_handoffs();
+      std::string message;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        message = abandon_message;
+      }
+      cancel_everything(message);
+    }
+    if (now_ns() >= next_timer_ns) check_timers();
+    // Before the next wait, which may block: stats() must see what this turn delivered.
+    flush_stats();
+    // The issue thread is mid-write on a connection with news: let it
+    // finish. An empty poll does not yield: a yielded thread is queued
+    // behind whatever else runs on its CPU (another process's whole time
+    // slice, milliseconds), where a blocked one is woken ahead of it.
+    if (waiting) yield_cpu();
+  }
+  flush_stats();
+}
+
+}  // namespace loadgen
+
+#endif  // __linux__
