@@ -21,9 +21,9 @@ RunOverhead overhead_of_trial(const std::vector<PeakTrial>& trials, double qps) 
 
 }  // namespace
 
-std::string peak_trial_failure_text(const PeakTrialResult& trial) {
-  std::string text = trial.summary.perf_constraints_met ? "" : trial.summary.perf_constraints_recommendation;
-  const auto add = [&](const std::string& part) { text += (text.empty() ? "" : "; ") + part; };
+std::string peak_trial_failed_samples_text(const PeakTrialResult& trial) {
+  std::string text;
+  const auto add = [&](const std::string& part) { text += (text.empty() ? "" : " ") + as_sentence(part); };
   const std::string of = " of " + std::to_string(trial.issued_samples);
   if (trial.failed.total != 0) {
     std::string part = std::to_string(trial.failed.total) + of + " samples failed (";
@@ -36,6 +36,13 @@ std::string peak_trial_failure_text(const PeakTrialResult& trial) {
     add(part + ")");
   }
   if (trial.incomplete != 0) add(std::to_string(trial.incomplete) + of + " samples never completed");
+  return text;
+}
+
+std::string peak_trial_failure_text(const PeakTrialResult& trial) {
+  std::string text = trial.summary.perf_constraints_met ? "" : as_sentence(trial.summary.perf_constraints_recommendation);
+  const std::string samples = peak_trial_failed_samples_text(trial);
+  if (!samples.empty()) text += (text.empty() ? "" : " ") + samples;
   return text;
 }
 
@@ -78,7 +85,7 @@ void find_peak_performance(const TestSettings& settings, Scenario scenario, cons
     outcome.overhead = outcome.peak_trials.front().overhead;
     // The reported trial's failures make the result INVALID (other trials'
     // failures only bound the search: finish_run leaves them out).
-    if (lower.failed.total != 0) outcome.extra_invalid_reasons.push_back(peak_trial_failure_text(lower));
+    if (lower.failed.total != 0) outcome.extra_invalid_reasons.push_back(peak_trial_failed_samples_text(lower));
     return;
   }
 

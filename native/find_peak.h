@@ -49,10 +49,13 @@ struct PeakTrialResult {
   bool passed() const { return summary.perf_constraints_met && failed.total == 0 && incomplete == 0; }
 };
 
-// Why a trial did not pass, for the log: the reference's recommendation
-// when it missed the latency constraint, and "N of M samples failed
-// (kind N, ...)" / "N of M samples never completed" for the rest.
+// Why a trial did not pass, for the log, as sentences: the reference's
+// recommendation when it missed the latency constraint, then
+// peak_trial_failed_samples_text.
 std::string peak_trial_failure_text(const PeakTrialResult& trial);
+// "N of M samples failed (kind N, ...)." / "N of M samples never
+// completed." (an INVALID reason of its own; empty when neither).
+std::string peak_trial_failed_samples_text(const PeakTrialResult& trial);
 
 struct PeakTrials {
   // One trial at `qps`: loads its set (if `load`), runs it, unloads (if

@@ -237,7 +237,7 @@ bool Session::run_peak_trial(double qps, bool load, bool unload, PeakTrialResult
     outcome_.summary = result->summary;
     outcome_.has_summary = true;
     outcome_.overhead = outcome_.peak_trials.back().overhead;
-    if (result->failed.total != 0) outcome_.extra_invalid_reasons.push_back(peak_trial_failure_text(*result));
+    if (result->failed.total != 0) outcome_.extra_invalid_reasons.push_back(peak_trial_failed_samples_text(*result));
     return false;
   }
   return true;

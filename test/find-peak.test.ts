@@ -137,9 +137,9 @@ describe('FindPeakPerformance against a SUT that fails requests', () => {
     expect(result.findPeak!.peakQps).toBe(0);
     expect(result.valid).toBe(false);
     const n = trials[0]!.queriesIssued;
-    const error = `FindPeakPerformance: Initial lower bound does not satisfy performance constraints, msg: ${n} of ${n} samples failed (connection ${n})`;
+    const error = `FindPeakPerformance: Initial lower bound does not satisfy performance constraints, msg: No sample completed successfully, so no latency was measured. ${n} of ${n} samples failed (connection ${n}).`;
     expect(result.errors.messages.map((m) => m.text)).toContain(error);
-    expect(result.invalidReasons).toContain(`${n} of ${n} samples failed (connection ${n})`);
+    expect(result.invalidReasons).toContain(`${n} of ${n} samples failed (connection ${n}).`);
   });
 });
 

@@ -199,7 +199,7 @@ describe('loadgen run: the first signal ends every phase', () => {
   /** A run that started: its summary says why it stopped and every detail-log line is a complete record. */
   function expectRunLogs(run: CliRun, outdir: string): void {
     expect(run.stderr()).toContain('loadgen: SIGINT received: stopping the run and writing its logs');
-    expect(readText(join(outdir, 'mlperf_log_summary.txt'))).toContain('Recommendations:\n * interrupted by SIGINT\n');
+    expect(readText(join(outdir, 'mlperf_log_summary.txt'))).toContain('Recommendations:\n * interrupted by SIGINT.\n');
     const detail = readText(join(outdir, 'mlperf_log_detail.txt'));
     expect(detail.endsWith('\n')).toBe(true);
     for (const line of detail.trim().split('\n')) {

@@ -156,6 +156,8 @@ describe('undici transport: one failure kind per fault', () => {
       fault(socket, request);
     });
     const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 5000 });
+    // The mapping module's check before the run sent sample 0 once: count the run's requests only.
+    requests = 0;
     try {
       const result = await run(sut, offline(4));
       expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
@@ -225,12 +227,14 @@ describe('undici transport: extra bytes after a response', () => {
   it('the response stands as framed; its connection, out of step, is not used again (as the native client does)', async () => {
     const node = await rawServer((request, socket) => socket.write(`${echo(request.body)}EXTRA BYTES`));
     const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 5000, connections: 1 });
+    // The probe and the mapping module's check before the run shared one connection, which the check's extra bytes closed.
+    const before = node.connections;
     try {
       const result = await run(sut, offline(6));
       expect(failedOf(result).total).toBe(0);
       expect(sut.stats().nodes[0]!.completed).toBe(6);
-      // One connection per request (the first one also carried the probe).
-      expect(node.connections).toBe(6);
+      // One connection per request.
+      expect(node.connections - before).toBe(6);
     } finally {
       await sut.close();
     }
@@ -282,14 +286,17 @@ describe('undici transport: timeouts from the write, exact', () => {
   /** A server answering each request after `delayMs`; records when each was read and when its socket closed. */
   async function slowServer(delayMs: number) {
     const closedAfterMs: number[] = [];
+    // Off until the run: the mapping module's check before the run sends sample 0 once.
+    const state = { counting: false };
     const node = await rawServer((request, socket) => {
+      const counted = state.counting;
       const timer = setTimeout(() => socket.write(echo(request.body)), delayMs);
       socket.once('close', () => {
         clearTimeout(timer);
-        closedAfterMs.push(Number(process.hrtime.bigint() - request.receivedNs) / 1e6);
+        if (counted) closedAfterMs.push(Number(process.hrtime.bigint() - request.receivedNs) / 1e6);
       });
     });
-    return { node, closedAfterMs };
+    return { node, closedAfterMs, state };
   }
 
   it('an 80 ms server with a 100 ms timeout: every sample completes', async () => {
@@ -305,8 +312,9 @@ describe('undici transport: timeouts from the write, exact', () => {
   });
 
   it('a 120 ms server with a 100 ms timeout: every sample fails as timeout, none completes, each when its time is up', async () => {
-    const { node, closedAfterMs } = await slowServer(120);
+    const { node, closedAfterMs, state } = await slowServer(120);
     const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 100 });
+    state.counting = true;
     try {
       const result = await run(sut, { scenario: 'SingleStream', minDurationMs: 0, minQueryCount: 8 });
       expect(kindsOf(result)).toEqual({ timeout: result.counts.issuedSamples });
@@ -343,7 +351,9 @@ describe('undici transport: requests waiting for a connection', () => {
   it('a server that never answers, one connection: each request times out from its write in turn; the run ends', async () => {
     let requests = 0;
     const node = await rawServer(() => void requests++);
-    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 100, connections: 1 });
+    // The mapping module's check before the run waits for sample 0's answer up to the probe timeout.
+    const sut = await createHttpSut({ urls: [node.url], request: MAP, transport: 'undici', requestTimeoutMs: 100, connections: 1, probeTimeoutMs: 300 });
+    requests = 0;
     try {
       const started = Date.now();
       const result = await run(sut, offline(6));

@@ -97,15 +97,15 @@ TEST(find_peak_failures_at_the_base_qps_end_the_run_naming_counts_and_kinds) {
   CHECK(search.messages().find("FindPeakPerformance: Initial lower bound does not satisfy performance constraints, "
                                "msg: 100 of 100 samples failed (http_status 100)") != std::string::npos);
   CHECK_EQ(search.outcome.extra_invalid_reasons.size(), size_t{1});
-  CHECK_EQ(search.outcome.extra_invalid_reasons[0], std::string("100 of 100 samples failed (http_status 100)"));
+  CHECK_EQ(search.outcome.extra_invalid_reasons[0], std::string("100 of 100 samples failed (http_status 100)."));
   CHECK(search.messages().find("Found peak performance") == std::string::npos);
 }
 
 TEST(find_peak_names_the_latency_and_the_failures_when_both_miss) {
   Search search;
   search.run(peak_settings(100), [](double) { return Scripted{false, 3, 2}; });
-  CHECK(search.messages().find("msg: Reduce target QPS to improve latency.; 3 of 100 samples failed (http_status "
-                               "3); 2 of 100 samples never completed") != std::string::npos);
+  CHECK(search.messages().find("msg: Reduce target QPS to improve latency. 3 of 100 samples failed (http_status "
+                               "3). 2 of 100 samples never completed.") != std::string::npos);
 }
 
 TEST(find_peak_widening_stops_after_the_trial_limit) {
