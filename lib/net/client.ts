@@ -193,7 +193,7 @@ class ConnectionPool {
     private readonly config: ClientConfig,
     public ceiling: number,
     /** Body bytes read at most (undici fails the request as the bytes pass it). */
-    private readonly maxResponseBytes: number,
+    readonly maxResponseBytes: number,
   ) {
     // One connector for the node's connections (TLS sessions are shared through it).
     this.connector = buildConnector({ timeout: config.connectTimeoutMs, allowH2: config.http2 });
@@ -651,12 +651,16 @@ export class NetworkClient {
     return untilAborted(Promise.all(this.nodes.map((node) => this.probeNode(node, stop))), stop);
   }
 
-  /** Requests to node `index` made before the run (probes, the protocol's checkBeforeRun); `stop` ends them at once. */
-  nodeProbe(index: number, stop?: AbortSignal): NodeProbe {
+  /**
+   * Requests to node `index` made before the run (probes; the protocol's
+   * checkBeforeRun, whose answers may be as large as a response of the run:
+   * `bodyLimit`); `stop` ends them at once.
+   */
+  nodeProbe(index: number, stop?: AbortSignal, bodyLimit = PROBE_BODY_LIMIT): NodeProbe {
     const node = this.nodes[index]!;
     return {
       origin: node.address.url,
-      request: (method, path, body, headers) => this.probeRequest(node, method, path, body, headers, stop),
+      request: (method, path, body, headers) => this.probeRequest(node, method, path, body, headers, stop, bodyLimit),
     };
   }
 
@@ -679,6 +683,7 @@ export class NetworkClient {
     body?: string | Uint8Array,
     headers?: Record<string, string>,
     stop?: AbortSignal,
+    bodyLimit = PROBE_BODY_LIMIT,
   ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Uint8Array }> {
     const ms = this.config.probeTimeoutMs;
     const timeout = AbortSignal.timeout(ms);
@@ -698,9 +703,9 @@ export class NetworkClient {
       let length = 0;
       for await (const chunk of response.body) {
         length += (chunk as Buffer).length;
-        if (length > PROBE_BODY_LIMIT) {
+        if (length > bodyLimit) {
           response.body.destroy();
-          throw new NetworkSetupError(`node ${node.label}: ${method} ${path} answered with more than ${PROBE_BODY_LIMIT} bytes`, { url: node.label });
+          throw new NetworkSetupError(`node ${node.label}: ${method} ${path} answered with more than ${bodyLimit} bytes`, { url: node.label });
         }
         chunks.push(chunk as Buffer);
       }
@@ -709,6 +714,9 @@ export class NetworkClient {
       if (stop?.aborted === true) throw stop.reason;
       if (error instanceof NetworkSetupError) throw error;
       const code = (error as { code?: unknown }).code;
+      // The connection's own cap (the protocol's response limit) ended the body first.
+      if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
+        throw new NetworkSetupError(`node ${node.label}: ${method} ${path} answered with more than ${Math.min(bodyLimit, node.pool.maxResponseBytes)} bytes`, { url: node.label });
       const timedOut = timeout.aborted || (typeof code === 'string' && TIMEOUT_CODES.has(code));
       const why = timedOut
         ? `no answer within ${ms} ms`

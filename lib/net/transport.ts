@@ -18,7 +18,7 @@ import { NativeTransport, nativeTransportObstacle, TRANSPORTS } from './native-t
 import { NATIVE_SUT } from '../api/native-sut.js';
 import { cleanNodeName, networkSutName, parseNodeUrls, uniqueNodeNames, type NodeAddress } from './nodes.js';
 import { createStatsBuffer, nodeSlice, summarizeNode } from './node-stats.js';
-import type { NetworkProtocol } from './protocol.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, type NetworkProtocol } from './protocol.js';
 import { isRegisteredProtocol } from './registry.js';
 import { networkReport } from './report.js';
 import { secretsOf } from './secrets.js';
@@ -103,7 +103,7 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
     // The SUT's signal (the CLI's Ctrl-C) ends the probes and the check before the run too.
     const stop = options.signal instanceof AbortSignal ? options.signal : undefined;
     names = await client.probeAll(stop);
-    await protocol.checkBeforeRun?.(client.nodeProbe(0, stop));
+    await protocol.checkBeforeRun?.(client.nodeProbe(0, stop, protocol.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES));
     if (stop?.aborted === true) throw stop.reason;
   } catch (error) {
     await client.close();

@@ -66,7 +66,10 @@ describe('item 10: 100 MB answers', () => {
   it.each(cases)('%s over %s, %i at once: malformed_response, RSS bounded', async (protocol, transport, queries) => {
     // The twin with small answers runs beside it: its peak is the baseline.
     const [base, huge] = await Promise.all([run(protocol, transport, undefined, queries), run(protocol, transport, hugeBodies(queries), queries)]);
-    expect(huge.cli.stderr.trim(), 'stderr').toBe('');
+    // The only line: the mapping module's try of sample 0 before the run met the same 100 MB answer (the run goes on).
+    const warnings = huge.cli.stderr.split('\n').filter((line) => line.trim() !== '' && !line.includes('LOADGEN_HTTP_MAP_UNCHECKED') && !line.includes('--trace-warnings'));
+    expect(warnings, 'stderr').toEqual([]);
+    if (protocol === 'http') expect(huge.cli.stderr).toMatch(/were not tried before the run: .*answered with more than 67108864 bytes/);
     const result = JSON.parse(huge.cli.stdout) as { counts: { issuedSamples: number }; errors: { failedSamples: { total: number; byKind: Record<string, number> } } };
     expect.soft(huge.cli.code, 'exit code: INVALID').toBe(1);
     expect.soft(result.errors.failedSamples.byKind.malformed_response, `failed ${JSON.stringify(result.errors.failedSamples)}`).toBe(result.counts.issuedSamples);
