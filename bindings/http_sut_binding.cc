@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -60,6 +61,44 @@ double number_field(Napi::Env env, const Napi::Object& o, const char* key, doubl
   return d;
 }
 
+// `secrets`: an array of strings (JS's UTF-16, as lib/net/secrets.ts matches them).
+std::vector<std::u16string> secrets_of(Napi::Env env, const Napi::Value& v, const char* what) {
+  if (!v.IsArray()) type_error(env, std::string(what) + " must be an array of strings");
+  const Napi::Array list = v.As<Napi::Array>();
+  std::vector<std::u16string> out;
+  out.reserve(list.Length());
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    const Napi::Value item = list.Get(i);
+    // Never the value itself in the message: it is a secret.
+    if (!item.IsString()) type_error(env, std::string(what) + "[" + std::to_string(i) + "] must be a string");
+    out.push_back(item.As<Napi::String>().Utf16Value());
+  }
+  return out;
+}
+
+// `responseHeaders`: the lowercase header names whose values responses hand over.
+std::vector<std::string> header_names_of(Napi::Env env, const Napi::Value& v) {
+  if (!v.IsArray()) type_error(env, "responseHeaders must be an array of strings");
+  const Napi::Array list = v.As<Napi::Array>();
+  constexpr size_t kMost = loadgen::HttpResponseParser::kMaxCapturedNames;
+  if (list.Length() > kMost)
+    type_error(env, "responseHeaders has " + std::to_string(list.Length()) + " names, at most " + std::to_string(kMost) + " allowed");
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    const Napi::Value item = list.Get(i);
+    if (!item.IsString()) type_error(env, "responseHeaders[" + std::to_string(i) + "] must be a string");
+    const std::string name = item.As<Napi::String>().Utf8Value();
+    const bool token = !name.empty() && name.size() <= 256 && std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+    });
+    if (!token)
+      type_error(env, "responseHeaders[" + std::to_string(i) + "] must be a lowercase header name (1 to 256 token characters), got '" +
+                          name.substr(0, 64) + "'");
+    out.push_back(name);
+  }
+  return out;
+}
+
 const uint8_t* bytes_of(Napi::Env env, const Napi::Value& v, size_t* size, const char* what) {
   if (!v.IsTypedArray()) type_error(env, std::string(what) + " must be a Uint8Array");
   Napi::TypedArray view = v.As<Napi::TypedArray>();
@@ -76,6 +115,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
                            InstanceMethod<&NativeHttpSut::set_request>("setRequest"),
                            InstanceMethod<&NativeHttpSut::set_requests>("setRequests"),
                            InstanceMethod<&NativeHttpSut::clear_requests>("clearRequests"),
+                           InstanceMethod<&NativeHttpSut::set_secrets>("setSecrets"),
                            InstanceMethod<&NativeHttpSut::start>("start"),
                            InstanceMethod<&NativeHttpSut::cancel_all>("cancelAll"),
                            InstanceMethod<&NativeHttpSut::cancel_outstanding>("cancelOutstanding"),
@@ -126,8 +166,11 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     config.response_poll_ns = static_cast<int64_t>(number_field(env, o, "responsePollUs", 200, 0, 1e6) * 1e3);
     const Napi::Value every = o.Get("hostReadsEveryBody");
     if (!every.IsUndefined() && !every.IsBoolean()) type_error(env, "hostReadsEveryBody must be a boolean");
-    const Napi::Value secret = o.Get("secret");
-    if (!secret.IsUndefined() && !secret.IsString()) type_error(env, "secret must be a string");
+    const Napi::Value secrets = o.Get("secrets");
+    std::vector<std::u16string> secret_list;
+    if (!secrets.IsUndefined()) secret_list = secrets_of(env, secrets, "secrets");
+    const Napi::Value header_names = o.Get("responseHeaders");
+    if (!header_names.IsUndefined()) config.response_headers = header_names_of(env, header_names);
     const Napi::Value stream = o.Get("streamBodies");
     if (!stream.IsUndefined() && !stream.IsBoolean()) type_error(env, "streamBodies must be a boolean");
     config.stream_bodies = stream.IsBoolean() && stream.As<Napi::Boolean>().Value();
@@ -139,7 +182,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     if (napi_type_tag_object(env, info.This(), &kNativeHttpSutTag) != napi_ok) type_error(env, "cannot tag the object");
     sut_ = std::make_shared<loadgen::HttpSut>(std::move(config));
     sut_->set_host_reads_every_body(every.IsBoolean() && every.As<Napi::Boolean>().Value());
-    if (secret.IsString()) sut_->set_secret(secret.As<Napi::String>().Utf8Value());
+    sut_->set_secrets(secret_list);
     channel_ = std::make_shared<HostChannel>();
     channel_->tsfn = Napi::ThreadSafeFunction::New(env, on_response.As<Napi::Function>(), "loadgen-http-responses", 0, 1);
     channel_->tsfn.Unref(env);  // idle: it must not keep the process alive
@@ -162,24 +205,29 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
               std::vector<loadgen::HttpOutcome> responses;
               sut->take_host_responses(&responses);
               if (responses.empty()) return;
-              // One call per wake: the bodies back to back in one buffer (one
-              // backing store, not one per response) and 6 numbers per response.
+              // One call per wake: the bodies (each followed by its captured
+              // headers) back to back in one buffer (one backing store, not
+              // one per response) and kResponseRecord numbers per response.
               size_t bytes = 0;
-              for (const loadgen::HttpOutcome& r : responses) bytes += r.body.size();
+              for (const loadgen::HttpOutcome& r : responses) bytes += r.body.size() + r.headers.size();
               Napi::Buffer<uint8_t> data = Napi::Buffer<uint8_t>::New(env, bytes);
-              Napi::Float64Array meta = Napi::Float64Array::New(env, responses.size() * 6);
+              Napi::Float64Array meta = Napi::Float64Array::New(env, responses.size() * kResponseRecord);
               size_t at = 0;
               for (size_t i = 0; i < responses.size(); ++i) {
                 const loadgen::HttpOutcome& r = responses[i];
-                if (!r.body.empty()) std::memcpy(data.Data() + at, r.body.data(), r.body.size());
-                double* m = meta.Data() + i * 6;
+                double* m = meta.Data() + i * kResponseRecord;
                 m[0] = static_cast<double>(r.tag);
                 m[1] = r.index;
                 m[2] = static_cast<double>(r.done_ns);
                 m[3] = r.node;
                 m[4] = static_cast<double>(at);
                 m[5] = static_cast<double>(r.body.size());
+                if (!r.body.empty()) std::memcpy(data.Data() + at, r.body.data(), r.body.size());
                 at += r.body.size();
+                m[6] = static_cast<double>(at);
+                m[7] = static_cast<double>(r.headers.size());
+                if (!r.headers.empty()) std::memcpy(data.Data() + at, r.headers.data(), r.headers.size());
+                at += r.headers.size();
               }
               callback.Call({meta, data, Napi::Number::New(env, static_cast<double>(responses.size()))});
             },
@@ -190,10 +238,18 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
 
   ~NativeHttpSut() override { release_channel(); }
 
+  // Whole responses, one call per wake: onResponses(meta, data, count),
+  // kResponseRecord numbers per response in `meta`: id, QSL index, stamp,
+  // node, offset and length of its body in `data`, offset and length of its
+  // captured headers (HttpResponseParser::captured()'s entries;
+  // lib/net/native-transport.ts).
+  static constexpr size_t kResponseRecord = 8;
+
   // Stream events, one call per wake: onStream(meta, data, count), the bytes
   // back to back in `data` and kStreamRecord numbers per event in `meta`:
   // id, stamp, offset, length, event (0 bytes, 1 end, 2 failed: the bytes are
-  // the message), QSL index, node, failure kind (lib/net/native-transport.ts).
+  // the message, 3 headers: the captured entries), QSL index, node, failure
+  // kind (lib/net/native-stream.ts).
   static constexpr size_t kStreamRecord = 8;
 
   bool config_streams() const { return sut_->streams(); }
@@ -295,6 +351,14 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     }
     if (sut_->client().outstanding() != 0) type_error(env, "setRequests: requests are outstanding");
     sut_->client().set_requests(indices, count, data, layout);
+  }
+
+  // setSecrets(list): replaces the secrets no failure message may carry
+  // (more became known as requests were built). Never logged.
+  void set_secrets(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1) type_error(env, "setSecrets(secrets) expects an array of strings");
+    sut_->set_secrets(secrets_of(env, info[0], "setSecrets: secrets"));
   }
 
   void clear_requests(const Napi::CallbackInfo& info) {

@@ -108,6 +108,7 @@ void HttpClient::Impl::load(Conn* c, const Pending& p) {
   c->total = p.request->line_size + nodes[c->node]->host_line.size() + p.request->rest_size;
   c->write_errno = 0;
   c->got_bytes = false;
+  c->headers_delivered = false;
   // Without keep_body, enough of the body for a failure's excerpt. Streamed
   // bodies are kept per read only (deliver_streamed empties them).
   c->parser.reset(&c->body, p.keep_body || config.stream_bodies ? SIZE_MAX : kExcerptBytes + 1, config.max_body_bytes);
@@ -267,6 +268,22 @@ bool HttpClient::Impl::start(std::string* error) {
     *error = "connections_per_node must be at least 1";
     return false;
   }
+  if (config.response_headers.size() > HttpResponseParser::kMaxCapturedNames) {
+    *error = "response_headers: " + std::to_string(config.response_headers.size()) + " names, at most " +
+             std::to_string(HttpResponseParser::kMaxCapturedNames) + " allowed";
+    return false;
+  }
+  for (const std::string& name : config.response_headers) {
+    // Compared with the lowercase names a response's head gives (any case).
+    const bool token = !name.empty() && name.size() <= 256 &&
+                       std::all_of(name.begin(), name.end(), [](char c) {
+                         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+                       });
+    if (!token) {
+      *error = "response_headers: '" + name.substr(0, 64) + "' is not a lowercase header name";
+      return false;
+    }
+  }
   // Every connection is a file descriptor: the pools must fit the process's limit.
   rlimit files{};
   const uint64_t sockets = uint64_t{config.connections_per_node} * config.nodes.size();
@@ -399,6 +416,7 @@ void HttpClient::Impl::stop() {
       outcome.kind = FailureKind::Cancelled;
       outcome.message = message;
       outcome.body.clear();
+      outcome.headers.clear();
       add_stat(c->node, static_cast<int>(FailureKind::Cancelled), 0);
       deliver(outcome);
     }

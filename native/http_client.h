@@ -12,6 +12,7 @@
 // and the JS transport (undici) is used. http: only (no TLS, no HTTP/2).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -37,6 +38,8 @@ constexpr size_t kNodeStatsLength = 2 + kFailureKindCount + 3 + kNodeStatsBucket
 // delimited by the connection's close. 1xx interim responses are skipped.
 // Limits: head <= kMaxHeadBytes, body <= the body limit; beyond either, or
 // any syntax error: Error with a short reason (never the bytes themselves).
+// The values of a few listed headers of a 2xx response are captured as the
+// head is read (set_capture), into a fixed buffer: no allocation.
 // As strict as llhttp (undici): CRLF line ends only, one Content-Length of
 // digits (<= 2^53 - 1), never with Transfer-Encoding, whose only coding may
 // be chunked; no folded lines, names of token characters, no control
@@ -45,11 +48,21 @@ class HttpResponseParser {
  public:
   enum class State { Head, Body, Done, Error };
   static constexpr size_t kMaxHeadBytes = 64 * 1024;
+  // Captured headers: at most this many names (set_capture), each value at
+  // most kMaxCapturedValueBytes, all of one response's entries (3 bytes
+  // each besides the value) at most kCaptureBytes; beyond: Error.
+  static constexpr size_t kMaxCapturedNames = 8;
+  static constexpr size_t kMaxCapturedValueBytes = 256;
+  static constexpr size_t kCaptureBytes = 1024;
 
   // Ready for the next response; `body_out` (may be null) receives the body
   // bytes up to `body_keep_limit` (the rest is counted, not kept);
   // `max_body_bytes` larger bodies are an Error.
   void reset(std::vector<uint8_t>* body_out, size_t body_keep_limit, uint64_t max_body_bytes);
+  // The header names (lowercase, at most kMaxCapturedNames; the vector
+  // outlives the parser) whose values a 2xx response's head hands over
+  // (captured()); null or empty: none. Kept across reset().
+  void set_capture(const std::vector<std::string>* names) { capture_names_ = names; }
   // Consumes bytes; returns how many were used. Stops at the end of the
   // response (Done): any further bytes belong to nothing (no pipelining),
   // the caller treats them as a protocol error.
@@ -66,12 +79,21 @@ class HttpResponseParser {
   const char* error() const { return error_; }
   // The Error is a body beyond max_body_bytes.
   bool over_body_limit() const { return over_body_limit_; }
+  // The head of the final (non-1xx) response was read whole.
+  bool head_complete() const { return head_complete_; }
+  // The captured headers of a 2xx response, in the order they came: per
+  // occurrence one entry [the name's index in set_capture's list: 1 byte]
+  // [the value's length: 2 bytes, little-endian][the value, trimmed]. A
+  // name given twice has two entries. Valid until the next reset().
+  const uint8_t* captured() const { return captured_.data(); }
+  size_t captured_size() const { return captured_size_; }
 
  private:
   void start_response();
   void fail(const char* reason);
   void fail_over_body_limit();
   void head_line(const char* line, size_t size);
+  void capture(const char* name, size_t name_size, const char* value, size_t value_size);
   void head_done();
   bool take_body(const uint8_t* data, size_t size);
   size_t feed_chunked(const uint8_t* data, size_t size);
@@ -100,6 +122,10 @@ class HttpResponseParser {
   std::vector<uint8_t>* body_out_ = nullptr;
   size_t body_keep_limit_ = 0;
   uint64_t max_body_bytes_ = 0;
+  bool head_complete_ = false;
+  const std::vector<std::string>* capture_names_ = nullptr;
+  size_t captured_size_ = 0;
+  std::array<uint8_t, kCaptureBytes> captured_{};
 };
 
 // ---- The client ----
@@ -131,6 +157,11 @@ struct HttpClientConfig {
   // as each read brings it (chunked framing removed), never kept whole; the
   // outcome then carries no body. Non-2xx bodies are still excerpted.
   bool stream_bodies = false;
+  // Response headers the protocol reads (lowercase names, at most
+  // HttpResponseParser::kMaxCapturedNames; start() checks): a 2xx
+  // response's values reach the sink, with the outcome (HttpOutcome::headers)
+  // or, streamed, before the first body bytes (HttpSink::on_headers).
+  std::vector<std::string> response_headers;
   // How long the reactor thread polls (epoll_wait with timeout 0; no
   // sched_yield between polls) for responses after each request before it blocks: at
   // most this, and at most twice the recent median response time (learned
@@ -169,6 +200,9 @@ struct HttpOutcome {
   // The whole body, only when send() asked for it (keep_body) and ok; for a
   // non-2xx status, the message holds its excerpt instead.
   std::vector<uint8_t> body;
+  // When ok and not streamed: the listed response headers it carried
+  // (HttpResponseParser::captured()'s entries).
+  std::vector<uint8_t> headers;
 };
 
 // The body bytes one read brought (stream_bodies), on the reactor thread.
@@ -191,6 +225,11 @@ class HttpSink {
   // stream_bodies: zero or more times per request before its outcome, in
   // the order of the bytes. Must not call back into the client.
   virtual void on_body(const HttpBodyChunk& chunk) { (void)chunk; }
+  // stream_bodies with response_headers: once per 2xx response, when its
+  // head was read, before its first on_body; `data` holds the captured
+  // entries (HttpResponseParser::captured(); none: size 0). Must not call
+  // back into the client.
+  virtual void on_headers(const HttpBodyChunk& chunk) { (void)chunk; }
 };
 
 class HttpClient {
@@ -219,10 +258,11 @@ class HttpClient {
   bool set_requests(const uint32_t* indices, size_t count, const uint8_t* data, const uint32_t* layout);
   void clear_requests();
 
-  // Checks the pools against RLIMIT_NOFILE, resolves the nodes, opens one
-  // keep-alive connection to each (bounded by connect_timeout_ns) and starts
-  // the reactor thread. False with `error` naming the node when one cannot
-  // be reached (or the limit when the pools exceed it).
+  // Checks the response header names and the pools against RLIMIT_NOFILE,
+  // resolves the nodes, opens one keep-alive connection to each (bounded by
+  // connect_timeout_ns) and starts the reactor thread. False with `error`
+  // naming the node when one cannot be reached (or the limit when the pools
+  // exceed it, or the header name that is not one).
   bool start(std::string* error);
 
   // One thread at a time (the issue thread); never blocks and never

@@ -173,6 +173,7 @@ struct Conn {
   int write_errno = 0;  // the issue thread's failed write, for the reactor
   bool retried = false;
   bool got_bytes = false;
+  bool headers_delivered = false;  // stream_bodies: on_headers ran for this response
   HttpResponseParser parser;
   std::vector<uint8_t> body;
   // Reactor only (and whoever owns it to write).

@@ -75,6 +75,7 @@ HttpClient::Impl::Conn* HttpClient::Impl::spare_conn(uint32_t node) {
   c->id = static_cast<uint32_t>(conns.size());
   c->node = node;
   c->body.reserve(kExcerptBytes + 1);
+  if (!config.response_headers.empty()) c->parser.set_capture(&config.response_headers);
   conns.push_back(std::move(owned));
   return c;
 }

@@ -55,6 +55,7 @@ void HttpClient::Impl::deliver_failure(uint64_t tag, uint32_t index, uint32_t no
   out.kind = kind;
   out.message = message;
   out.body.clear();
+  out.headers.clear();
   add_stat(node, static_cast<int>(kind), 0);
   deliver(out);
 }
@@ -71,6 +72,7 @@ void HttpClient::Impl::fail_conn(Conn* c, FailureKind kind, std::string message)
   out.kind = kind;
   out.message = std::move(message);
   out.body.clear();
+  out.headers.clear();
   add_stat(c->node, static_cast<int>(kind), 0);
   close_socket(c);
   nodes[c->node]->outstanding.fetch_sub(1, std::memory_order_relaxed);
@@ -89,10 +91,13 @@ void HttpClient::Impl::finish(Conn* c, int64_t done_ns, size_t extra_bytes) {
   out.status = p.status();
   out.message.clear();
   out.body.clear();
+  out.headers.clear();
   const bool write_done = c->written == c->total;
   if (p.status() >= 200 && p.status() < 300) {
     out.ok = true;
     if (c->keep_body) out.body.swap(c->body);
+    // Into the reused outcome's capacity; streamed ones went out before the body.
+    if (!config.stream_bodies) out.headers.assign(p.captured(), p.captured() + p.captured_size());
   } else {
     out.ok = false;
     out.kind = FailureKind::HttpStatus;
@@ -117,17 +122,26 @@ void HttpClient::Impl::finish(Conn* c, int64_t done_ns, size_t extra_bytes) {
 }
 
 void HttpClient::Impl::deliver_streamed(Conn* c, int64_t read_ns) {
-  if (c->body.empty()) return;
-  const int status = c->parser.status();
-  if (status < 200 || status > 299) {
-    if (c->body.size() > kExcerptBytes + 1) c->body.resize(kExcerptBytes + 1);
-    return;
-  }
+  const HttpResponseParser& p = c->parser;
+  const int status = p.status();
+  const bool ok_status = status >= 200 && status <= 299;
   HttpBodyChunk chunk;
   chunk.tag = c->tag;
   chunk.index = c->index;
   chunk.node = c->node;
   chunk.read_ns = read_ns;
+  // The head's headers before any of the body (the reader's onHeaders).
+  if (!c->headers_delivered && ok_status && p.head_complete() && !config.response_headers.empty()) {
+    c->headers_delivered = true;
+    chunk.data = p.captured();
+    chunk.size = p.captured_size();
+    sink->on_headers(chunk);
+  }
+  if (c->body.empty()) return;
+  if (!ok_status) {
+    if (c->body.size() > kExcerptBytes + 1) c->body.resize(kExcerptBytes + 1);
+    return;
+  }
   chunk.data = c->body.data();
   chunk.size = c->body.size();
   sink->on_body(chunk);

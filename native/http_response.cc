@@ -34,12 +34,15 @@ constexpr size_t kMaxChunkLineBytes = 4096;
 
 char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
-bool equals_lower(const char* s, size_t n, const char* lower_word) {
-  const size_t m = std::strlen(lower_word);
+bool equals_lower(const char* s, size_t n, const char* lower_word, size_t m) {
   if (n != m) return false;
   for (size_t i = 0; i < n; ++i)
     if (lower(s[i]) != lower_word[i]) return false;
   return true;
+}
+
+bool equals_lower(const char* s, size_t n, const char* lower_word) {
+  return equals_lower(s, n, lower_word, std::strlen(lower_word));
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
@@ -135,6 +138,8 @@ void HttpResponseParser::start_response() {
   remaining_ = 0;
   chunk_state_ = kChunkSize;
   chunk_line_.clear();
+  head_complete_ = false;
+  captured_size_ = 0;
 }
 
 void HttpResponseParser::fail(const char* reason) {
@@ -192,6 +197,25 @@ void HttpResponseParser::head_line(const char* s, size_t n) {
       if (equals_lower(t, len, "keep-alive")) connection_keep_alive_ = true;
     });
   }
+  // Only a 2xx response's: the protocol's reader reads no other (as undici's onHeaders).
+  if (capture_names_ != nullptr && status_ >= 200 && status_ <= 299) capture(s, name_size, value, value_size);
+}
+
+void HttpResponseParser::capture(const char* name, size_t name_size, const char* value, size_t value_size) {
+  const std::vector<std::string>& names = *capture_names_;
+  for (size_t k = 0; k < names.size() && k < kMaxCapturedNames; ++k) {
+    if (!equals_lower(name, name_size, names[k].data(), names[k].size())) continue;
+    // A value cut short would be read as another one: refused instead.
+    if (value_size > kMaxCapturedValueBytes) return fail("a response header the protocol reads is over 256 bytes");
+    if (3 + value_size > kCaptureBytes - captured_size_) return fail("the response headers the protocol reads are over 1 KiB");
+    uint8_t* at = captured_.data() + captured_size_;
+    at[0] = static_cast<uint8_t>(k);
+    at[1] = static_cast<uint8_t>(value_size & 0xff);
+    at[2] = static_cast<uint8_t>(value_size >> 8);
+    if (value_size > 0) std::memcpy(at + 3, value, value_size);
+    captured_size_ += 3 + value_size;
+    return;
+  }
 }
 
 // The blank line ended the head: decide the framing of the body.
@@ -209,6 +233,7 @@ void HttpResponseParser::head_done() {
   if (has_transfer_encoding_ && has_length_) return fail("Transfer-Encoding with Content-Length");
   if (has_transfer_encoding_ && (transfer_codings_ != 1 || !chunked_))
     return fail("unsupported Transfer-Encoding (only chunked)");
+  head_complete_ = true;
   if (status_ == 204 || status_ == 304) {
     state_ = State::Done;
     return;
@@ -218,7 +243,10 @@ void HttpResponseParser::head_done() {
     chunk_state_ = kChunkSize;
     remaining_ = 0;
   } else if (has_length_) {
-    if (remaining_ > max_body_bytes_) return fail_over_body_limit();
+    if (remaining_ > max_body_bytes_) {
+      head_complete_ = false;
+      return fail_over_body_limit();
+    }
     body_mode_ = kBodyLength;
     if (remaining_ == 0) {
       state_ = State::Done;

@@ -56,7 +56,7 @@ void HttpSut::push_stream_event(HttpStreamEvent event, const uint8_t* bytes, siz
   if (!host_wake_pending_.exchange(true, std::memory_order_seq_cst) && host_wake_) host_wake_();
 }
 
-void HttpSut::on_body(const HttpBodyChunk& chunk) {
+void HttpSut::push_chunk(const HttpBodyChunk& chunk, HttpStreamEvent::Kind kind) {
   in_outcome_.fetch_add(1, std::memory_order_seq_cst);
   // Bytes of a request no attached run issued belong to no series: dropped.
   if (session_.load(std::memory_order_seq_cst) != nullptr) {
@@ -65,30 +65,42 @@ void HttpSut::on_body(const HttpBodyChunk& chunk) {
     event.index = chunk.index;
     event.node = chunk.node;
     event.stamp_ns = chunk.read_ns;
-    event.kind = HttpStreamEvent::kData;
+    event.kind = kind;
     push_stream_event(event, chunk.data, chunk.size);
   }
   in_outcome_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-std::string HttpSut::redact(std::string text) const {
-  const std::string& key = secret_;
-  if (key.empty()) return text;
-  static const std::string kMark = "<api key>";
-  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + kMark.size())) {
-    text.replace(at, key.size(), kMark);
-  }
-  // An excerpt cut inside the key ends with its first characters (before a "...").
-  size_t end = text.size();
-  if (end >= 3 && text.compare(end - 3, 3, "...") == 0) end -= 3;
-  for (size_t n = std::min(key.size() - 1, end); n >= 3; --n) {
-    if (text.compare(end - n, n, key, 0, n) == 0) {
-      text.replace(end - n, n, kMark);
-      break;
-    }
-  }
-  return text;
+void HttpSut::on_body(const HttpBodyChunk& chunk) { push_chunk(chunk, HttpStreamEvent::kData); }
+
+void HttpSut::on_headers(const HttpBodyChunk& chunk) { push_chunk(chunk, HttpStreamEvent::kHeaders); }
+
+void HttpSut::set_secrets(const std::vector<std::u16string>& secrets) {
+  auto redactor = std::make_shared<const SecretRedactor>(secrets);
+  std::lock_guard<std::mutex> lock(secrets_mutex_);
+  secrets_ = redactor->empty() ? nullptr : std::move(redactor);
 }
+
+std::string HttpSut::redact(const std::string& text) const {
+  std::shared_ptr<const SecretRedactor> secrets;
+  {
+    std::lock_guard<std::mutex> lock(secrets_mutex_);
+    secrets = secrets_;
+  }
+  return secrets == nullptr ? text : secrets->redact(text);
+}
+
+namespace {
+
+// The client's own messages quote a server's bytes only in an error
+// status's body excerpt; the others (connects, framing errors, timeouts,
+// cancels) are loadgen's text. Only those are redacted, so that no failure
+// made on the issue thread (send's: a node in backoff) takes the lock.
+std::string failure_message(const HttpSut& sut, const HttpOutcome& outcome) {
+  return outcome.kind == FailureKind::HttpStatus ? sut.redact(outcome.message) : outcome.message;
+}
+
+}  // namespace
 
 void HttpSut::abandon_outstanding(const std::string& message) {
   abandoning_.store(true, std::memory_order_seq_cst);
@@ -141,11 +153,11 @@ void HttpSut::on_outcome(HttpOutcome& outcome) {
       } else {
         event.kind = HttpStreamEvent::kFailed;
         event.failure = outcome.kind;
-        const std::string message = secret_.empty() ? outcome.message : redact(outcome.message);
+        const std::string message = failure_message(*this, outcome);
         push_stream_event(event, reinterpret_cast<const uint8_t*>(message.data()), message.size());
       }
     } else if (!outcome.ok) {
-      session->fail(outcome.done_ns, id, outcome.kind, secret_.empty() ? outcome.message : redact(outcome.message));
+      session->fail(outcome.done_ns, id, outcome.kind, failure_message(*this, outcome));
     } else if (host_reads_body(outcome.tag)) {
       // Kept bodies (even empty ones) are the host's to read and complete.
       bool wake = false;

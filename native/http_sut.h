@@ -17,17 +17,19 @@
 #include <vector>
 
 #include "http_client.h"
+#include "http_secrets.h"
 #include "native_sut.h"
 
 namespace loadgen {
 
 class Session;
 
-// One event of a streamed response for the host (stream_bodies): body bytes
-// as read, the response's end, or its failure. `offset`/`size` locate the
-// bytes (or the failure's message) in the batch's byte buffer.
+// One event of a streamed response for the host (stream_bodies): its
+// headers (HttpClientConfig::response_headers: the captured entries), body
+// bytes as read, the response's end, or its failure. `offset`/`size` locate
+// the bytes (the entries, the failure's message) in the batch's byte buffer.
 struct HttpStreamEvent {
-  enum Kind : uint8_t { kData = 0, kEnd = 1, kFailed = 2 };
+  enum Kind : uint8_t { kData = 0, kEnd = 1, kFailed = 2, kHeaders = 3 };
   uint64_t tag = 0;
   uint32_t index = 0;
   uint32_t node = 0;
@@ -51,11 +53,13 @@ class HttpSut final : public NativeSut, public HttpSink {
   void attach(Session* session);
   void detach() { attach(nullptr); }
 
-  // A secret (the API key, sent in the requests' headers) that no failure
-  // message may carry, e.g. when a server echoes the request back: replaced
-  // by "<api key>", also a cut-off start of it at the end of an excerpt.
-  void set_secret(std::string secret) { secret_ = std::move(secret); }
-  std::string redact(std::string text) const;
+  // The secrets (the API key, secret request headers' values) that no
+  // failure message may carry, e.g. when a server echoes the request back:
+  // any run of 8 or more of their characters is replaced (http_secrets.h).
+  // Host thread; replaces the last set. Applied to the messages that quote
+  // a server's bytes (an error status's excerpt), on the reactor thread.
+  void set_secrets(const std::vector<std::u16string>& secrets);
+  std::string redact(const std::string& text) const;
 
   // Between series: every request still outstanding fails as Cancelled
   // (HttpClient::cancel_outstanding) and completes no sample: the core
@@ -86,12 +90,15 @@ class HttpSut final : public NativeSut, public HttpSink {
   // HttpSink (reactor thread)
   void on_outcome(HttpOutcome& outcome) override;
   void on_body(const HttpBodyChunk& chunk) override;
+  void on_headers(const HttpBodyChunk& chunk) override;
 
  private:
   // Whether sample `id`'s body goes to the host (as issue() decided).
   bool host_reads_body(uint64_t id) const;
   // Queues a stream event (reactor thread) and wakes the host if it is not woken yet.
   void push_stream_event(HttpStreamEvent event, const uint8_t* bytes, size_t size);
+  // A chunk's bytes as a stream event of `kind`, when a run is attached.
+  void push_chunk(const HttpBodyChunk& chunk, HttpStreamEvent::Kind kind);
 
   bool streams_ = false;
   std::unique_ptr<HttpClient> client_;
@@ -100,7 +107,9 @@ class HttpSut final : public NativeSut, public HttpSink {
   std::atomic<int> in_outcome_{0};  // on_outcome calls using session_ (detach waits for 0)
   std::atomic<bool> abandoning_{false};  // cancelled outcomes complete nothing (abandon_outstanding)
   bool host_reads_every_body_ = false;
-  std::string secret_;
+  // Replaced whole by set_secrets; read (copied under the lock) only for a failure's message.
+  mutable std::mutex secrets_mutex_;
+  std::shared_ptr<const SecretRedactor> secrets_;
   std::function<void()> host_wake_;
   std::mutex host_mutex_;
   std::vector<HttpOutcome> host_responses_;

@@ -15,6 +15,7 @@ import { SettingsError } from '../lib/errors.js';
 import { NATIVE_SUT } from '../lib/api/native-sut.js';
 import { loadNative } from '../lib/native/index.js';
 import type { NativeHttpSut } from '../lib/native/addon.js';
+import type { NetworkProtocol } from '../lib/net/protocol.js';
 import { createNetworkSut } from '../lib/net/transport.js';
 import { nodeHandler, testProtocol, type TestServer, testServers } from './net-helpers.js';
 import { tempDir } from './helpers.js';
@@ -184,6 +185,64 @@ describe.skipIf(!available)('native transport', () => {
     } finally {
       await sut.close();
     }
+  });
+
+  it.each([false, true])('the response headers a protocol lists reach its reader before the body, as undici hands them (token streams %s)', async (tokens) => {
+    const headed = await server(nodeHandler('headed', (_req, res) => {
+      res.setHeader('x-first', 'caf\u00e9');
+      res.setHeader('x-twice', ['1', '2']);
+      res.setHeader('x-unlisted', 'no');
+      res.end('body');
+    }));
+    const seenBy = async (transport: 'native' | 'undici'): Promise<Set<string>> => {
+      const seen = new Set<string>();
+      const base = testProtocol(8, { tokens });
+      const protocol: NetworkProtocol = {
+        ...base,
+        responseHeaders: ['X-First', 'x-twice', 'x-absent'],
+        reader(index, wantData) {
+          const inner = base.reader(index, wantData);
+          let headers = 'none';
+          return {
+            onHeaders(h) {
+              headers = JSON.stringify([h['x-first'], h['x-twice'], h['x-absent'] ?? null]);
+            },
+            onData(chunk) {
+              seen.add(`${headers} before the body`);
+              return inner.onData(chunk);
+            },
+            onEnd: () => inner.onEnd(),
+          };
+        },
+      };
+      const sut = await createNetworkSut(protocol, { urls: [headed.url], transport });
+      try {
+        expect(sut.stats().transport).toBe(transport);
+        const r = await startTest(sut, sut.qsl, offline(16), { outdir: tempDir() });
+        expect(r.errors.failedSamples.total).toBe(0);
+      } finally {
+        await sut.close();
+      }
+      return seen;
+    };
+    // Byte for byte as undici decodes them (latin1), whatever node:http wrote for the é.
+    const undici = await seenBy('undici');
+    expect([...undici]).toEqual([expect.stringMatching(/^\["caf.+",\["1","2"\],null\] before the body$/)]);
+    expect(await seenBy('native')).toEqual(undici);
+  });
+
+  it("a protocol's response headers the native client cannot capture: 'auto' takes undici, 'native' is a SettingsError naming why", async () => {
+    const many: NetworkProtocol = { ...testProtocol(8), responseHeaders: Array.from({ length: 9 }, (_, i) => `x-h${i}`) };
+    const sut = await createNetworkSut(many, { urls: [node.url] });
+    try {
+      expect(sut.stats().transport).toBe('undici');
+    } finally {
+      await sut.close();
+    }
+    await expect(createNetworkSut(many, { urls: [node.url], transport: 'native' }))
+      .rejects.toThrow(/transport 'native' cannot serve this SUT: the test protocol reads 9 response headers, more than the native client's 8/);
+    await expect(createNetworkSut({ ...testProtocol(8), responseHeaders: ['bad name'] }, { urls: [node.url], transport: 'native' }))
+      .rejects.toThrow(/the test protocol's responseHeaders has 'bad name', not a header name/);
   });
 
   it('a node that is down is a NetworkSetupError before the run (probe), nothing left open', async () => {

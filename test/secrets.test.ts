@@ -99,6 +99,15 @@ export function request(index) {
 }
 `);
 
+// A secret header whose value differs per sample: the later ones become known as the samples load.
+const perSampleSecret = (index: number): string => `per-sample-${String(index).padStart(2, '0')}-${HEADER_SECRET.slice(4)}`;
+const perSampleModule = join(dir, 'per-sample.mjs');
+writeFileSync(perSampleModule, `export const totalSampleCount = 16;
+export function request(index) {
+  return { method: 'POST', path: '/infer', headers: { 'x-api-key': 'per-sample-' + String(index).padStart(2, '0') + '-' + ${JSON.stringify(HEADER_SECRET.slice(4))} }, body: { x: index } };
+}
+`);
+
 // A module whose own errors quote the key it reads from the environment.
 const throwingModule = join(dir, 'throwing.mjs');
 writeFileSync(throwingModule, `export const totalSampleCount = 16;
@@ -190,6 +199,37 @@ describe('Secrets', () => {
   });
 });
 
+/** test/fixtures/secret-redaction.json: the cases native/http_secrets.cc's tests read too. */
+interface RedactionCase {
+  name: string;
+  add?: string[];
+  apiKey?: string;
+  headerNames?: string[];
+  headers?: Record<string, string>[];
+  secrets: string[];
+  texts: [string, string][];
+}
+
+describe('the shared redaction cases (the native client applies the same rule to its own messages)', () => {
+  const fixture = JSON.parse(readFileSync(join(repoRoot, 'test', 'fixtures', 'secret-redaction.json'), 'utf8')) as { redacted: string; cases: RedactionCase[] };
+
+  it('uses the same marker', () => {
+    expect(fixture.redacted).toBe(REDACTED);
+  });
+
+  it.each(fixture.cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    const s = new Secrets();
+    for (const secret of c.add ?? []) s.add(secret);
+    s.addApiKey(c.apiKey);
+    if (c.headerNames !== undefined) s.addHeaderNames(c.headerNames);
+    for (const headers of c.headers ?? []) s.addHeaders(headers);
+    // What the native binding is handed.
+    expect(s.list()).toEqual(c.secrets);
+    expect(s.size).toBe(c.secrets.length);
+    for (const [text, redacted] of c.texts) expect(s.redact(text), JSON.stringify(text)).toBe(redacted);
+  });
+});
+
 describe('loadgen run: no part of a secret is written', () => {
   it.each([
     ['undici', false],
@@ -245,6 +285,18 @@ describe('loadgen run: no part of a secret is written', () => {
     expect(run.code, run.stderr).toBe(1);
     expectNothingLeaked(outdir, run, [HEADER_SECRET, CUSTOM_SECRET]);
     expect(readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8')).toContain(`HTTP 403: {\\"error\\":{\\"message\\":\\"Incorrect API key provided: ${REDACTED}******`);
+  });
+
+  it.each(['undici', 'native'] as const)('--transport %s --no-read-every-response: secret header values that differ per sample, and the key', async (transport) => {
+    const node = await server(echoingNode((n) => (n % 2 === 0 ? 401 : 500)));
+    const outdir = tempDir();
+    const run = await runCli(['run', '--sut', 'http', '--url', node.url, '--request', perSampleModule, '--api-key-env', 'LOADGEN_TEST_KEY', '--transport', transport,
+      '--no-read-every-response', ...offline, '--outdir', outdir], { LOADGEN_TEST_KEY: KEY });
+    expect(run.code, run.stderr).toBe(1);
+    expectNothingLeaked(outdir, run, [KEY, ...Array.from({ length: 16 }, (_, i) => perSampleSecret(i))]);
+    const detail = readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8');
+    expect(detail).toContain(`Incorrect API key provided: ${REDACTED}******`);
+    expect(detail.match(/Sample failed \(http_status\)/g)?.length).toBe(16);
   });
 
   it('a mapping module whose errors quote the key: its load failure (stderr, detail log) and its response() throws', async () => {

@@ -320,12 +320,25 @@ export interface NativeHttpSutOptions {
   responsePollUs?: number;
   /** Every body goes to onResponses, not only the accuracy-logged samples'. */
   hostReadsEveryBody?: boolean;
-  /** Never in a failure message (the API key): replaced by '<api key>'. */
-  secret?: string;
+  /**
+   * The secrets (lib/net/secrets.ts Secrets.list()) no failure message the
+   * client writes may carry any run of 8 or more characters of (shorter
+   * ones: whole); replaced by '<redacted>'. setSecrets() replaces them.
+   */
+  secrets?: readonly string[];
+  /**
+   * Lowercase names (at most 8) of response headers whose values a 2xx
+   * response hands over (each value at most 256 bytes, all at most 1 KiB:
+   * beyond, the response is malformed_response).
+   */
+  responseHeaders?: readonly string[];
   /**
    * Responses whose bodies JS reads, stamped already (their last byte's
-   * clockNs()), one call per batch: response i is meta[6i..6i+5] = id, QSL
-   * index, stamp, node, offset and length of its body in `data`.
+   * clockNs()), one call per batch: response i is meta[8i..8i+7] = id, QSL
+   * index, stamp, node, offset and length of its body in `data`, offset and
+   * length of its headers in `data` (the listed ones it carried: per value
+   * one entry [index in responseHeaders: 1 byte][length: 2 bytes,
+   * little-endian][the value's bytes]).
    */
   onResponses?: (meta: Float64Array, data: Uint8Array, count: number) => void;
   /**
@@ -337,9 +350,10 @@ export interface NativeHttpSutOptions {
   /**
    * Stream events, one call per batch: event i is meta[8i..8i+7] = id, stamp
    * (clockNs() of the read that brought the bytes / of the end or failure),
-   * offset and length in `data` (the body bytes; a failure's message),
-   * event (0 bytes, 1 end, 2 failed), QSL index, node, failure kind (index
-   * in tables.failureKinds).
+   * offset and length in `data` (the body bytes; a failure's message; the
+   * headers' entries, as onResponses'), event (0 bytes, 1 end, 2 failed,
+   * 3 headers: once per 2xx response before its bytes, when responseHeaders
+   * lists any), QSL index, node, failure kind (index in tables.failureKinds).
    */
   onStream?: (meta: Float64Array, data: Uint8Array, count: number) => void;
 }
@@ -354,6 +368,8 @@ export interface NativeHttpSut {
   /** Many at once: request indices[i] is data[layout[4i], +layout[4i+1]) then data[layout[4i+2], +layout[4i+3]). */
   setRequests(indices: Uint32Array, data: Uint8Array, layout: Uint32Array): void;
   clearRequests(): void;
+  /** Replaces the secrets (as the `secrets` option) once more became known. */
+  setSecrets(secrets: readonly string[]): void;
   /** Opens one connection per node (more open as requests wait for one): '' or why not (naming the node). */
   start(): Promise<string>;
   cancelAll(message: string): void;

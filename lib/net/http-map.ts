@@ -169,8 +169,9 @@ function httpProtocolOf(map: HttpMapModule, source: string, timeouts: Timeouts):
     secrets.addHeaders(request.headers);
     return request;
   };
-  // The first sample's headers now: a transport decides before any load how
-  // it routes failure messages, by whether there is a secret to hide.
+  // The first sample's headers now: their secrets are known before any
+  // request is sent (a transport hands them to its redactor as it starts;
+  // the other samples' as they load).
   build(0);
   return {
     kind: 'http',

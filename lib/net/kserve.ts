@@ -112,8 +112,11 @@ class KServeProtocol implements NetworkProtocol {
   readonly kind = 'kserve';
   readonly streamsTokens = false;
   readonly totalSampleCount: number;
-  /** Binary outputs: where their JSON ends is a response header. */
-  readonly responseHeaders: readonly string[];
+  /**
+   * Binary outputs: where their JSON ends is a response header. Read in
+   * either mode: a server may answer binary outputs though not asked.
+   */
+  readonly responseHeaders: readonly string[] = [HEADER_LENGTH];
   private readonly requests: (PreparedRequest | undefined)[];
   private readonly inferPath: string;
   private bindings: InputBinding[][] | undefined;
@@ -130,7 +133,6 @@ class KServeProtocol implements NetworkProtocol {
     private readonly binaryTensors: boolean,
   ) {
     this.totalSampleCount = dataset.totalSampleCount;
-    this.responseHeaders = binaryTensors ? [HEADER_LENGTH] : [];
     this.requests = new Array<PreparedRequest | undefined>(this.totalSampleCount);
     this.inferPath = `/v2/models/${encodeURIComponent(model)}/infer`;
   }
@@ -234,7 +236,7 @@ class KServeProtocol implements NetworkProtocol {
 
   reader(index: number, wantData: boolean): ResponseReader {
     void index;
-    return new InferResponseReader(wantData, this.binaryTensors);
+    return new InferResponseReader(wantData);
   }
 
   describe(): string {
@@ -296,20 +298,18 @@ class KServeProtocol implements NetworkProtocol {
 
 /**
  * Reads one infer response: JSON or binary-extension outputs; an `error`
- * field or missing outputs is malformed. With binary tensors the
- * Inference-Header-Content-Length header says where the JSON ends.
+ * field or missing outputs is malformed. When the response has an
+ * Inference-Header-Content-Length header (binary outputs, asked for or
+ * not), it says where the JSON ends.
  */
 class InferResponseReader implements ResponseReader {
   private readonly chunks: Uint8Array[] = [];
   private headerLength: string | string[] | undefined;
 
-  constructor(
-    private readonly wantData: boolean,
-    private readonly readsHeaderLength: boolean,
-  ) {}
+  constructor(private readonly wantData: boolean) {}
 
   onHeaders(headers: ResponseHeaders): void {
-    if (this.readsHeaderLength) this.headerLength = headers[HEADER_LENGTH];
+    this.headerLength = headers[HEADER_LENGTH];
   }
 
   onData(chunk: Uint8Array): undefined {

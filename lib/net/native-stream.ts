@@ -1,7 +1,8 @@
 /**
  * Streamed responses of the native transport (token streams): the reactor
- * hands over each read's body bytes with the stamp of that read, then the
- * response's end or failure (native/http_sut.h, HttpStreamEvent). Here the
+ * hands over the response headers the protocol reads, each read's body
+ * bytes with the stamp of that read, then the response's end or failure
+ * (native/http_sut.h, HttpStreamEvent). Here the
  * protocol's ResponseReader runs on them in order; the first token is
  * stamped with the read that brought it, the completion with the end's
  * stamp, so neither the JS thread's wake nor the parsing is inside TTFT,
@@ -11,7 +12,7 @@ import { wantsResponse } from '../api/active.js';
 import { firstTokenComplete, querySampleComplete, querySampleFailed } from '../api/completion.js';
 import type { NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
-import { FAILURE_KINDS, type FailureKind, type NetworkProtocol, type ResponseOutcome, type ResponseReader } from './protocol.js';
+import { FAILURE_KINDS, type FailureKind, type NetworkProtocol, type ResponseHeaders, type ResponseOutcome, type ResponseReader } from './protocol.js';
 
 /** Numbers per event in onStream's `meta` (bindings/http_sut_binding.cc, kStreamRecord). */
 export const STREAM_RECORD = 8;
@@ -19,6 +20,33 @@ export const STREAM_RECORD = 8;
 export const STREAM_DATA = 0;
 export const STREAM_END = 1;
 export const STREAM_FAILED = 2;
+/** The response headers the protocol reads (NetworkProtocol.responseHeaders), before the bytes. */
+export const STREAM_HEADERS = 3;
+
+const NO_HEADERS: ResponseHeaders = Object.freeze({});
+
+/**
+ * The headers the native client captured (entries of [index in `names`:
+ * 1 byte][length: 2 bytes, little-endian][value]), as undici hands them:
+ * values as latin1, a name given twice as an array of its values.
+ */
+export function decodeHeaders(bytes: Uint8Array, names: readonly string[]): ResponseHeaders {
+  if (bytes.length === 0) return NO_HEADERS;
+  const headers: Record<string, string | string[]> = {};
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = 0; at + 3 <= view.length;) {
+    const name = names[view[at]!];
+    const length = view[at + 1]! | (view[at + 2]! << 8);
+    const value = view.toString('latin1', at + 3, at + 3 + length);
+    at += 3 + length;
+    if (name === undefined) continue;
+    const earlier = Object.hasOwn(headers, name) ? headers[name] : undefined;
+    const next = earlier === undefined ? value : typeof earlier === 'string' ? [earlier, value] : [...earlier, value];
+    // A plain object, as undici's (a name such as __proto__ stays an own property).
+    Object.defineProperty(headers, name, { value: next, enumerable: true, configurable: true, writable: true });
+  }
+  return headers;
+}
 
 /** One response being read. */
 interface StreamState {
@@ -36,6 +64,8 @@ export class NativeStreamReader {
 
   constructor(
     private readonly protocol: NetworkProtocol,
+    /** The lowercase names the client captures (the indices of the header entries). */
+    private readonly headerNames: readonly string[],
     private readonly labels: readonly string[],
     private readonly corrections: readonly NodeStatsRecorder[],
     private readonly redact: (text: string) => string,
@@ -52,6 +82,7 @@ export class NativeStreamReader {
       const event = meta[m + 4]!;
       try {
         if (event === STREAM_DATA) this.data(id, meta[m + 5]!, meta[m + 6]!, bytes, stamp);
+        else if (event === STREAM_HEADERS) this.headers(id, meta[m + 5]!, meta[m + 6]!, bytes, stamp);
         else if (event === STREAM_END) this.end(id, meta[m + 5]!, meta[m + 6]!, stamp);
         else this.failed(id, FAILURE_KINDS[meta[m + 7]!] ?? 'connection', decoder.decode(bytes), stamp);
       } catch {
@@ -82,6 +113,16 @@ export class NativeStreamReader {
       this.streams.set(id, state);
     }
     return state;
+  }
+
+  private headers(id: number, index: number, node: number, bytes: Uint8Array, stamp: number): void {
+    const state = this.state(id, index, node, stamp);
+    if (state.failedKind !== undefined || state.reader!.onHeaders === undefined) return;
+    try {
+      state.reader!.onHeaders(decodeHeaders(bytes, this.headerNames));
+    } catch (error) {
+      this.refuse(id, node, state, error, stamp);
+    }
   }
 
   private data(id: number, index: number, node: number, bytes: Uint8Array, stamp: number): void {

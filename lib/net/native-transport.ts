@@ -4,8 +4,9 @@
  * and a reactor thread reads the response, stamps its last byte and
  * completes the sample, so no JS runs between a query's due time and its
  * completion. Responses whose bodies are logged (accuracy mode, sampled
- * accuracy-log entries) come back here, already stamped, for the protocol's
- * reader. Token streams are read as they arrive (lib/net/native-stream.ts).
+ * accuracy-log entries) come back here, already stamped, with the response
+ * headers the protocol reads, for the protocol's reader. Token streams are
+ * read as they arrive (lib/net/native-stream.ts).
  * undici (lib/net/client.ts) stays the transport for https, HTTP/2,
  * per-node path prefixes and dispatch workers.
  */
@@ -18,7 +19,7 @@ import { InterfaceError, NetworkSetupError, SettingsError } from '../errors.js';
 import { loadNative, type NativeHttpSut } from '../native/index.js';
 import type { ClientConfig } from './client-config.js';
 import type { NodeAddress } from './nodes.js';
-import { NativeStreamReader } from './native-stream.js';
+import { decodeHeaders, NativeStreamReader } from './native-stream.js';
 import { createStatsBuffer, nodeSlice, NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, USER_FUNCTION_TIMEOUT_MS, type NetworkProtocol, type PreparedRequest, type ResponseOutcome } from './protocol.js';
@@ -40,9 +41,28 @@ const CANCEL_SETTLE_MS = 5_000;
 export const TRANSPORTS = ['auto', 'native', 'undici'] as const;
 export type TransportChoice = (typeof TRANSPORTS)[number];
 
+/** The most response headers the native client captures for a protocol (native/http_client.h). */
+export const MAX_NATIVE_RESPONSE_HEADERS = 8;
+
+/** A header name as the native client compares it: lowercase token characters. */
+const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]{1,256}$/;
+
+/** The protocol's response header names, lowercase ('' and the reason when the native client cannot capture them). */
+function nativeHeaderNames(protocol: NetworkProtocol): { names: string[]; problem: string } {
+  const listed: unknown = protocol.responseHeaders ?? [];
+  if (!Array.isArray(listed)) return { names: [], problem: `the ${protocol.kind} protocol's responseHeaders is not an array of header names` };
+  const names = [...new Set(listed.map((n: unknown) => (typeof n === 'string' ? n.toLowerCase() : '')))];
+  const bad = names.find((n) => !HEADER_NAME.test(n));
+  if (bad !== undefined) return { names: [], problem: `the ${protocol.kind} protocol's responseHeaders has '${bad.slice(0, 60)}', not a header name` };
+  if (names.length > MAX_NATIVE_RESPONSE_HEADERS)
+    return { names: [], problem: `the ${protocol.kind} protocol reads ${names.length} response headers, more than the native client's ${MAX_NATIVE_RESPONSE_HEADERS}` };
+  return { names, problem: '' };
+}
+
 /**
  * Why the native transport cannot serve this SUT ('' when it can): it speaks
- * plain HTTP/1.1 (whole responses, or token streams read as they arrive).
+ * plain HTTP/1.1 (whole responses, or token streams read as they arrive),
+ * and hands over at most MAX_NATIVE_RESPONSE_HEADERS response headers.
  */
 export function nativeTransportObstacle(protocol: NetworkProtocol, addresses: readonly NodeAddress[], config: ClientConfig): string {
   const native = loadNative();
@@ -51,10 +71,11 @@ export function nativeTransportObstacle(protocol: NetworkProtocol, addresses: re
   const https = addresses.find((a) => !a.origin.startsWith('http:'));
   if (https !== undefined) return `node ${https.url} is not plain http:`;
   if (addresses.some((a) => a.basePath !== addresses[0]!.basePath)) return 'the nodes have different path prefixes';
-  const headers = protocol.responseHeaders ?? [];
-  if (headers.length > 0) return `the ${protocol.kind} protocol reads the response header${headers.length === 1 ? '' : 's'} ${headers.join(', ')}, and the native client hands over bodies only`;
-  return '';
+  return nativeHeaderNames(protocol).problem;
 }
+
+/** Numbers per response in onResponses' `meta` (bindings/http_sut_binding.cc, kResponseRecord). */
+const RESPONSE_RECORD = 8;
 
 /** Samples whose requests are built between two reads of the clock (load). */
 const LOAD_SLICE = 256;
@@ -122,6 +143,10 @@ export class NativeTransport {
   private lastHeaders: Record<string, string> | undefined;
   private lastBlock: Uint8Array | undefined;
   private readonly streams: NativeStreamReader | undefined;
+  /** The response headers the protocol reads, lowercase: the indices of the captured entries. */
+  private readonly headerNames: readonly string[];
+  /** How many secrets the native client was handed (more are added as requests are built). */
+  private secretsHanded = 0;
   /** How long an async reader's outcome may take (the request timeout, or USER_FUNCTION_TIMEOUT_MS for none). */
   private readonly outcomeTimeoutMs: number;
   private readonly requestTimeoutMs: number;
@@ -149,14 +174,16 @@ export class NativeTransport {
     this.correctionRecorders = addresses.map((_, i) => new NodeStatsRecorder(nodeSlice(this.corrections, addresses.length, 0, i)));
     this.authorization = config.apiKey === undefined ? '' : `authorization: Bearer ${config.apiKey}\r\n`;
     this.outcomeTimeoutMs = config.requestTimeoutMs > 0 ? config.requestTimeoutMs : USER_FUNCTION_TIMEOUT_MS;
-    // The core's own failure messages (an error status's body excerpt) are
-    // redacted only of the whole key: with secrets, every response comes
-    // here as a stream, so that each failure message passes the redactor,
-    // which hides any part of a secret.
-    const streamed = protocol.streamsTokens || !secrets.empty;
-    const streams = (this.streams = streamed
-      ? new NativeStreamReader(protocol, addresses.map((a) => a.url), this.correctionRecorders, (text) => this.redact(text), this.outcomeTimeoutMs)
+    const headers = nativeHeaderNames(protocol);
+    if (headers.problem !== '') throw new InterfaceError(headers.problem);
+    const headerNames = (this.headerNames = headers.names);
+    const streams = (this.streams = protocol.streamsTokens
+      ? new NativeStreamReader(protocol, headerNames, addresses.map((a) => a.url), this.correctionRecorders, (text) => this.redact(text), this.outcomeTimeoutMs)
       : undefined);
+    // The client's own failure messages (an error status's body excerpt)
+    // pass its redactor, which applies secrets.ts's rule to these.
+    const secretList = secrets.list();
+    this.secretsHanded = secretList.length;
     this.handle = new (loadNative().NativeHttpSut)({
       nodes: addresses.map(nativeNode),
       connectionsPerNode: config.connections,
@@ -167,13 +194,25 @@ export class NativeTransport {
       maxBodyBytes,
       hostReadsEveryBody: readEveryResponse,
       responsePollUs: config.responsePollUs,
+      secrets: secretList,
+      responseHeaders: headerNames,
       ...(streams !== undefined ? { streamBodies: true, onStream: (meta: Float64Array, data: Uint8Array, count: number) => streams.onEvents(meta, data, count) } : {}),
       onResponses: (meta, data, count) => {
-        for (let i = 0, m = 0; i < count; i++, m += 6) {
-          this.read(meta[m]!, meta[m + 1]!, meta[m + 2]!, data.subarray(meta[m + 4]!, meta[m + 4]! + meta[m + 5]!), meta[m + 3]!);
+        for (let i = 0, m = 0; i < count; i++, m += RESPONSE_RECORD) {
+          const body = data.subarray(meta[m + 4]!, meta[m + 4]! + meta[m + 5]!);
+          const headerBytes = data.subarray(meta[m + 6]!, meta[m + 6]! + meta[m + 7]!);
+          this.read(meta[m]!, meta[m + 1]!, meta[m + 2]!, body, meta[m + 3]!, headerBytes);
         }
       },
     });
+  }
+
+  /** Secrets the protocol found building requests (a mapping module's per-sample headers) go to the client too. */
+  private handSecrets(): void {
+    if (this.secrets.size === this.secretsHanded) return;
+    const list = this.secrets.list();
+    this.handle.setSecrets(list);
+    this.secretsHanded = list.length;
   }
 
   /** Opens a connection to every node (after the probes; more open as needed): NetworkSetupError naming the node otherwise. */
@@ -207,6 +246,8 @@ export class NativeTransport {
       }
     }
     if (stopped()) return;
+    // Before any of these requests is sent: nothing is outstanding now.
+    this.handSecrets();
     this.handle.setRequests(list, writer.bytes(), layout);
   }
 
@@ -293,13 +334,17 @@ export class NativeTransport {
     return block;
   }
 
-  /** A response whose body JS reads: through the protocol's reader, completed with the native stamp. */
-  private read(id: number, index: number, stampNs: number, body: Uint8Array, node: number): void {
+  /**
+   * A response whose body JS reads: through the protocol's reader (its
+   * headers first, as undici's onResponseStart), completed with the native stamp.
+   */
+  private read(id: number, index: number, stampNs: number, body: Uint8Array, node: number, headerBytes: Uint8Array): void {
     const label = this.addresses[node]?.url ?? this.addresses[0]!.url;
     const wantData = wantsResponse(id);
     let verdict: ResponseOutcome | PromiseLike<ResponseOutcome>;
     try {
       const reader = this.protocol.reader(index, wantData);
+      if (this.headerNames.length > 0 && reader.onHeaders !== undefined) reader.onHeaders(decodeHeaders(headerBytes, this.headerNames));
       reader.onData(body);
       verdict = reader.onEnd();
     } catch (error) {

@@ -89,9 +89,9 @@ export interface ResponseReader {
    */
   onEnd(): ResponseOutcome | PromiseLike<ResponseOutcome>;
   /**
-   * The headers of a 2xx response, before its first onData, from transports
-   * that read headers: only for protocols that name them in
-   * NetworkProtocol.responseHeaders. May throw nothing.
+   * The headers of a 2xx response, before its first onData: for protocols
+   * that name them in NetworkProtocol.responseHeaders (the native transport
+   * hands over only those). May throw nothing.
    */
   onHeaders?(headers: ResponseHeaders): void;
 }
@@ -156,8 +156,8 @@ export interface NetworkProtocol {
   checkBeforeRun?(firstNode: NodeProbe): Promise<void>;
   /**
    * Response headers its readers need (lowercase), handed to
-   * ResponseReader.onHeaders. The native transport passes bodies only: it
-   * does not serve a protocol that names any.
+   * ResponseReader.onHeaders. The native transport captures at most 8 (each
+   * value at most 256 bytes) and hands over only these; undici all.
    */
   readonly responseHeaders?: readonly string[];
   /** loadSamplesToRam: builds the requests of these samples. */

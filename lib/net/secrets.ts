@@ -65,6 +65,20 @@ export class Secrets {
     return this.values.size === 0;
   }
 
+  /** How many secrets it holds (grows as requests are built: a change to hand on). */
+  get size(): number {
+    return this.values.size;
+  }
+
+  /**
+   * The secrets, in the order added: what a redactor elsewhere needs to
+   * apply this same rule (the native client's, native/http_secrets.h).
+   * Never to be written anywhere.
+   */
+  list(): string[] {
+    return [...this.values];
+  }
+
   /** Adds a secret (an empty or undefined one is no secret). */
   add(secret: string | undefined): void {
     if (secret === undefined || secret === '' || this.values.has(secret)) return;

@@ -280,6 +280,120 @@ TEST(http_parser_stops_at_the_end) {
 #endif
 }
 
+namespace {
+
+// The captured entries (HttpResponseParser::captured()) as "slot=value" lines.
+std::string captured_text(const uint8_t* data, size_t size) {
+  std::string out;
+  size_t at = 0;
+  while (at + 3 <= size) {
+    const size_t n = data[at + 1] | (static_cast<size_t>(data[at + 2]) << 8);
+    if (at + 3 + n > size) return out + "<cut entry>";
+    out += std::to_string(data[at]) + "=" + std::string(reinterpret_cast<const char*>(data) + at + 3, n) + "\n";
+    at += 3 + n;
+  }
+  return at == size ? out : out + "<stray bytes>";
+}
+
+const std::vector<std::string> kCaptureNames = {"inference-header-content-length", "x-b"};
+
+// Parses `text` with kCaptureNames captured, in pieces of `piece` bytes (0: whole) or random ones.
+std::pair<Parsed, std::string> parse_capturing(const std::string& text, size_t piece, std::mt19937* rng = nullptr) {
+  HttpResponseParser p;
+  p.set_capture(&kCaptureNames);
+  std::vector<uint8_t> body;
+  p.reset(&body, SIZE_MAX, 1 << 20);
+  size_t at = 0;
+  const auto* data = reinterpret_cast<const uint8_t*>(text.data());
+  while (at < text.size()) {
+    size_t n = text.size() - at;
+    if (rng != nullptr) n = std::min(n, static_cast<size_t>((*rng)() % 17 + 1));
+    else if (piece > 0) n = std::min(n, piece);
+    const size_t used = p.feed(data + at, n);
+    at += used;
+    if (used < n) break;
+  }
+  Parsed r{p.state(), p.status(), p.keep_alive(), std::string(body.begin(), body.end()), p.body_bytes(), at, p.error()};
+  return {r, captured_text(p.captured(), p.captured_size())};
+}
+
+}  // namespace
+
+TEST(http_parser_captures_the_listed_headers_of_a_2xx_response) {
+  // Any case, values trimmed, in order, a repeated name twice; an interim
+  // response's headers and unlisted names are not captured.
+  const std::string text =
+      "HTTP/1.1 100 Continue\r\nX-B: interim\r\n\r\n"
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nInference-Header-Content-Length:  17 \r\nX-Other: no\r\n"
+      "x-b: one\r\nX-B:two\r\nX-B-C: no\r\n\r\nhi";
+  std::mt19937 rng(7);
+  for (int round = 0; round < 52; ++round) {
+    const auto r = round == 0 ? parse_capturing(text, 0) : round == 1 ? parse_capturing(text, 1) : parse_capturing(text, 0, &rng);
+    CHECK(r.first.state == HttpResponseParser::State::Done);
+    CHECK_EQ(r.first.body, std::string("hi"));
+    CHECK_EQ(r.second, std::string("0=17\n1=one\n1=two\n"));
+  }
+  // An empty value is an entry; a response without the names has none.
+  CHECK_EQ(parse_capturing("HTTP/1.1 200 OK\r\nx-b:\r\nContent-Length: 0\r\n\r\n", 0).second, std::string("1=\n"));
+  CHECK_EQ(parse_capturing("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 0).second, std::string(""));
+  // Not of an error status (its reader reads nothing), nor of a 1xx.
+  const auto status = parse_capturing("HTTP/1.1 404 Not Found\r\nx-b: 1\r\nContent-Length: 0\r\n\r\n", 0);
+  CHECK(status.first.state == HttpResponseParser::State::Done);
+  CHECK_EQ(status.second, std::string(""));
+  // A parser with no names captures nothing.
+  const Parsed plain = parse("HTTP/1.1 200 OK\r\nx-b: 1\r\nContent-Length: 0\r\n\r\n");
+  CHECK(plain.state == HttpResponseParser::State::Done);
+}
+
+TEST(http_parser_captured_headers_are_bounded) {
+  const std::string at_limit(HttpResponseParser::kMaxCapturedValueBytes, '7');
+  const auto fits = parse_capturing("HTTP/1.1 200 OK\r\nx-b: " + at_limit + "\r\nContent-Length: 0\r\n\r\n", 0);
+  CHECK(fits.first.state == HttpResponseParser::State::Done);
+  CHECK_EQ(fits.second, "1=" + at_limit + "\n");
+  // A value cut short would read as another one: an error instead.
+  const auto over = parse_capturing("HTTP/1.1 200 OK\r\nx-b: " + at_limit + "7\r\nContent-Length: 0\r\n\r\n", 0);
+  CHECK(over.first.state == HttpResponseParser::State::Error);
+  CHECK(over.first.error.find("over 256 bytes") != std::string::npos);
+  // The same name again and again: the entries' room (1 KiB) runs out.
+  std::string many = "HTTP/1.1 200 OK\r\n";
+  for (int i = 0; i < 5; ++i) many += "x-b: " + std::string(250, 'v') + "\r\n";
+  const auto full = parse_capturing(many + "Content-Length: 0\r\n\r\n", 7);
+  CHECK(full.first.state == HttpResponseParser::State::Error);
+  CHECK(full.first.error.find("over 1 KiB") != std::string::npos);
+  // An error status's long header is none of the reader's business.
+  const auto status = parse_capturing("HTTP/1.1 500 X\r\nx-b: " + at_limit + "7\r\nContent-Length: 0\r\n\r\n", 0);
+  CHECK(status.first.state == HttpResponseParser::State::Done);
+}
+
+TEST(http_parser_capture_is_reset_per_response_without_allocation) {
+  HttpResponseParser p;
+  p.set_capture(&kCaptureNames);
+  std::vector<uint8_t> body;
+  const std::string with = "HTTP/1.1 200 OK\r\nInference-Header-Content-Length: 123\r\nContent-Length: 2\r\n\r\nok";
+  const std::string without = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  for (int warm = 0; warm < 2; ++warm) {
+    p.reset(&body, SIZE_MAX, 1000);
+    p.feed(reinterpret_cast<const uint8_t*>(with.data()), with.size());
+  }
+#if defined(LG_COUNT_ALLOCATIONS)
+  t_count_allocations = true;
+  const uint64_t before = g_allocations.load();
+#endif
+  bool right = true;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string& text = i % 2 == 0 ? with : without;
+    p.reset(&body, SIZE_MAX, 1000);
+    for (size_t at = 0; at < text.size(); at += 5)
+      p.feed(reinterpret_cast<const uint8_t*>(text.data()) + at, std::min<size_t>(5, text.size() - at));
+    right = right && p.state() == HttpResponseParser::State::Done && p.captured_size() == (i % 2 == 0 ? size_t{6} : size_t{0});
+  }
+#if defined(LG_COUNT_ALLOCATIONS)
+  CHECK_EQ(g_allocations.load() - before, uint64_t{0});
+  t_count_allocations = false;
+#endif
+  CHECK(right);
+}
+
 #if defined(__linux__)
 
 namespace {
@@ -910,6 +1024,124 @@ TEST(http_client_streamed_failures_mid_stream) {
   CHECK_EQ(client.outstanding(), uint64_t{0});
 }
 
+namespace {
+
+// Every sink call of each request in order: "H:<entries>", "B:<bytes>", "E:<ok|kind>".
+struct EventLog : Collect {
+  std::mutex log_mu;
+  std::vector<std::vector<std::string>> events = std::vector<std::vector<std::string>>(8);
+  void add(uint64_t tag, std::string event) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    if (tag < events.size()) events[tag].push_back(std::move(event));
+  }
+  void on_headers(const HttpBodyChunk& chunk) override { add(chunk.tag, "H:" + captured_text(chunk.data, chunk.size)); }
+  void on_body(const HttpBodyChunk& chunk) override {
+    add(chunk.tag, "B:" + std::string(reinterpret_cast<const char*>(chunk.data), chunk.size));
+  }
+  void on_outcome(HttpOutcome& outcome) override {
+    add(outcome.tag, outcome.ok ? "E:ok" : "E:" + std::to_string(static_cast<int>(outcome.kind)));
+    Collect::on_outcome(outcome);
+  }
+  std::vector<std::string> of(uint64_t tag) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    return events[tag];
+  }
+};
+
+// Answers with the listed headers: whole, streamed in chunks, an error status, an empty body.
+void add_header_drips(HttpTestServer& server) {
+  server.drip_gap_ms = 20;
+  server.drips.push_back({"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nInference-Header-Content-Length: 3\r\nX-Other: 1\r\n\r\nabcde"});
+  server.drips.push_back({"HTTP/1.1 200 OK\r\nX-B: s\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", "3\r\ndef\r\n0\r\n\r\n"});
+  server.drips.push_back({"HTTP/1.1 503 Busy\r\nX-B: no\r\nContent-Length: 4\r\n\r\nbusy"});
+  server.drips.push_back({"HTTP/1.1 200 OK\r\nx-b: empty\r\nInference-Header-Content-Length: 0\r\nContent-Length: 0\r\n\r\n"});
+}
+
+}  // namespace
+
+TEST(http_client_whole_responses_carry_the_listed_headers) {
+  HttpTestServer server;
+  add_header_drips(server);
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 1);
+  config.response_headers = {"inference-header-content-length", "x-b"};
+  HttpClient client(config, &sink);
+  for (uint32_t i = 0; i < 4; ++i) set_get(client, i, "/drip/" + std::to_string(i));
+  std::string error;
+  CHECK(client.start(&error));
+  for (uint32_t i = 0; i < 4; ++i) {
+    client.send(i, i, i == 0);  // the headers come with or without the body kept
+    CHECK(sink.wait_for(i + 1));
+  }
+  const auto outcomes = sink.by_tag();
+  CHECK_EQ(outcomes.size(), size_t{4});
+  if (outcomes.size() != 4) return;
+  CHECK(outcomes[0].ok && body_of(outcomes[0]) == "abcde");
+  CHECK_EQ(captured_text(outcomes[0].headers.data(), outcomes[0].headers.size()), std::string("0=3\n"));
+  CHECK(outcomes[1].ok);
+  CHECK_EQ(captured_text(outcomes[1].headers.data(), outcomes[1].headers.size()), std::string("1=s\n"));
+  CHECK(!outcomes[2].ok && outcomes[2].kind == FailureKind::HttpStatus && outcomes[2].headers.empty());
+  CHECK(outcomes[3].ok);
+  CHECK_EQ(captured_text(outcomes[3].headers.data(), outcomes[3].headers.size()), std::string("1=empty\n0=0\n"));
+  // Without names listed, nothing is captured.
+  HttpTestServer plain_server;
+  add_header_drips(plain_server);
+  CHECK(plain_server.start());
+  Collect plain;
+  HttpClient unlisted(config_for({plain_server.port}, 1), &plain);
+  set_get(unlisted, 0, "/drip/0");
+  CHECK(unlisted.start(&error));
+  unlisted.send(0, 0, true);
+  CHECK(plain.wait_for(1));
+  CHECK(plain.last().ok && plain.last().headers.empty());
+}
+
+TEST(http_client_streamed_headers_come_before_the_body) {
+  HttpTestServer server;
+  add_header_drips(server);
+  CHECK(server.start());
+  EventLog sink;
+  HttpClientConfig config = config_for({server.port}, 1);
+  config.stream_bodies = true;
+  config.response_headers = {"inference-header-content-length", "x-b"};
+  HttpClient client(config, &sink);
+  for (uint32_t i = 0; i < 4; ++i) set_get(client, i, "/drip/" + std::to_string(i));
+  std::string error;
+  CHECK(client.start(&error));
+  for (uint32_t i = 0; i < 4; ++i) {
+    client.send(i, i, false);
+    CHECK(sink.wait_for(i + 1));
+  }
+  CHECK(sink.of(0) == std::vector<std::string>({"H:0=3\n", "B:abcde", "E:ok"}));
+  // The second chunk 20 ms later: its own read.
+  const auto chunked = sink.of(1);
+  CHECK(chunked.size() >= 3 && chunked.front() == "H:1=s\n" && chunked.back() == "E:ok");
+  std::string joined;
+  for (size_t i = 1; i + 1 < chunked.size(); ++i) joined += chunked[i].substr(2);
+  CHECK_EQ(joined, std::string("abcdef"));
+  // An error status: no headers, no body, its failure.
+  CHECK(sink.of(2) == std::vector<std::string>({"E:" + std::to_string(static_cast<int>(FailureKind::HttpStatus))}));
+  // No body: the headers, then the end.
+  CHECK(sink.of(3) == std::vector<std::string>({"H:1=empty\n0=0\n", "E:ok"}));
+  // Streamed outcomes carry no headers themselves.
+  for (const auto& o : sink.by_tag()) CHECK(o.headers.empty());
+}
+
+TEST(http_client_response_header_names_are_checked_at_start) {
+  const uint16_t port = closed_port();
+  Collect sink;
+  std::string error;
+  HttpClientConfig upper = config_for({port}, 1);
+  upper.response_headers = {"X-B"};
+  CHECK(!HttpClient(upper, &sink).start(&error));
+  CHECK_EQ(error, std::string("response_headers: 'X-B' is not a lowercase header name"));
+  HttpClientConfig many = config_for({port}, 1);
+  many.response_headers.assign(HttpResponseParser::kMaxCapturedNames + 1, "x");
+  CHECK(!HttpClient(many, &sink).start(&error));
+  CHECK(contains(error, "at most 8 allowed"));
+}
+
 TEST(http_client_start_errors) {
   const uint16_t port = closed_port();
   Collect sink;
@@ -1399,9 +1631,11 @@ TEST(http_client_request_table) {
 struct CountingSink : HttpSink {
   std::atomic<uint64_t> count{0};
   std::atomic<uint64_t> failed{0};
+  std::atomic<uint64_t> with_headers{0};
   void on_outcome(HttpOutcome& outcome) override {
     t_count_allocations = true;
     if (!outcome.ok) failed.fetch_add(1);
+    if (!outcome.headers.empty()) with_headers.fetch_add(1);
     count.fetch_add(1, std::memory_order_release);
   }
 };
@@ -1410,7 +1644,10 @@ TEST(http_client_no_allocation_per_request) {
   HttpTestServer server;
   CHECK(server.start());
   CountingSink sink;
-  HttpClient client(config_for({server.port}, 4), &sink);
+  HttpClientConfig config = config_for({server.port}, 4);
+  // Captured response headers too (each response carries one of them): fixed slots, reused.
+  config.response_headers = {"content-length", "transfer-encoding"};
+  HttpClient client(config, &sink);
   set_get(client, 0, "/ok/no-allocation");
   set_get(client, 1, "/chunked/no-allocation");
   std::string error;
@@ -1438,6 +1675,7 @@ TEST(http_client_no_allocation_per_request) {
   t_count_allocations = false;
   CHECK_EQ(sink.count.load(), uint64_t{2500});
   CHECK_EQ(sink.failed.load(), uint64_t{0});
+  CHECK_EQ(sink.with_headers.load(), uint64_t{2500});
   CHECK_EQ(allocations, uint64_t{0});
 }
 #endif

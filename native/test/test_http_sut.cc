@@ -1,13 +1,16 @@
 // The native HTTP client as a SUT inside the core (http_sut.h): whole runs
 // against the loopback test server, the issue thread sending, the client's
 // reactor completing; failures counted by kind; accuracy-logged bodies
-// handed to the host; the secret redacted; the spin window of its issue thread.
+// handed to the host, with the response headers the protocol reads; the
+// secrets redacted; the spin window of its issue thread.
 #if defined(__linux__)
 
 #include <atomic>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -38,6 +41,11 @@ class NativeSutHost : public FakeHost {
   std::atomic<uint64_t> stream_ends{0};
   std::atomic<uint64_t> stream_failures{0};
   std::atomic<uint64_t> stream_out_of_order{0};  // bytes stamped after their end, or an end before bytes
+  // Response headers (HttpClientConfig::response_headers) handed over: whole responses
+  // carrying entries, stream header events, and those that came after their bytes.
+  std::atomic<uint64_t> responses_with_headers{0};
+  std::atomic<uint64_t> stream_headers{0};
+  std::atomic<uint64_t> headers_after_bytes{0};
   std::string last_failure;  // host thread only
 
   void attach(Session* session) override {
@@ -52,6 +60,7 @@ class NativeSutHost : public FakeHost {
       sut->take_host_responses(&responses);
       for (HttpOutcome& r : responses) {
         const double id = static_cast<double>(r.tag);
+        if (!r.headers.empty()) responses_with_headers.fetch_add(1);
         session_->log_response(id, r.body.data(), r.body.size());
         session_->complete_at(r.done_ns, &id, 1);
         host_reads.fetch_add(1);
@@ -67,7 +76,10 @@ class NativeSutHost : public FakeHost {
     sut->take_stream_events(&events, &bytes);
     for (const HttpStreamEvent& e : events) {
       const double id = static_cast<double>(e.tag);
-      if (e.kind == HttpStreamEvent::kData) {
+      if (e.kind == HttpStreamEvent::kHeaders) {
+        if (last_stamp_[e.tag] != 0) headers_after_bytes.fetch_add(1);
+        if (e.size > 0) stream_headers.fetch_add(1);
+      } else if (e.kind == HttpStreamEvent::kData) {
         stream_bytes.fetch_add(e.size);
         last_stamp_[e.tag] = e.stamp_ns;
       } else if (e.kind == HttpStreamEvent::kEnd) {
@@ -87,9 +99,11 @@ class NativeSutHost : public FakeHost {
   std::unordered_map<uint64_t, int64_t> last_stamp_;
 };
 
-std::shared_ptr<HttpSut> make_sut(const HttpTestServer& server, uint32_t connections, bool stream_bodies = false) {
+std::shared_ptr<HttpSut> make_sut(const HttpTestServer& server, uint32_t connections, bool stream_bodies = false,
+                                  const std::vector<std::string>& response_headers = {}) {
   HttpClientConfig config;
   config.stream_bodies = stream_bodies;
+  config.response_headers = response_headers;
   config.nodes.push_back({"127.0.0.1", server.port, "http://127.0.0.1:" + std::to_string(server.port)});
   config.connections_per_node = connections;
   config.request_timeout_ns = 5'000'000'000;
@@ -130,17 +144,22 @@ struct NativeRun {
   NativeSutHost host;
   RunOutcome outcome;
   bool stream_bodies = false;
+  std::vector<std::string> response_headers;
+  std::vector<std::u16string> secrets;
+  std::string outdir;
 
   void run(Scenario scenario, const std::string& name, uint32_t connections, const std::string& even,
            const std::string& odd, const std::function<void(SessionConfig&)>& adjust = {}) {
     CHECK(server.start());
-    sut = make_sut(server, connections, stream_bodies);
+    sut = make_sut(server, connections, stream_bodies, response_headers);
+    sut->set_secrets(secrets);
     set_requests(*sut, 64, even, odd);
     std::string error;
     CHECK(sut->client().start(&error));
     host.sut = sut;
     SessionConfig c = config_for(scenario, name, sut);
     if (adjust) adjust(c);
+    outdir = c.log.outdir;
     Session session(c, &host);
     outcome = host.run(session);
     sut->detach();
@@ -204,15 +223,89 @@ TEST(http_sut_streamed_responses_are_the_hosts_to_complete) {
   CHECK(!o.summary.result_valid);
 }
 
-TEST(http_sut_redacts_the_secret_also_cut_at_the_end) {
+TEST(http_sut_redacts_any_run_of_a_secret) {
   HttpClientConfig config;
   config.nodes.push_back({"127.0.0.1", 1, "http://127.0.0.1:1"});
   HttpSut sut(config);
-  sut.set_secret("sk-abcdef123456");
-  CHECK_EQ(sut.redact("HTTP 401: bad key sk-abcdef123456 given"), std::string("HTTP 401: bad key <api key> given"));
-  CHECK_EQ(sut.redact("echo sk-abcdef123456 and sk-abcdef123456"), std::string("echo <api key> and <api key>"));
-  CHECK_EQ(sut.redact("HTTP 500: you sent Bearer sk-abcd..."), std::string("HTTP 500: you sent Bearer <api key>..."));
+  CHECK_EQ(sut.redact("HTTP 401: bad key sk-abcdef123456"), std::string("HTTP 401: bad key sk-abcdef123456"));
+  sut.set_secrets({u"sk-abcdef123456", u"hdr-0123456789"});
+  CHECK_EQ(sut.redact("HTTP 401: bad key sk-abcdef123456 given"), std::string("HTTP 401: bad key <redacted> given"));
+  CHECK_EQ(sut.redact("echo sk-abcdef123456 and hdr-0123456789"), std::string("echo <redacted> and <redacted>"));
+  // Cut at the end of an excerpt, masked, or quoted from the middle: any 8 characters.
+  CHECK_EQ(sut.redact("HTTP 500: you sent Bearer sk-abcdef..."), std::string("HTTP 500: you sent Bearer <redacted>..."));
+  CHECK_EQ(sut.redact("HTTP 401: ****def123456"), std::string("HTTP 401: ****<redacted>"));
+  CHECK_EQ(sut.redact("HTTP 401: sk-abcd"), std::string("HTTP 401: sk-abcd"));
   CHECK_EQ(sut.redact("HTTP 500: nothing secret"), std::string("HTTP 500: nothing secret"));
+  // Replaced whole by the next set.
+  sut.set_secrets({u"another-secret"});
+  CHECK_EQ(sut.redact("sk-abcdef123456 another-secret"), std::string("sk-abcdef123456 <redacted>"));
+  sut.set_secrets({});
+  CHECK_EQ(sut.redact("another-secret"), std::string("another-secret"));
+}
+
+namespace {
+
+const std::string kKey = "sk-proj-Zq7Wm3Xv9Lp2Rt5Yb8Nc4Hd6Jf1Kg0123456789";
+
+// A 401 whose body quotes the key masked (its last 6 characters starred), as OpenAI's does.
+std::string quoting_401() {
+  const std::string body = "{\"error\":{\"message\":\"Incorrect API key provided: " + kKey.substr(0, kKey.size() - 6) + "******\"}}";
+  return "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Whether `text` holds any 8 consecutive characters of the key.
+bool holds_part_of_key(const std::string& text) {
+  for (size_t i = 0; i + 8 <= kKey.size(); ++i)
+    if (text.find(kKey.substr(i, 8)) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(http_sut_error_status_messages_hide_any_part_of_a_secret) {
+  for (const bool streamed : {false, true}) {
+    NativeRun r;
+    r.stream_bodies = streamed;
+    r.secrets = {utf16_of(kKey)};
+    r.server.drips.push_back({quoting_401()});
+    r.run(Scenario::Offline, streamed ? "http-sut-secret-streamed" : "http-sut-secret", 4, "/ok/fine", "/drip/0",
+          [](SessionConfig& c) {
+            c.settings.min_duration_ms = 0;
+            c.settings.min_query_count = 100;
+          });
+    const RunOutcome& o = r.outcome;
+    CHECK(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::HttpStatus)] > 0);
+    const std::string detail = read_text(r.outdir + "/mlperf_log_detail.txt");
+    CHECK(detail.find("HTTP 401: {\\\"error\\\":{\\\"message\\\":\\\"Incorrect API key provided: <redacted>******") != std::string::npos);
+    CHECK(!holds_part_of_key(detail));
+    if (streamed) CHECK(!holds_part_of_key(r.host.last_failure));
+  }
+}
+
+TEST(http_sut_hands_the_listed_response_headers_to_the_host) {
+  const std::string answer = "HTTP/1.1 200 OK\r\nInference-Header-Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}A";
+  for (const bool streamed : {false, true}) {
+    NativeRun r;
+    r.stream_bodies = streamed;
+    r.response_headers = {"inference-header-content-length"};
+    r.server.drips.push_back({answer});
+    r.run(Scenario::Offline, streamed ? "http-sut-headers-streamed" : "http-sut-headers", 4, "/drip/0", "/ok/plain",
+          [](SessionConfig& c) { c.settings.mode = Mode::AccuracyOnly; });
+    const RunOutcome& o = r.outcome;
+    CHECK_EQ(o.completed_sample_count, uint64_t{64});
+    CHECK_EQ(o.failed_samples.total, uint64_t{0});
+    // The even samples' responses carried the header; the odd ones' did not.
+    CHECK_EQ(streamed ? r.host.stream_headers.load() : r.host.responses_with_headers.load(), uint64_t{32});
+    CHECK_EQ(r.host.headers_after_bytes.load(), uint64_t{0});
+  }
 }
 
 TEST(http_sut_spin_window_is_a_tenth_of_the_mean_gap) {
