@@ -52,8 +52,9 @@ class NativeSutHost : public FakeHost {
       sut->take_host_responses(&responses);
       for (HttpOutcome& r : responses) {
         const double id = static_cast<double>(r.tag);
-        session_->log_response(id, r.body.data(), r.body.size());
-        session_->complete_at(r.done_ns, &id, 1);
+        loadgen_test::OneResponse body{r.body.data(), r.body.size()};
+        const ResponseBytes responses = body.bytes();
+        session_->complete_at(r.done_ns, &id, 1, false, &responses);
         host_reads.fetch_add(1);
       }
     });
