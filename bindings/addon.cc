@@ -87,10 +87,9 @@ Napi::Value ReleaseRun(const Napi::CallbackInfo& info) {
 // cannot be destroyed under the call.
 class SessionRef {
  public:
-  explicit SessionRef(const Napi::Env& env) {
-    AddonState& s = state(env);
-    if (s.host) {
-      session_ = &s.host->session();
+  explicit SessionRef(const Napi::Env& env) : state_(state(env)) {
+    if (state_.host) {
+      session_ = &state_.host->session();
     } else {
       shared_.emplace();
       session_ = shared_->get();
@@ -102,8 +101,11 @@ class SessionRef {
   bool own() const { return !shared_.has_value(); }
   loadgen::Session* operator->() const { return session_; }
   loadgen::Session* get() const { return session_; }
+  // This environment's.
+  const AddonState& addon_state() const { return state_; }
 
  private:
+  const AddonState& state_;
   loadgen::Session* session_ = nullptr;
   std::optional<SharedSession> shared_;
 };
@@ -292,9 +294,9 @@ bool response_bytes(napi_env env, napi_value value, const uint8_t** data, size_t
 // reading its elements runs no JS.
 struct JsResponses {
   napi_env env;
-  napi_value values;     // null: none
-  bool per_sample;       // `values` is an Array
-  bool staged = false;   // completeOne: a number is a length in the staging buffer
+  napi_value values;                   // null: none
+  bool per_sample;                     // `values` is an Array
+  const AddonState* staged = nullptr;  // completeOne: a number is a length in its staging buffer
 
   loadgen::ResponseBytes bytes() { return {&get, this}; }
   static bool get(void* self, size_t i, const uint8_t** data, size_t* size) {
@@ -308,10 +310,9 @@ struct JsResponses {
     // i < count <= the Array's length (checked before the completion), < 2^32.
     if (r.per_sample && napi_get_element(r.env, r.values, static_cast<uint32_t>(i), &value) != napi_ok) return false;
     double n = -1;
-    if (r.staged && napi_get_value_double(r.env, value, &n) == napi_ok) {
-      const AddonState& s = state(Napi::Env(r.env));  // only now: a call less for every other completion
-      if (!(n >= 0 && n <= static_cast<double>(s.staging_size)) || n != std::floor(n)) return false;
-      *data = s.staging_data;
+    if (r.staged != nullptr && napi_get_value_double(r.env, value, &n) == napi_ok) {
+      if (!(n >= 0 && n <= static_cast<double>(r.staged->staging_size)) || n != std::floor(n)) return false;
+      *data = r.staged->staging_data;
       *size = static_cast<size_t>(n);
       return true;
     }
@@ -352,7 +353,7 @@ Napi::Value CompleteOne(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   const double id = (info.Length() >= 1 && info[0].IsNumber()) ? info[0].As<Napi::Number>().DoubleValue() : -1.0;
-  JsResponses data{env, info.Length() >= 2 ? static_cast<napi_value>(info[1]) : nullptr, false, true};
+  JsResponses data{env, info.Length() >= 2 ? static_cast<napi_value>(info[1]) : nullptr, false, &session.addon_state()};
   const loadgen::ResponseBytes responses = data.bytes();
   return handed_over(env, session->complete(&id, 1, session.own(), &responses));
 }
