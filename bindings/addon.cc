@@ -4,6 +4,7 @@
 // process-wide is ProcessState.
 #include <napi.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -86,10 +87,9 @@ Napi::Value ReleaseRun(const Napi::CallbackInfo& info) {
 // cannot be destroyed under the call.
 class SessionRef {
  public:
-  explicit SessionRef(const Napi::Env& env) {
-    AddonState& s = state(env);
-    if (s.host) {
-      session_ = &s.host->session();
+  explicit SessionRef(const Napi::Env& env) : state_(state(env)) {
+    if (state_.host) {
+      session_ = &state_.host->session();
     } else {
       shared_.emplace();
       session_ = shared_->get();
@@ -101,8 +101,11 @@ class SessionRef {
   bool own() const { return !shared_.has_value(); }
   loadgen::Session* operator->() const { return session_; }
   loadgen::Session* get() const { return session_; }
+  // This environment's.
+  const AddonState& addon_state() const { return state_; }
 
  private:
+  const AddonState& state_;
   loadgen::Session* session_ = nullptr;
   std::optional<SharedSession> shared_;
 };
@@ -179,60 +182,6 @@ Napi::Value SeriesInfo(const Napi::CallbackInfo& info) {
   return o;
 }
 
-size_t typed_array_element_bytes(napi_typedarray_type type) {
-  switch (type) {
-    case napi_int8_array:
-    case napi_uint8_array:
-    case napi_uint8_clamped_array:
-      return 1;
-    case napi_int16_array:
-    case napi_uint16_array:
-      return 2;
-    case napi_int32_array:
-    case napi_uint32_array:
-    case napi_float32_array:
-      return 4;
-    case napi_float64_array:
-    case napi_bigint64_array:
-    case napi_biguint64_array:
-      return 8;
-    default:
-      return 0;  // a kind this build does not know (float16): ask for its byte length
-  }
-}
-
-// The response bytes of a completed sample, for the accuracy log. Off the
-// timed path: the completion was stamped before. Returns whether it was logged.
-Napi::Value LogResponse(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  SessionRef session(env);
-  if (!session || info.Length() < 2 || !info[0].IsNumber()) return Napi::Boolean::New(env, false);
-  const double id = info[0].As<Napi::Number>().DoubleValue();
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-  // A typed array (the usual response): one N-API call gives its bytes (the
-  // wrapper's accessors make four, on the issue path of a sampled completion).
-  napi_typedarray_type type = napi_uint8_array;
-  size_t length = 0;
-  void* bytes = nullptr;
-  if (napi_get_typedarray_info(env, info[1], &type, &length, &bytes, nullptr, nullptr) == napi_ok) {
-    data = static_cast<const uint8_t*>(bytes);
-    const size_t element = typed_array_element_bytes(type);
-    size = element != 0 ? length * element : info[1].As<Napi::TypedArray>().ByteLength();
-  } else if (info[1].IsDataView()) {
-    Napi::DataView view = info[1].As<Napi::DataView>();
-    data = static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
-    size = view.ByteLength();
-  } else if (info[1].IsArrayBuffer()) {
-    Napi::ArrayBuffer buffer = info[1].As<Napi::ArrayBuffer>();
-    data = static_cast<const uint8_t*>(buffer.Data());
-    size = buffer.ByteLength();
-  } else {
-    throw Napi::TypeError::New(env, "response data must be an ArrayBuffer, a typed array or a DataView");
-  }
-  return Napi::Boolean::New(env, session->log_response(id, data, size));
-}
-
 // markDispatched(first, end = first + 1, stride = 1): queries first,
 // first + stride, ... below end reached the SUT now (one call per issueQuery).
 // copySampleIndices(firstId, first, count, dest: Uint32Array) -> whether it
@@ -272,6 +221,120 @@ void MarkDispatched(const Napi::CallbackInfo& info) {
   session->mark_dispatched(static_cast<uint64_t>(first), static_cast<uint64_t>(end), static_cast<uint64_t>(stride));
 }
 
+size_t typed_array_element_bytes(napi_typedarray_type type) {
+  switch (type) {
+    case napi_int8_array:
+    case napi_uint8_array:
+    case napi_uint8_clamped_array:
+      return 1;
+    case napi_int16_array:
+    case napi_uint16_array:
+#ifdef NODE_API_HAS_FLOAT16_ARRAY
+    case napi_float16_array:
+#endif
+      return 2;
+    case napi_int32_array:
+    case napi_uint32_array:
+    case napi_float32_array:
+      return 4;
+    case napi_float64_array:
+    case napi_bigint64_array:
+    case napi_biguint64_array:
+      return 8;
+    default:
+      return 0;  // a kind these headers do not name: its byte length is unknown
+  }
+}
+
+// The bytes of a response value (no copy): a typed array, DataView or
+// ArrayBuffer; undefined is an empty response. False for anything else, and
+// nothing is read. Plain N-API calls that run no JS and throw nothing: the
+// core calls this in the middle of a completion.
+bool response_bytes(napi_env env, napi_value value, const uint8_t** data, size_t* size) {
+  void* bytes = nullptr;
+  size_t length = 0;
+  // A typed array (the usual response) costs one call.
+  napi_typedarray_type type = napi_uint8_array;
+  if (napi_get_typedarray_info(env, value, &type, &length, &bytes, nullptr, nullptr) == napi_ok) {
+    const size_t element = typed_array_element_bytes(type);
+    if (element == 0) return false;
+    *data = static_cast<const uint8_t*>(bytes);
+    *size = length * element;
+    return true;
+  }
+  napi_valuetype kind = napi_undefined;
+  if (napi_typeof(env, value, &kind) != napi_ok) return false;
+  if (kind == napi_undefined) {
+    *data = nullptr;
+    *size = 0;
+    return true;
+  }
+  bool is = false;
+  if (napi_is_dataview(env, value, &is) == napi_ok && is) {
+    // `bytes` is the view's first byte (its offset applied).
+    if (napi_get_dataview_info(env, value, &length, &bytes, nullptr, nullptr) != napi_ok) return false;
+  } else if (napi_is_arraybuffer(env, value, &is) == napi_ok && is) {
+    if (napi_get_arraybuffer_info(env, value, &bytes, &length) != napi_ok) return false;
+  } else {
+    return false;
+  }
+  *data = static_cast<const uint8_t*>(bytes);
+  *size = length;
+  return true;
+}
+
+// A completion call's response values, which the core reads only for the
+// samples it writes to the accuracy log (loadgen::ResponseBytes): none (each
+// of them logged empty), the one sample's value (completeOne; or a number n:
+// its bytes are the first n of the environment's staging buffer), or an
+// Array with ids[i]'s value at i. A value that is not bytes writes no record:
+// lib checked each one already (lib/api/completion.ts), so only a caller that
+// bypasses it gets here, and throwing after the completion would lose a
+// handed-over query. The Array is lib's own, dense and of plain values:
+// reading its elements runs no JS.
+struct JsResponses {
+  napi_env env;
+  napi_value values;                   // null: none
+  bool per_sample;                     // `values` is an Array
+  const AddonState* staged = nullptr;  // completeOne: a number is a length in its staging buffer
+
+  loadgen::ResponseBytes bytes() { return {&get, this}; }
+  static bool get(void* self, size_t i, const uint8_t** data, size_t* size) {
+    const JsResponses& r = *static_cast<JsResponses*>(self);
+    napi_value value = r.values;
+    if (value == nullptr) {
+      *data = nullptr;
+      *size = 0;
+      return true;
+    }
+    // i < count <= the Array's length (checked before the completion), < 2^32.
+    if (r.per_sample && napi_get_element(r.env, r.values, static_cast<uint32_t>(i), &value) != napi_ok) return false;
+    double n = -1;
+    if (r.staged != nullptr && napi_get_value_double(r.env, value, &n) == napi_ok) {
+      if (!(n >= 0 && n <= static_cast<double>(r.staged->staging_size)) || n != std::floor(n)) return false;
+      *data = r.staged->staging_data;
+      *size = static_cast<size_t>(n);
+      return true;
+    }
+    return response_bytes(r.env, value, data, size);
+  }
+};
+
+// The optional response-data argument of a batch completion call: undefined,
+// or an Array holding at least `count` elements; throws before anything is
+// completed otherwise.
+JsResponses batch_responses(const Napi::Env& env, const Napi::Value& value, size_t count, const char* call) {
+  if (value.IsUndefined()) return {env, nullptr, false};
+  if (!value.IsArray())
+    throw Napi::TypeError::New(env, std::string(call) + ": data must be undefined or an Array of response data");
+  const uint32_t length = value.As<Napi::Array>().Length();
+  if (length < count) {
+    throw Napi::RangeError::New(env, std::string(call) + ": data must have an element for every id completed (" +
+                                         std::to_string(count) + "), got " + std::to_string(length));
+  }
+  return {env, value, true};
+}
+
 // The completion calls return undefined, or the new published-query count
 // when the call issued the next SingleStream/MultiStream query itself (hand-
 // over): the caller must drain it (lib/dispatch/handover.ts); no wake comes for it.
@@ -279,7 +342,9 @@ Napi::Value handed_over(const Napi::Env& env, uint64_t published) {
   return published == 0 ? env.Undefined() : Napi::Number::New(env, static_cast<double>(published));
 }
 
-// Hot path: one sample id as a number. No allocation, no exceptions for bad ids.
+// Hot path: one sample id as a number, and its response data (optional),
+// written to the accuracy log in this call when the sample is logged. No
+// allocation, no exceptions for bad ids.
 Napi::Value CompleteOne(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   SessionRef session(env);
@@ -288,7 +353,9 @@ Napi::Value CompleteOne(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   const double id = (info.Length() >= 1 && info[0].IsNumber()) ? info[0].As<Napi::Number>().DoubleValue() : -1.0;
-  return handed_over(env, session->complete(&id, 1, session.own()));
+  JsResponses data{env, info.Length() >= 2 ? static_cast<napi_value>(info[1]) : nullptr, false, &session.addon_state()};
+  const loadgen::ResponseBytes responses = data.bytes();
+  return handed_over(env, session->complete(&id, 1, session.own(), &responses));
 }
 
 // The `count` argument of the batch completion calls: undefined means every
@@ -312,7 +379,9 @@ size_t completion_count(const Napi::Env& env, const Napi::Value& value, size_t l
 
 // Hot path: many ids in one Float64Array or Uint32Array; `count` (optional)
 // limits how many of its elements are read; `stampNs` (optional) is the
-// completion time read with clockNs() before the ids were gathered.
+// completion time read with clockNs() before the ids were gathered; `data`
+// (optional) an Array with ids[i]'s response data at i (without it a logged
+// sample's response is empty).
 Napi::Value CompleteBatch(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsTypedArray())
@@ -329,19 +398,21 @@ Napi::Value CompleteBatch(const Napi::CallbackInfo& info) {
   const napi_typedarray_type type = array.TypedArrayType();
   if (type != napi_float64_array && type != napi_uint32_array)
     throw Napi::TypeError::New(env, "querySamplesCompleteIds: ids must be a Float64Array or a Uint32Array");
+  JsResponses data = batch_responses(env, info[3], count, "completeBatch");
   SessionRef session(env);
   if (!session) {
     state(env).completions_outside_run += static_cast<double>(count);
     return env.Undefined();
   }
   const bool own = session.own();
+  const loadgen::ResponseBytes responses = data.bytes();
   uint64_t published;
   if (type == napi_float64_array && stamp_ns > 0) {
-    published = session->complete_at(stamp_ns, array.As<Napi::Float64Array>().Data(), count, own);
+    published = session->complete_at(stamp_ns, array.As<Napi::Float64Array>().Data(), count, own, &responses);
   } else if (type == napi_float64_array) {
-    published = session->complete(array.As<Napi::Float64Array>().Data(), count, own);
+    published = session->complete(array.As<Napi::Float64Array>().Data(), count, own, &responses);
   } else {
-    published = session->complete(array.As<Napi::Uint32Array>().Data(), count, own);
+    published = session->complete(array.As<Napi::Uint32Array>().Data(), count, own, &responses);
   }
   return handed_over(env, published);
 }
@@ -396,8 +467,8 @@ void FirstTokenComplete(const Napi::CallbackInfo& info) {
 }
 
 // Token latencies: completions with each sample's output token count.
-// (ids: Float64Array | Uint32Array, nTokens: Float64Array, count?, stampNs?);
-// nTokens must hold at least `count` elements.
+// (ids: Float64Array | Uint32Array, nTokens: Float64Array, count?, stampNs?,
+// data?); nTokens must hold at least `count` elements; data as completeBatch's.
 Napi::Value CompleteWithTokens(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsTypedArray())
@@ -419,6 +490,7 @@ Napi::Value CompleteWithTokens(const Napi::CallbackInfo& info) {
     const double stamp = info[3].As<Napi::Number>().DoubleValue();
     if (stamp >= 1 && stamp < 9007199254740992.0) stamp_ns = static_cast<int64_t>(stamp);
   }
+  JsResponses data = batch_responses(env, info[4], count, "completeWithTokens");
   SessionRef session(env);
   if (!session) {
     state(env).completions_outside_run += static_cast<double>(count);
@@ -426,10 +498,13 @@ Napi::Value CompleteWithTokens(const Napi::CallbackInfo& info) {
   }
   const double* n = tokens.As<Napi::Float64Array>().Data();
   const bool own = session.own();
+  const loadgen::ResponseBytes responses = data.bytes();
   if (type == napi_float64_array) {
-    return handed_over(env, session->complete_with_tokens(stamp_ns, ids.As<Napi::Float64Array>().Data(), n, count, own));
+    return handed_over(env, session->complete_with_tokens(stamp_ns, ids.As<Napi::Float64Array>().Data(), n, count,
+                                                          own, &responses));
   }
-  return handed_over(env, session->complete_with_tokens(stamp_ns, ids.As<Napi::Uint32Array>().Data(), n, count, own));
+  return handed_over(env, session->complete_with_tokens(stamp_ns, ids.As<Napi::Uint32Array>().Data(), n, count, own,
+                                                        &responses));
 }
 
 // failSample(id, kind, message, stampNs?): sample `id` failed; `kind` is an
@@ -512,6 +587,22 @@ Napi::Value Finish(const Napi::CallbackInfo& info) {
   return outcome;
 }
 
+// responseStaging() -> this environment's staging buffer (made once, held
+// until its teardown): lib copies a small response into it itself and passes
+// completeOne its length, since reading a small typed array through N-API
+// makes V8 move its bytes out of its heap first (an allocation).
+Napi::Value ResponseStaging(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  AddonState& s = state(env);
+  if (s.staging_data == nullptr) {
+    Napi::Uint8Array array = Napi::Uint8Array::New(env, AddonState::kStagingBytes);
+    s.staging = Napi::Persistent(array);
+    s.staging_data = array.Data();
+    s.staging_size = array.ElementLength();
+  }
+  return s.staging.Value();
+}
+
 Napi::Value IsRunning(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), static_cast<bool>(state(info.Env()).host));
 }
@@ -531,7 +622,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("releaseRun", Napi::Function::New(env, ReleaseRun, "releaseRun"));
   exports.Set("start", Napi::Function::New(env, Start, "start"));
   exports.Set("seriesInfo", Napi::Function::New(env, SeriesInfo, "seriesInfo"));
-  exports.Set("logResponse", Napi::Function::New(env, LogResponse, "logResponse"));
   exports.Set("markDispatched", Napi::Function::New(env, MarkDispatched, "markDispatched"));
   exports.Set("copySampleIndices", Napi::Function::New(env, CopySampleIndices, "copySampleIndices"));
   exports.Set("completeOne", Napi::Function::New(env, CompleteOne, "completeOne"));
@@ -544,6 +634,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("interrupt", Napi::Function::New(env, Interrupt, "interrupt"));
   exports.Set("finish", Napi::Function::New(env, Finish, "finish"));
   exports.Set("isRunning", Napi::Function::New(env, IsRunning, "isRunning"));
+  exports.Set("responseStaging", Napi::Function::New(env, ResponseStaging, "responseStaging"));
   exports.Set("clockNs", Napi::Function::New(env, ClockNs, "clockNs"));
   exports.Set("napiVersion", Napi::Number::New(env, NAPI_VERSION));
   register_issue_threads(env, exports);

@@ -30,6 +30,12 @@ struct AddonState {
   Napi::Env::CleanupHook<std::function<void()>> slot_teardown;
   bool slot_teardown_registered = false;
   double completions_outside_run = 0;
+  // responseStaging(): one response's bytes, copied there by lib (completeOne
+  // logs them). V8 keeps typed arrays up to 64 bytes inside its heap.
+  static constexpr size_t kStagingBytes = 64;
+  Napi::Reference<Napi::Uint8Array> staging;
+  const uint8_t* staging_data = nullptr;  // of `staging`, whose ArrayBuffer never moves
+  size_t staging_size = 0;
   ErrorClasses error_classes;  // set by setErrorClasses
 };
 

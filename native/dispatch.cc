@@ -75,10 +75,10 @@ void Dispatch::end_series(Series& series) {
 }
 
 void Dispatch::quiesce_workers() {
-  // A worker's completion call is followed by its accuracy-log calls
-  // (logResponse) in the same JS task; the series' records must be in before
-  // the log moves on. Every worker back inside dispatch_next() proves its
-  // task ended. Bounded: a worker that stopped (its SUT threw) never returns.
+  // A worker may still be inside its completion call (which also writes the
+  // sampled responses' accuracy records); the series' records must be in
+  // before the log moves on. Every worker back inside dispatch_next() proves
+  // its task ended. Bounded: a worker that stopped (its SUT threw) never returns.
   const int64_t deadline = now_ns() + 1000000000;
   while (workers_inside_.load(std::memory_order_seq_cst) < worker_parts_ && !aborted() && now_ns() < deadline) {
     wait_until_ns(now_ns() + 50000, 0);

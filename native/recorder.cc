@@ -46,10 +46,13 @@ const std::string kNoFirstTokenMessage =
 
 // The null-native SUT's response: the QSL index as 4 little-endian bytes
 // (what the reference's own null SUT in the golden runs returns).
-std::vector<uint8_t> index_payload(uint64_t qsl_index) {
+struct IndexPayload {
+  uint8_t bytes[4];
+};
+IndexPayload index_payload(uint64_t qsl_index) {
   const uint32_t v = static_cast<uint32_t>(qsl_index);
-  return {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v >> 16),
-          static_cast<uint8_t>(v >> 24)};
+  return {{static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v >> 16),
+           static_cast<uint8_t>(v >> 24)}};
 }
 
 }  // namespace
@@ -93,7 +96,7 @@ void Recorder::record_failure(Series& series, uint64_t k, const Failure& failure
 
 template <typename Tokens, typename Id>
 uint64_t Recorder::complete(int64_t stamp, bool caller_stamp, const Id* ids, const Tokens* n_tokens, size_t count,
-                            bool hand_over, const Failure* failure) {
+                            bool hand_over, const Failure* failure, const ResponseBytes* responses) {
   Series* s = current_.load(std::memory_order_acquire);
   const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
   if (published == 0) {
@@ -121,6 +124,9 @@ uint64_t Recorder::complete(int64_t stamp, bool caller_stamp, const Id* ids, con
   const bool needs_first_token = series.needs_first_token && failure == nullptr;
   const Failure no_first_token{FailureKind::NoFirstToken, &kNoFirstTokenMessage};
   const uint64_t spq = series.samples_per_query;
+  // One test per sample while no sample of the series is logged.
+  const ResponseBytes* logged = failure == nullptr && series.accuracy_sampled_count != 0 ? responses : nullptr;
+  if (logged != nullptr) accuracy_log_.prefetch_next();
   uint64_t newly_completed = 0;
   bool any_query_done = false;
   for (size_t i = 0; i < count; ++i) {
@@ -150,6 +156,7 @@ uint64_t Recorder::complete(int64_t stamp, bool caller_stamp, const Id* ids, con
       double expected = 0;
       first_duplicate_id_.compare_exchange_strong(expected, id_as_double(ids[i]));
       duplicate_ids_.fetch_add(1, std::memory_order_relaxed);
+      if (logged != nullptr) log_response(series, k, *logged, i);
       continue;
     }
     if constexpr (!std::is_void_v<Tokens>) {
@@ -164,6 +171,9 @@ uint64_t Recorder::complete(int64_t stamp, bool caller_stamp, const Id* ids, con
       missing_first_tokens_.fetch_add(1, std::memory_order_relaxed);
       record_failure(series, k, no_first_token);
     }
+    // After the token count is stored (the record carries it), before the
+    // query counts as done (whoever ends the series and the log comes after).
+    if (logged != nullptr) log_response(series, k, *logged, i);
     ++newly_completed;
     live_.record_completion(series, k / spq, done);
     if (spq == 1) {
@@ -185,13 +195,13 @@ uint64_t Recorder::complete(int64_t stamp, bool caller_stamp, const Id* ids, con
 }
 
 template uint64_t Recorder::complete<void, double>(int64_t, bool, const double*, const void*, size_t, bool,
-                                                   const Failure*);
+                                                   const Failure*, const ResponseBytes*);
 template uint64_t Recorder::complete<void, uint32_t>(int64_t, bool, const uint32_t*, const void*, size_t, bool,
-                                                     const Failure*);
+                                                     const Failure*, const ResponseBytes*);
 template uint64_t Recorder::complete<double, double>(int64_t, bool, const double*, const double*, size_t, bool,
-                                                     const Failure*);
+                                                     const Failure*, const ResponseBytes*);
 template uint64_t Recorder::complete<double, uint32_t>(int64_t, bool, const uint32_t*, const double*, size_t, bool,
-                                                       const Failure*);
+                                                       const Failure*, const ResponseBytes*);
 
 uint64_t Recorder::hand_over_next(Series& series) {
   // Due when query n-1 is done. Whether issuing ended is known: the claimant
@@ -249,32 +259,28 @@ void Recorder::first_token(double id, int64_t stamp_ns, const uint8_t* data, siz
   }
 }
 
-bool Recorder::log_response(double id, const uint8_t* data, size_t size) {
-  Series* s = current_.load(std::memory_order_acquire);
-  const uint64_t published = s ? s->published.load(std::memory_order_acquire) : 0;
-  uint64_t k = 0;
-  if (resolve_id(s, published, id, &k) != IdStatus::Valid) return false;
-  if (!s->trace.accuracy_log_sampled[k]) return false;
+void Recorder::log_response(Series& series, uint64_t k, const ResponseBytes& responses, size_t i) {
+  if (!series.trace.accuracy_log_sampled[k]) return;
   // Completed with no first token: it failed as no_first_token (complete),
   // and a failed sample writes no accuracy record (nor token_data it never had).
-  if (s->needs_first_token && s->first_token_ns[k].load(std::memory_order_acquire) == kNotCompleted) return false;
-  AccuracyRecord record;
-  record.seq_id = s->trace.first_sample_id + k;
-  record.qsl_idx = s->trace.sample_index[k];
-  if (size != 0) record.data.assign(data, data + size);
-  if (s->n_tokens) {
-    // The completion (stamped before this call) already stored n_tokens.
-    record.with_token_count = true;
-    record.token_count = s->n_tokens[k].load(std::memory_order_relaxed);
-    if (s->needs_first_token) {
-      record.with_token_data = true;
-      std::lock_guard<std::mutex> lock(s->token_data_mutex);
-      const auto it = s->token_data.find(k);
-      if (it != s->token_data.end()) record.token_data = it->second;
+  if (series.needs_first_token && series.first_token_ns[k].load(std::memory_order_acquire) == kNotCompleted) return;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  if (!responses.get(responses.context, i, &data, &size)) return;
+  // Copied straight into the ring slot's buffer (no allocation while it fits).
+  accuracy_log_.append_with([&](AccuracyLog::Record& record) {
+    record.set_with_index_at(series.trace.first_sample_id + k, &series.trace.sample_index[k], data, size);
+    if (!series.n_tokens) return;
+    record.set_token_count(series.n_tokens[k].load(std::memory_order_relaxed));
+    if (!series.needs_first_token) return;
+    std::lock_guard<std::mutex> lock(series.token_data_mutex);
+    const auto it = series.token_data.find(k);
+    if (it != series.token_data.end()) {
+      record.set_token_data(it->second.data(), it->second.size());
+    } else {
+      record.set_token_data(nullptr, 0);
     }
-  }
-  accuracy_log_.append(std::move(record));
-  return true;
+  });
 }
 
 void Recorder::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
@@ -296,13 +302,12 @@ void Recorder::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
     }
     if (series.trace.accuracy_log_sampled[k]) {
       const uint64_t index = series.trace.sample_index[k];
-      AccuracyRecord record;
-      record.seq_id = series.trace.first_sample_id + k;
-      record.qsl_idx = index;
-      record.data = index_payload(index);
-      // The null SUT reports no tokens: the record still has the token field (Offline).
-      record.with_token_count = static_cast<bool>(series.n_tokens);
-      accuracy_log_.append(std::move(record));
+      const IndexPayload payload = index_payload(index);
+      accuracy_log_.append_with([&](AccuracyLog::Record& record) {
+        record.set(series.trace.first_sample_id + k, index, payload.bytes, sizeof payload.bytes);
+        // The null SUT reports no tokens: the record still has the token field (Offline).
+        if (series.n_tokens) record.set_token_count(0);
+      });
     }
   }
   live_.record_completion(series, q, t, spq);

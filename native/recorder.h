@@ -25,6 +25,17 @@
 
 namespace loadgen {
 
+// The response bytes of the samples a completion call completes, for the
+// accuracy log: read only for the samples it logs, after each one's
+// completion is recorded (so the unlogged ones cost nothing). get(context,
+// i, ...) gives the bytes of ids[i] (size 0: an empty response), or false
+// when the caller's value is not bytes: no record is written for it (the
+// caller reports that).
+struct ResponseBytes {
+  bool (*get)(void* context, size_t i, const uint8_t** data, size_t* size);
+  void* context;
+};
+
 class Recorder {
  public:
   // `current`: the series completions go to; `issuing_stopped`: the run was
@@ -40,6 +51,10 @@ class Recorder {
   // else n_tokens[i] for ids[i]. hand_over: see Session::complete. Returns the
   // new published count when this call issued the next query, else 0.
   // `failure`: the samples completed by this call failed (Session::fail).
+  // `responses` (not with a failure; null: none): an accuracy-logged sample
+  // gets its record here, in the completing call, before its query counts as
+  // done; a duplicate completion of one writes another, as the reference's
+  // does (spec/30 §8), and one that failed as no_first_token none.
   //
   // This is the one place that decides what a completed sample is:
   // - `caller_stamp` (the stamp is the SUT's, already clamp_stamp'ed): a
@@ -55,13 +70,11 @@ class Recorder {
   };
   template <typename Tokens, typename Id>
   uint64_t complete(int64_t stamp, bool caller_stamp, const Id* ids, const Tokens* n_tokens, size_t count,
-                    bool hand_over, const Failure* failure = nullptr);
+                    bool hand_over, const Failure* failure = nullptr, const ResponseBytes* responses = nullptr);
   // A caller's stamp outside [series start, now] is replaced by now.
   int64_t clamp_stamp(int64_t stamp_ns) const;
   // The first token of sample `id` at `stamp_ns` (see Session::first_token).
   void first_token(double id, int64_t stamp_ns, const uint8_t* data, size_t size);
-  // The response bytes of a completed, accuracy-logged sample: one record.
-  bool log_response(double id, const uint8_t* data, size_t size);
   // The null-native SUT: completes query `q` at `t` (from the series start)
   // on the issue thread, with the QSL index as its response.
   void complete_on_issue_thread(Series& series, uint64_t q, int64_t t);
@@ -83,6 +96,9 @@ class Recorder {
   // Sample `k` of `series` completed as failed: counted, its message kept
   // (the first kMaxFailureLinesPerKind of its kind).
   void record_failure(Series& series, uint64_t k, const Failure& failure);
+  // Sample `k`'s response (responses' element `i`): one accuracy record if
+  // the sample is logged and has not failed as no_first_token.
+  void log_response(Series& series, uint64_t k, const ResponseBytes& responses, size_t i);
   // A completing call issues the next query if it is due and unclaimed;
   // returns the new published count, or 0.
   uint64_t hand_over_next(Series& series);

@@ -59,24 +59,26 @@ void Session::interrupt(const std::string& reason) {
 // caller's stamp (complete_at, a nonzero stamp_ns) is checked per sample
 // against the sample's issue time (Recorder::complete); our own reading
 // needs no check.
-uint64_t Session::complete(const double* ids, size_t count, bool hand_over) {
-  return recorder_.complete<void>(now_ns(), false, ids, nullptr, count, hand_over);
+uint64_t Session::complete(const double* ids, size_t count, bool hand_over, const ResponseBytes* responses) {
+  return recorder_.complete<void>(now_ns(), false, ids, nullptr, count, hand_over, nullptr, responses);
 }
-uint64_t Session::complete(const uint32_t* ids, size_t count, bool hand_over) {
-  return recorder_.complete<void>(now_ns(), false, ids, nullptr, count, hand_over);
+uint64_t Session::complete(const uint32_t* ids, size_t count, bool hand_over, const ResponseBytes* responses) {
+  return recorder_.complete<void>(now_ns(), false, ids, nullptr, count, hand_over, nullptr, responses);
 }
-uint64_t Session::complete_at(int64_t stamp_ns, const double* ids, size_t count, bool hand_over) {
-  return recorder_.complete<void>(recorder_.clamp_stamp(stamp_ns), true, ids, nullptr, count, hand_over);
+uint64_t Session::complete_at(int64_t stamp_ns, const double* ids, size_t count, bool hand_over,
+                              const ResponseBytes* responses) {
+  return recorder_.complete<void>(recorder_.clamp_stamp(stamp_ns), true, ids, nullptr, count, hand_over, nullptr,
+                                  responses);
 }
 uint64_t Session::complete_with_tokens(int64_t stamp_ns, const double* ids, const double* n_tokens, size_t count,
-                                       bool hand_over) {
+                                       bool hand_over, const ResponseBytes* responses) {
   const int64_t stamp = stamp_ns == 0 ? now_ns() : recorder_.clamp_stamp(stamp_ns);
-  return recorder_.complete<double>(stamp, stamp_ns != 0, ids, n_tokens, count, hand_over);
+  return recorder_.complete<double>(stamp, stamp_ns != 0, ids, n_tokens, count, hand_over, nullptr, responses);
 }
 uint64_t Session::complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, const double* n_tokens, size_t count,
-                                       bool hand_over) {
+                                       bool hand_over, const ResponseBytes* responses) {
   const int64_t stamp = stamp_ns == 0 ? now_ns() : recorder_.clamp_stamp(stamp_ns);
-  return recorder_.complete<double>(stamp, stamp_ns != 0, ids, n_tokens, count, hand_over);
+  return recorder_.complete<double>(stamp, stamp_ns != 0, ids, n_tokens, count, hand_over, nullptr, responses);
 }
 
 uint64_t Session::fail(int64_t stamp_ns, double id, FailureKind kind, const std::string& message, bool hand_over) {

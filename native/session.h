@@ -111,8 +111,13 @@ class Session {
   // stop rule, publishes it) instead of leaving that to the issue thread,
   // and returns the new published_queries(); the caller must then hand that
   // query to the SUT (no wake() comes for it). Returns 0 otherwise.
-  uint64_t complete(const double* ids, size_t count, bool hand_over = false);
-  uint64_t complete(const uint32_t* ids, size_t count, bool hand_over = false);
+  //
+  // responses: the samples' response bytes; each accuracy-logged sample's
+  // record is written in this call (Recorder::complete). Null: this call
+  // writes no accuracy record.
+  uint64_t complete(const double* ids, size_t count, bool hand_over = false, const ResponseBytes* responses = nullptr);
+  uint64_t complete(const uint32_t* ids, size_t count, bool hand_over = false,
+                    const ResponseBytes* responses = nullptr);
   // Same, with the completion time read by the caller before it gathered the
   // ids (now_ns() clock). A stamp outside [series start, now], or before the
   // sample's query was issued, is replaced by now.
@@ -121,14 +126,15 @@ class Session {
   // sample that has no first token recorded as no_first_token (counted,
   // logged, the run INVALID), and a completion stamped before the sample's
   // first token counts as now (Recorder::complete).
-  uint64_t complete_at(int64_t stamp_ns, const double* ids, size_t count, bool hand_over = false);
+  uint64_t complete_at(int64_t stamp_ns, const double* ids, size_t count, bool hand_over = false,
+                       const ResponseBytes* responses = nullptr);
   // Token latencies: the same, with each sample's output token count
   // (n_tokens[i] for ids[i]; NaN counts as 0, fractions truncate). A stamp of
   // 0 means now. Without use_token_latencies the counts are ignored.
   uint64_t complete_with_tokens(int64_t stamp_ns, const double* ids, const double* n_tokens, size_t count,
-                                bool hand_over = false);
+                                bool hand_over = false, const ResponseBytes* responses = nullptr);
   uint64_t complete_with_tokens(int64_t stamp_ns, const uint32_t* ids, const double* n_tokens, size_t count,
-                                bool hand_over = false);
+                                bool hand_over = false, const ResponseBytes* responses = nullptr);
   // Sample `id` failed (a network SUT's HTTP error, reset, timeout, ...) at
   // `stamp_ns` (0 or outside [series start, now]: now): it completes exactly
   // as complete_at() completes it (the same id checks and hand-over), and
@@ -145,9 +151,6 @@ class Session {
   }
   // Whether the run records token latencies (use_token_latencies).
   bool token_latencies() const { return settings_.use_token_latencies; }
-  // The response bytes of a completed sample: written to the accuracy log if
-  // the sample is selected for it (accuracy mode: all). Returns true if logged.
-  bool log_response(double id, const uint8_t* data, size_t size) { return recorder_.log_response(id, data, size); }
   // ---- Worker dispatch (config dispatch == Worker), from any worker thread ----
   // Claims the next published, unclaimed work of the current series: one
   // query (all due queries with server_coalesce_queries; an Offline query is

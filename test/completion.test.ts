@@ -5,33 +5,44 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 // The addon as the completion calls see it: every call recorded in order.
-// Typed arrays are copied when called (the completion calls reuse theirs).
+// Typed arrays and the response-data array are copied when called (the
+// completion calls reuse theirs); data is recorded only when passed, and a
+// length in the staging buffer as { staged: its bytes }.
 const fake = vi.hoisted(() => {
   const log: unknown[][] = [];
   let clock = 5000;
   let published: number | undefined;
+  const staging = new Uint8Array(64);
+  const dataArrays: unknown[][] = [];
   const upTo = (ids: Float64Array | Uint32Array, count?: number): number[] => Array.from(ids.subarray(0, count ?? ids.length));
+  const dataOf = (data: readonly unknown[] | undefined, count: number): unknown[] => {
+    if (data === undefined) return [];
+    dataArrays.push(data as unknown[]);
+    return [data.slice(0, count)];
+  };
   const addon = {
     clockNs(): number {
       clock += 10;
       log.push(['clockNs', clock]);
       return clock;
     },
-    completeOne(id: number): number | undefined {
-      log.push(['completeOne', id]);
+    responseStaging(): Uint8Array {
+      return staging;
+    },
+    completeOne(id: number, data?: ArrayBufferView | ArrayBuffer | number): number | undefined {
+      if (data === undefined) log.push(['completeOne', id]);
+      else log.push(['completeOne', id, typeof data === 'number' ? { staged: Array.from(staging.subarray(0, data)) } : data]);
       return published;
     },
-    completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number): number | undefined {
-      log.push(['completeBatch', upTo(ids, count), count, stampNs]);
+    completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number, data?: readonly unknown[]): number | undefined {
+      log.push(['completeBatch', upTo(ids, count), count, stampNs, ...dataOf(data, count ?? ids.length)]);
       return published;
     },
-    completeWithTokens(ids: Float64Array | Uint32Array, nTokens: Float64Array, count?: number, stampNs?: number): number | undefined {
-      log.push(['completeWithTokens', upTo(ids, count), upTo(nTokens, count ?? ids.length), count, stampNs]);
+    completeWithTokens(
+      ids: Float64Array | Uint32Array, nTokens: Float64Array, count?: number, stampNs?: number, data?: readonly unknown[],
+    ): number | undefined {
+      log.push(['completeWithTokens', upTo(ids, count), upTo(nTokens, count ?? ids.length), count, stampNs, ...dataOf(data, count ?? ids.length)]);
       return published;
-    },
-    logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean {
-      log.push(['logResponse', id, data]);
-      return true;
     },
     firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer): void {
       log.push(['firstTokenComplete', id, data]);
@@ -40,12 +51,15 @@ const fake = vi.hoisted(() => {
   return {
     addon,
     log,
+    /** Every response-data array the batch calls were given (as given: lib reuses one). */
+    dataArrays,
     /** What the next completion calls return: a hand-over's published count, or undefined. */
     returnPublished(count: number | undefined): void {
       published = count;
     },
     reset(): void {
       log.length = 0;
+      dataArrays.length = 0;
       published = undefined;
     },
   };
@@ -93,7 +107,7 @@ describe('querySamplesComplete', () => {
     querySamplesComplete(watchedResponses([7, 3, 9]));
     expect(names()).toEqual(['clockNs', 'read id', 'read id', 'read id', 'completeBatch']);
     const stamp = fake.log[0]![1];
-    expect(calls('completeBatch')).toEqual([[[7, 3, 9], 3, stamp]]);
+    expect(calls('completeBatch')).toEqual([[[7, 3, 9], 3, stamp, [undefined, undefined, undefined]]]);
   });
 
   it('a batch larger than any before: every id arrives, and the count limits what is read', () => {
@@ -106,42 +120,74 @@ describe('querySamplesComplete', () => {
     expect(batches[1]!.slice(0, 2)).toEqual([[1, 2], 2]);
   });
 
-  it('writes a response to the accuracy log only for sampled samples, after the completion call', () => {
+  it('one native call per batch, sampled or not: every response\'s data goes with the ids (the core logs the sampled ones)', () => {
     setActiveSeries(100, Uint8Array.from([0, 1, 0, 1]));
     const data = [0, 1, 2, 3].map((i) => Uint8Array.from([i, i + 1]));
+    const outside = Uint8Array.from([9]);
     querySamplesComplete([
-      { id: 99, data: Uint8Array.from([9]) }, // outside the series
+      { id: 99, data: outside }, // outside the series
       { id: 100, data: data[0] },
       { id: 101, data: data[1] },
       { id: 102, data: data[2] },
       { id: 103 }, // sampled, no data: logged empty
-      { id: 104, data: Uint8Array.from([9]) }, // outside the series
+      { id: 104, data: outside },
     ]);
-    expect(names()).toEqual(['clockNs', 'completeBatch', 'logResponse', 'logResponse']);
-    const logged = calls('logResponse');
-    expect(logged[0]![0]).toBe(101);
-    expect(logged[0]![1]).toBe(data[1]);
-    expect(logged[1]![0]).toBe(103);
-    expect((logged[1]![1] as Uint8Array).byteLength).toBe(0);
+    expect(names()).toEqual(['clockNs', 'completeBatch']);
+    const [[ids, count, , passed]] = calls('completeBatch') as [[number[], number, number, unknown[]]];
+    expect(ids).toEqual([99, 100, 101, 102, 103, 104]);
+    expect(count).toBe(6);
+    // The very objects (no copy), each read once, at its index.
+    expect(passed).toHaveLength(6);
+    [outside, data[0], data[1], data[2], undefined, outside].forEach((expected, i) => expect(passed[i]).toBe(expected));
+    // The reused array keeps no response alive after the call.
+    expect(fake.dataArrays[0]!.slice(0, 6)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
   });
 
-  it('logs nothing when no sample of the series is sampled', () => {
+  it("a response's data is read once: what was checked is what the core gets", () => {
+    setActiveSeries(100, Uint8Array.from([1, 1]));
+    let reads = 0;
+    const response = {
+      id: 100,
+      get data() {
+        reads += 1;
+        return Uint8Array.from([reads]);
+      },
+    };
+    querySamplesComplete([response]);
+    querySamplesComplete([{ id: 101 }, response]);
+    expect(reads).toBe(2);
+    expect(fake.log[0]).toEqual(['completeOne', 100, { staged: [1] }]);
+    expect(Array.from((calls('completeBatch')[0]![3] as Uint8Array[])[1]!)).toEqual([2]);
+  });
+
+  it('a bad element after good ones: nothing completed, and the data array is emptied', () => {
+    const bytes = Uint8Array.from([1]);
+    expect(() => querySamplesComplete([{ id: 1, data: bytes }, { id: 2, data: bytes }, { id: 3, data: 'x' as never }])).toThrow(TypeError);
+    expect(fake.dataArrays).toEqual([]);
+    querySamplesComplete([{ id: 4 }, { id: 5 }, { id: 6 }]);
+    const stamp = calls('clockNs').at(-1)![0];
+    expect(calls('completeBatch')).toEqual([[[4, 5, 6], 3, stamp, [undefined, undefined, undefined]]]);
+  });
+
+  it('outside a sampled series: the data goes to the core as it is (nothing staged)', () => {
     setActiveSeries(0, new Uint8Array(8));
     expect(wantsResponse(3)).toBe(false);
-    querySamplesComplete([{ id: 3, data: Uint8Array.from([1]) }, { id: 4 }]);
-    querySampleComplete(5, Uint8Array.from([1]));
-    expect(calls('logResponse')).toEqual([]);
+    const bytes = Uint8Array.from([1]);
+    querySamplesComplete([{ id: 3, data: bytes }]);
+    querySampleComplete(5, bytes);
+    expect(fake.log).toEqual([['completeOne', 3, bytes], ['completeOne', 5, bytes]]);
   });
 
   it('token latencies: ids and token counts in one call; the clock first for a batch, none for one response', () => {
     setActiveSeries(0, new Uint8Array(0), true);
-    querySamplesComplete([{ id: 5, nTokens: 7 }]);
-    expect(fake.log).toEqual([['completeWithTokens', [5], [7], 1, undefined]]);
+    const bytes = Uint8Array.from([4]);
+    querySamplesComplete([{ id: 5, nTokens: 7, data: bytes }]);
+    expect(fake.log).toEqual([['completeWithTokens', [5], [7], 1, undefined, [bytes]]]);
     fake.reset();
     querySamplesComplete([{ id: 1, nTokens: 3 }, { id: 2 } as QuerySampleResponse]);
     expect(names()).toEqual(['clockNs', 'completeWithTokens']);
     // A missing token count is passed as 0, which the run reports as an error.
-    expect(calls('completeWithTokens')).toEqual([[[1, 2], [3, 0], 2, fake.log[0]![1]]]);
+    expect(calls('completeWithTokens')).toEqual([[[1, 2], [3, 0], 2, fake.log[0]![1], [undefined, undefined]]]);
   });
 });
 
@@ -226,34 +272,59 @@ describe('querySampleComplete checks its arguments before completing', () => {
 });
 
 describe('querySampleComplete', () => {
-  it('completeOne, then the response when the sample is sampled', () => {
+  it('one completeOne call, sampled or not, with the response: a small Uint8Array of a logged sample copied to the staging buffer', () => {
     setActiveSeries(10, Uint8Array.from([1, 0]));
     const bytes = Uint8Array.from([1, 2, 3]);
     querySampleComplete(10, bytes);
     querySampleComplete(11, bytes);
-    expect(fake.log).toEqual([['completeOne', 10], ['logResponse', 10, bytes], ['completeOne', 11]]);
+    querySampleComplete(10);
+    expect(fake.log).toEqual([['completeOne', 10, { staged: [1, 2, 3] }], ['completeOne', 11, bytes], ['completeOne', 10]]);
   });
 
-  it('token latencies: completeWithTokens with its id and token count', () => {
+  it('a logged sample\'s Buffer and empty Uint8Array are staged; a larger one, other views and an ArrayBuffer go as they are', () => {
+    setActiveSeries(10, Uint8Array.from([1]));
+    const large = new Uint8Array(65).fill(7);
+    const floats = Float32Array.from([1.5]);
+    const view = new DataView(new ArrayBuffer(2));
+    const buffer = new ArrayBuffer(3);
+    for (const data of [Buffer.from([5, 6]), new Uint8Array(0), new Uint8Array(64).fill(2), large, floats, view, buffer]) querySampleComplete(10, data);
+    expect(fake.log).toEqual([
+      ['completeOne', 10, { staged: [5, 6] }],
+      ['completeOne', 10, { staged: [] }],
+      ['completeOne', 10, { staged: new Array(64).fill(2) }],
+      ['completeOne', 10, large],
+      ['completeOne', 10, floats],
+      ['completeOne', 10, view],
+      ['completeOne', 10, buffer],
+    ]);
+  });
+
+  it('with a stamp: completeBatch with the id, the stamp and the response', () => {
+    setActiveSeries(10, Uint8Array.from([1]));
+    const bytes = Uint8Array.from([1]);
+    querySampleComplete(10, bytes, undefined, 7000);
+    expect(fake.log).toEqual([['completeBatch', [10], 1, 7000, [bytes]]]);
+    expect(fake.dataArrays[0]![0]).toBeUndefined();
+  });
+
+  it('token latencies: completeWithTokens with its id, token count and response', () => {
     setActiveSeries(0, new Uint8Array(0), true);
-    querySampleComplete(8, undefined, 12);
+    const bytes = Uint8Array.from([3]);
+    querySampleComplete(8, bytes, 12);
     querySampleComplete(9);
     expect(fake.log).toEqual([
-      ['completeWithTokens', [8], [12], 1, undefined],
-      ['completeWithTokens', [9], [0], 1, undefined],
+      ['completeWithTokens', [8], [12], 1, undefined, [bytes]],
+      ['completeWithTokens', [9], [0], 1, undefined, [undefined]],
     ]);
   });
 });
 
 describe('querySamplesCompleteIds', () => {
-  it("passes the caller's array and count as they are, and logs sampled ids below the count with empty data", () => {
+  it("passes the caller's array and count as they are, in one call and with no data (the core logs sampled ids with empty data)", () => {
     setActiveSeries(10, Uint8Array.from([0, 1, 0, 1]));
     querySamplesCompleteIds(Float64Array.from([10, 11, 12, 13]), 3);
-    expect(names()).toEqual(['completeBatch', 'logResponse']);
-    expect(calls('completeBatch')).toEqual([[[10, 11, 12], 3, undefined]]);
-    const [[id, data]] = calls('logResponse') as [[number, Uint8Array]];
-    expect(id).toBe(11);
-    expect(data.byteLength).toBe(0);
+    querySamplesCompleteIds(Float64Array.from([11]), 1);
+    expect(fake.log).toEqual([['completeBatch', [10, 11, 12], 3, undefined], ['completeOne', 11]]);
   });
 
   it('with token counts: completeWithTokens', () => {

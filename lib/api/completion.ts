@@ -1,10 +1,11 @@
 /**
  * Completion calls made by the SUT. Each is one synchronous native call that
  * reads the clock first; ids are checked natively and bad ones are counted
- * in the result, never written. Response bytes are copied afterwards, only
- * for samples that go to the accuracy log. Arguments of the wrong type are a
- * TypeError before anything is completed (one type test per value; the
- * native side checks again what it reads).
+ * in the result, never written. The same call writes the response bytes of
+ * the samples that go to the accuracy log (the core decides which, after
+ * stamping the completion, and reads only theirs). Arguments of the wrong
+ * type are a TypeError before anything is completed (one type test per
+ * value, each value read once; the native side checks again what it reads).
  */
 import { activeSeries, wantsResponse } from './active.js';
 import { describe } from './checks.js';
@@ -20,8 +21,14 @@ let native: NativeAddon | undefined;
 let scratch = new Float64Array(1024);
 // Token counts parallel to `scratch` (token latencies only).
 let tokenScratch = new Float64Array(1024);
-// A response without data is logged with empty data, as the reference does.
-const EMPTY = new Uint8Array(0);
+// Response data parallel to `scratch` (undefined: none, logged empty as the
+// reference does): the core reads the accuracy-logged samples' from it. Dense
+// and only ever holding checked values; emptied after each call, so it keeps
+// no response alive.
+const dataScratch: (ArrayBufferView | ArrayBuffer | undefined)[] = [];
+// The addon's staging buffer (responseStaging()): a single completion copies
+// a small Uint8Array response here itself and passes its length instead.
+let staging: Uint8Array | undefined;
 
 function addon(): NativeAddon {
   return (native ??= loadNative());
@@ -43,21 +50,22 @@ export function querySamplesComplete(responses: readonly (QuerySampleResponse | 
     completeWithTokens(lib, responses, n);
   } else if (n === 1) {
     const id = checkedId(responses[0], 0);
+    const data = dataScratch[0];
+    dataScratch[0] = undefined;
     if (id !== id) misused('querySamplesComplete(responses)');
-    noteHandOver(lib.completeOne(id));
+    noteHandOver(lib.completeOne(id, data !== undefined && wantsResponse(id) ? staged(lib, data) : data));
   } else {
     // The clock is read before the ids are gathered, so a large batch's
     // latency does not include this loop.
     const stamp = lib.clockNs();
     if (n > scratch.length) scratch = new Float64Array(Math.max(n, scratch.length * 2));
-    for (let i = 0; i < n; i++) scratch[i] = checkedId(responses[i], i);
-    if (scratch[0] !== scratch[0]) misused('querySamplesComplete(responses)');
-    noteHandOver(lib.completeBatch(scratch, n, stamp));
-  }
-  if (!activeSeries.anySampled) return;
-  for (let i = 0; i < n; i++) {
-    const response = responses[i] as QuerySampleResponse;
-    if (wantsResponse(response.id)) lib.logResponse(response.id, response.data ?? EMPTY);
+    try {
+      for (let i = 0; i < n; i++) scratch[i] = checkedId(responses[i], i);
+      if (scratch[0] !== scratch[0]) misused('querySamplesComplete(responses)');
+      noteHandOver(lib.completeBatch(scratch, n, stamp, dataScratch));
+    } finally {
+      dataScratch.fill(undefined, 0, n);
+    }
   }
 }
 
@@ -67,23 +75,52 @@ function completeWithTokens(lib: NativeAddon, responses: readonly (QuerySampleRe
   const stamp = n === 1 ? undefined : lib.clockNs();
   if (n > scratch.length) scratch = new Float64Array(Math.max(n, scratch.length * 2));
   if (n > tokenScratch.length) tokenScratch = new Float64Array(scratch.length);
-  for (let i = 0; i < n; i++) {
-    const response = responses[i] as QuerySampleResponse;
-    scratch[i] = checkedId(response, i);
-    tokenScratch[i] = response.nTokens ?? 0;
+  try {
+    for (let i = 0; i < n; i++) {
+      const response = responses[i] as QuerySampleResponse;
+      scratch[i] = checkedId(response, i);
+      tokenScratch[i] = response.nTokens ?? 0;
+    }
+    if (n !== 0 && scratch[0] !== scratch[0]) misused('querySamplesComplete(responses)');
+    noteHandOver(lib.completeWithTokens(scratch, tokenScratch, n, stamp, dataScratch));
+  } finally {
+    dataScratch.fill(undefined, 0, n);
   }
-  if (n !== 0 && scratch[0] !== scratch[0]) misused('querySamplesComplete(responses)');
-  noteHandOver(lib.completeWithTokens(scratch, tokenScratch, n, stamp));
 }
 
-/** The id of `responses[i]` when it is a response (or sample) with valid data; throws otherwise. */
+/**
+ * The id of `responses[i]` when it is a response (or sample) with valid
+ * data, which goes to dataScratch[i] (read once: what was checked is what
+ * is logged); throws otherwise.
+ */
 function checkedId(response: QuerySampleResponse | QuerySample | undefined, i: number): number {
   if (typeof response === 'object' && response !== null) {
     const id = response.id;
     const data = (response as QuerySampleResponse).data;
-    if (typeof id === 'number' && (data === undefined || isBytes(data))) return id;
+    if (typeof id === 'number' && (data === undefined || isBytes(data))) {
+      dataScratch[i] = data;
+      return id;
+    }
   }
   throw badResponse(response, i);
+}
+
+/**
+ * The response of a logged sample as completeOne takes it: a Uint8Array (or
+ * Buffer) of up to the staging buffer's size is copied into it here and its
+ * length passed instead. V8 keeps such small typed arrays inside its heap,
+ * and the addon could read their bytes only after V8 moved them out (an
+ * allocation of ~0.3-0.5 µs, measured); JS copies them in place. Anything
+ * else is passed as it is.
+ */
+function staged(lib: NativeAddon, data: ArrayBufferView | ArrayBuffer): ArrayBufferView | ArrayBuffer | number {
+  if (!(data instanceof Uint8Array)) return data;
+  const bytes = (staging ??= lib.responseStaging());
+  const n = data.length;
+  if (n > bytes.length) return data;
+  // A loop, not set(): compiled inline, a few bytes cost less than the builtin's call.
+  for (let i = 0; i < n; i++) bytes[i] = data[i]!;
+  return n;
 }
 
 function isBytes(data: unknown): boolean {
@@ -132,17 +169,22 @@ export function querySampleComplete(id: number, data?: ArrayBufferView | ArrayBu
     throw badSingleCompletion(id, data, nTokens, stampNs);
   if (id !== id) misused('querySampleComplete(id)');
   const lib = addon();
-  if (activeSeries.tokens) {
-    scratch[0] = id;
-    tokenScratch[0] = nTokens ?? 0;
-    noteHandOver(lib.completeWithTokens(scratch, tokenScratch, 1, stampNs));
-  } else if (stampNs === undefined) {
-    noteHandOver(lib.completeOne(id));
-  } else {
-    scratch[0] = id;
-    noteHandOver(lib.completeBatch(scratch, 1, stampNs));
+  if (stampNs === undefined && !activeSeries.tokens) {
+    noteHandOver(lib.completeOne(id, data !== undefined && wantsResponse(id) ? staged(lib, data) : data));
+    return;
   }
-  if (wantsResponse(id)) lib.logResponse(id, data ?? EMPTY);
+  scratch[0] = id;
+  dataScratch[0] = data;
+  try {
+    if (activeSeries.tokens) {
+      tokenScratch[0] = nTokens ?? 0;
+      noteHandOver(lib.completeWithTokens(scratch, tokenScratch, 1, stampNs, dataScratch));
+    } else {
+      noteHandOver(lib.completeBatch(scratch, 1, stampNs, dataScratch));
+    }
+  } finally {
+    dataScratch[0] = undefined;
+  }
 }
 
 function badSingleCompletion(id: unknown, data: unknown, nTokens: unknown, stampNs: unknown): TypeError {
@@ -189,13 +231,11 @@ export function querySamplesCompleteIds(ids: Float64Array | Uint32Array, count?:
   // One element read: a lent array used after its call is poisoned throughout.
   if (ids?.[0] !== ids?.[0] && count !== 0) misused('querySamplesCompleteIds(ids, count)');
   const lib = addon();
+  // Logged samples are logged with empty data, in the same call.
   if (nTokens !== undefined) noteHandOver(lib.completeWithTokens(ids, nTokens, count));
   // One id (SingleStream): the single-id call crosses for ~100 ns less than the batch one.
   else if (count === 1 && ids instanceof Float64Array && ids.length !== 0) noteHandOver(lib.completeOne(ids[0]!));
   else noteHandOver(lib.completeBatch(ids, count));
-  if (!activeSeries.anySampled) return;
-  const n = count ?? ids.length;
-  for (let i = 0; i < n; i++) if (wantsResponse(ids[i]!)) lib.logResponse(ids[i]!, EMPTY);
 }
 
 /**

@@ -202,6 +202,9 @@ export interface NativeOutcome {
 /** A uint64 from the native side: a number when it is a safe integer, else a bigint. */
 export type NativeU64 = number | bigint;
 
+/** A sample's response data as the completion calls take it (undefined: none). */
+export type ResponseData = ArrayBufferView | ArrayBuffer | undefined;
+
 /**
  * Reference TestSettings with the reference's snake_case names, as the native
  * side reads them: scenario/mode as their integer enum values (0..3), seeds as
@@ -430,16 +433,28 @@ export interface NativeAddon {
    * is no longer the current one (or the range is not within it).
    */
   copySampleIndices(firstId: number, first: number, count: number, dest: Uint32Array): boolean;
-  logResponse(id: number, data: ArrayBufferView | ArrayBuffer): boolean;
   /**
    * The completion calls return the new published-query count when the call
    * issued the next SingleStream/MultiStream query itself (hand-over, only in
    * the thread that started the run): drain it (lib/dispatch/handover.ts). Else undefined.
+   *
+   * The same call writes each accuracy-logged sample's response to the
+   * accuracy log: `data` (completeOne: the sample's, or the number of bytes
+   * copied into responseStaging(); the batch calls: an Array, ids[i]'s at i,
+   * at least `count` long), absent or undefined: empty. A value that is not
+   * bytes writes no record: check them first.
    */
-  completeOne(id: number): number | undefined;
-  completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number): number | undefined;
+  completeOne(id: number, data?: ArrayBufferView | ArrayBuffer | number): number | undefined;
+  completeBatch(ids: Float64Array | Uint32Array, count?: number, stampNs?: number, data?: readonly ResponseData[]): number | undefined;
   /** Token latencies: completions with each sample's token count (nTokens[i] for ids[i]). */
-  completeWithTokens(ids: Float64Array | Uint32Array, nTokens: Float64Array, count?: number, stampNs?: number): number | undefined;
+  completeWithTokens(
+    ids: Float64Array | Uint32Array, nTokens: Float64Array, count?: number, stampNs?: number, data?: readonly ResponseData[],
+  ): number | undefined;
+  /**
+   * This environment's staging buffer for one response's bytes (the same
+   * Uint8Array every call): completeOne(id, n) logs its first n bytes.
+   */
+  responseStaging(): Uint8Array;
   /** Token latencies: the first token of sample `id` at `stampNs` (a clockNs() reading; absent: on entry). */
   firstTokenComplete(id: number, data?: ArrayBufferView | ArrayBuffer, stampNs?: number): void;
   /**

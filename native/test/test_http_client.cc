@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "alloc_count.h"
 #include "check.h"
 #include "clock.h"
 #include "http_client.h"
@@ -29,23 +30,10 @@ using loadgen::HttpResponseParser;
 using loadgen::HttpBodyChunk;
 using loadgen::HttpSink;
 
-// Counting allocations of the threads that ask for it (not under the
-// sanitizers, which replace operator new themselves).
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define LG_COUNT_ALLOCATIONS 1
-#if defined(__GNUC__) && !defined(__clang__)
-// GCC takes the replaced operators' malloc/free pairing for a mismatch.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-static std::atomic<uint64_t> g_allocations{0};
-static thread_local bool t_count_allocations = false;
-void* operator new(size_t size) {
-  if (t_count_allocations) g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+// Counting allocations of the threads that ask for it (alloc_count.h).
+#if defined(LG_COUNT_ALLOCATIONS)
+using loadgen_test::g_allocations;
+using loadgen_test::t_count_allocations;
 #endif
 
 namespace {

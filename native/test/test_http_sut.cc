@@ -61,8 +61,9 @@ class NativeSutHost : public FakeHost {
       for (HttpOutcome& r : responses) {
         const double id = static_cast<double>(r.tag);
         if (!r.headers.empty()) responses_with_headers.fetch_add(1);
-        session_->log_response(id, r.body.data(), r.body.size());
-        session_->complete_at(r.done_ns, &id, 1);
+        loadgen_test::OneResponse body{r.body.data(), r.body.size()};
+        const ResponseBytes bytes = body.bytes();
+        session_->complete_at(r.done_ns, &id, 1, false, &bytes);
         host_reads.fetch_add(1);
       }
     });

@@ -109,6 +109,13 @@ void complete_one(Session& s, double id, double n_tokens, int64_t stamp = 0) {
   s.complete_with_tokens(stamp, &id, &n_tokens, 1);
 }
 
+// The same with the sample's response, which the call writes to the accuracy log.
+void complete_one(Session& s, double id, double n_tokens, const uint8_t* data, size_t size) {
+  loadgen_test::OneResponse response{data, size};
+  const ResponseBytes bytes = response.bytes();
+  s.complete_with_tokens(0, &id, &n_tokens, 1, false, &bytes);
+}
+
 }  // namespace
 
 TEST(tokens_single_stream_exact_tpot_from_stamps) {
@@ -349,8 +356,7 @@ TEST(tokens_accuracy_log_carries_token_fields) {
           const uint8_t first[2] = {0xAB, 0x01};
           const uint8_t response[1] = {0x7F};
           s.first_token(id, 0, first, sizeof(first));
-          complete_one(s, id, 7);
-          s.log_response(id, response, sizeof(response));
+          complete_one(s, id, 7, response, sizeof(response));
         },
         false);
     Session session(c, &host);
@@ -377,8 +383,7 @@ TEST(tokens_no_first_token_writes_no_accuracy_record) {
       [](Session& s, double id, uint64_t k) {
         const uint8_t response[1] = {0x7F};
         if (k % 2 == 0) s.first_token(id, 0, response, sizeof(response));
-        complete_one(s, id, 7);
-        s.log_response(id, response, sizeof(response));
+        complete_one(s, id, 7, response, sizeof(response));
       },
       false);
   Session session(c, &host);

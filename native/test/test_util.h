@@ -7,7 +7,22 @@
 #include <sstream>
 #include <string>
 
+#include "recorder.h"
+
 namespace loadgen_test {
+
+// A completion call's response bytes when it completes one sample (or gives
+// each the same bytes): Session::complete's `responses`.
+struct OneResponse {
+  const uint8_t* data;
+  size_t size;
+  loadgen::ResponseBytes bytes() { return {&get, this}; }
+  static bool get(void* self, size_t, const uint8_t** data, size_t* size) {
+    *data = static_cast<OneResponse*>(self)->data;
+    *size = static_cast<OneResponse*>(self)->size;
+    return true;
+  }
+};
 
 // A directory under the system temp dir for one test's logs (created if needed).
 inline std::string temp_outdir(const std::string& name) {
