@@ -3,6 +3,7 @@
 // session thread, never inside the issue loop's per-query path.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
@@ -31,6 +32,16 @@ class DetailLog {
   // Same, with an explicit timestamp shared by several entries.
   void add_at(int64_t timestamp_ns, const std::string& key, const std::string& value_text, bool is_error,
               bool is_warning, const char* file, int line);
+  // Adds one entry whose value is the list values[0, count), formatted and
+  // written piece by piece: the loaded_qsl_set of 10^8 samples is ~900 MB of
+  // text, never built as one string. `stop` (may be null) is read between
+  // pieces; once it is set the list ends where it got to, its line still
+  // JSON. Returns how many values the entry lists.
+  size_t add_index_list(const std::string& key, const uint32_t* values, size_t count, const std::atomic<bool>* stop,
+                        const char* file, int line);
+  // What was added so far reaches the file (before long work, so that a
+  // reader sees how far the run got).
+  void flush();
   void close();
   bool is_open() const { return file_ != nullptr; }
 
@@ -42,6 +53,12 @@ class DetailLog {
   static std::string integer_list(const std::vector<uint32_t>& values);
 
  private:
+  // A line up to its value, and from the value's end on (spec/50 §4.1).
+  static std::string entry_head(const std::string& key);
+  std::string entry_tail(int64_t timestamp_ns, bool is_error, bool is_warning, const char* file, int line) const;
+  // Writes to the file and, when copying, stdout; the caller holds mutex_.
+  void write_locked(const char* data, size_t size);
+
   std::mutex mutex_;
   std::FILE* file_ = nullptr;
   int64_t origin_ns_ = 0;

@@ -4,6 +4,7 @@
 // library. Never use <random>'s distributions here.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -43,10 +44,15 @@ double exponential(Mt19937& g, double lambda);
 int64_t seconds_to_ns(double seconds);
 
 // std::shuffle(first, last, g) as libstdc++ 12 implements it (two swaps per
-// draw while n <= 65535, one per draw above).
+// draw while n <= 65535, one per draw above). With `stop`, a large shuffle
+// reads it every kShuffleStopInterval swaps (a few ms of cache-missing
+// swaps) and returns false, the order half done, once it is set: shuffling
+// 10^8 samples takes seconds, and a stopped run must not wait for it.
+constexpr size_t kShuffleStopInterval = size_t{1} << 18;
+
 template <typename T>
-void shuffle(T* first, size_t n, Mt19937& g) {
-  if (n == 0) return;
+bool shuffle(T* first, size_t n, Mt19937& g, const std::atomic<bool>* stop = nullptr) {
+  if (n == 0) return true;
   if (uint64_t{0xFFFFFFFFu} / n >= n) {
     size_t i = 1;
     if ((n % 2) == 0) {
@@ -61,12 +67,17 @@ void shuffle(T* first, size_t n, Mt19937& g) {
       std::swap(first[i + 1], first[x % (s + 1)]);
       i += 2;
     }
-  } else {
-    for (size_t i = 1; i < n; ++i) {
+    return true;
+  }
+  for (size_t block = 1; block < n; block += kShuffleStopInterval) {
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) return false;
+    const size_t end = n - block > kShuffleStopInterval ? block + kShuffleStopInterval : n;
+    for (size_t i = block; i < end; ++i) {
       const size_t k = static_cast<size_t>(uniform_int(g, 0, i));
       std::swap(first[i], first[k]);
     }
   }
+  return true;
 }
 
 }  // namespace loadgen

@@ -146,8 +146,14 @@ void RunLog::write_settings(const TestSettings& requested, const EffectiveSettin
   }
 }
 
-void RunLog::write_loaded_set(const std::vector<SampleIndex>& indices) {
-  detail_.add("loaded_qsl_set", DetailLog::integer_list(indices), false, false, kFile, __LINE__);
+bool RunLog::write_loaded_set(const std::vector<SampleIndex>& indices, const std::atomic<bool>* stop) {
+  const size_t listed = detail_.add_index_list("loaded_qsl_set", indices.data(), indices.size(), stop, kFile, __LINE__);
+  if (listed == indices.size()) return true;
+  log("warning_generic_message",
+      "loaded_qsl_set lists the first " + std::to_string(listed) + " of the set's " + std::to_string(indices.size()) +
+          " samples: the run was stopped while it was written",
+      false, true);
+  return false;
 }
 
 void RunLog::write_generated(const QueryTrace& trace) {

@@ -7,6 +7,7 @@
 // issue path; log() also from abort() on any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -33,6 +34,8 @@ class RunLog {
   void open(const SessionConfig& config, AccuracyLog& accuracy_log);
   // Writes the trace's footer and closes it (when the run's issuing is over).
   void close_trace() { chrome_trace_.close(); }
+  // The detail log's entries so far to its file (before a set is built).
+  void flush() { detail_.flush(); }
   // Closes the detail log (its last entry written).
   void close() { detail_.close(); }
 
@@ -40,7 +43,10 @@ class RunLog {
   void log(const std::string& key, const std::string& text, bool is_error, bool is_warning);
   // The requested and effective settings (spec/50 §4.2), one timestamp for all.
   void write_settings(const TestSettings& requested, const EffectiveSettings& effective);
-  void write_loaded_set(const std::vector<SampleIndex>& indices);
+  // loaded_qsl_set: every index, as the reference logs it, written piece by
+  // piece. Once `stop` is set the list ends where it got to and a warning
+  // says how much of the set it lists; returns false then.
+  bool write_loaded_set(const std::vector<SampleIndex>& indices, const std::atomic<bool>* stop);
   void write_generated(const QueryTrace& trace);
   // After a series: its samples in the Chrome trace, the logger counters and power_begin/end.
   void write_series(const Series& series);

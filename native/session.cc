@@ -126,6 +126,8 @@ void Session::run() {
       const std::vector<SeriesKind> phases = phase_kinds(settings_.mode);
       for (size_t i = 0; i < phases.size() && (i == 0 || !issuing_stopped()); ++i) run_phase(phases[i]);
     }
+  } catch (const GenerationStopped&) {
+    // Interrupted or aborted while a set was built: finish_run says why.
   } catch (const std::exception& e) {
     log_.log("error_runtime", std::string("loadgen internal error: ") + e.what(), true, false);
     abort(e.what());
@@ -186,8 +188,9 @@ void Session::finish_run() {
 void Session::run_phase(SeriesKind kind) {
   log_.log("generic_message", kind == SeriesKind::Accuracy ? "Starting accuracy mode" : "Starting performance mode",
            false, false);
-  const auto sets =
-      generate_loadable_sets(effective_, phase_sample_count(effective_, kind), config_.qsl_total_count);
+  log_.flush();  // building a large set takes seconds: the log shows that it began
+  const auto sets = generate_loadable_sets(effective_, phase_sample_count(effective_, kind), config_.qsl_total_count,
+                                           &issuing_stopped_);
   if (kind == SeriesKind::Accuracy) {
     for (const auto& set : sets) {
       if (issuing_stopped()) return;
@@ -211,8 +214,8 @@ bool Session::run_peak_trial(double qps, bool load, bool unload, PeakTrialResult
   TestSettings trial = settings_;
   trial.server_target_qps = qps;
   effective_ = derive_effective(trial, config_.qsl_total_count, config_.qsl_performance_count, nullptr);
-  const auto sets =
-      generate_loadable_sets(effective_, effective_.performance_sample_count, config_.qsl_total_count);
+  const auto sets = generate_loadable_sets(effective_, effective_.performance_sample_count, config_.qsl_total_count,
+                                           &issuing_stopped_);
   if (sets.empty()) throw std::invalid_argument("the QSL reported no samples to load");
   const uint64_t incomplete_before = outcome_.incomplete_sample_count;
   Series* series = run_series(sets.front(), SeriesKind::Performance, load, unload);
@@ -263,7 +266,9 @@ FailedSampleCounts Session::failures_since_last_trial() {
 }
 
 Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, bool unload) {
-  if (load) log_.write_loaded_set(set.indices);
+  // Stopped before the set was loaded (or while it was logged): nothing is
+  // loaded, issued or unloaded.
+  if (load && (issuing_stopped() || !log_.write_loaded_set(set.indices, &issuing_stopped_))) return nullptr;
   // The reference's tid is a thread-id hash; 32 bits keep it exact as a JS number.
   const uint64_t session_tid = std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffffffu;
   if (config_.host_loads_samples && load) {
@@ -286,7 +291,11 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, 
                 << std::flush;
     }
     const int64_t generate_start = now_ns();
-    series = prepare_series(set, kind);
+    try {
+      series = prepare_series(set, kind);
+    } catch (const GenerationStopped&) {
+      series = nullptr;  // stopped while generating: what was loaded is still unloaded below
+    }
     log_.trace_span("GenerateQueries", session_tid, generate_start, now_ns());
     if (series != nullptr) {
       const IssueThreadEnv env{config_,
@@ -309,8 +318,11 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, 
       if (series->n_tokens) check_tokens(*series, &outcome_.completion_errors);
     }
   }
-  if (series != nullptr) series->loaded_set = set.indices;
-  if (config_.host_loads_samples && unload) {
+  // Kept only for a set that stays loaded (FindPeak's binary search unloads it at the end).
+  if (series != nullptr && !unload) series->loaded_set = set.indices;
+  // A set loaded for a series that never ran is unloaded whatever the caller
+  // planned: no later series will use it.
+  if (config_.host_loads_samples && (unload || (load && series == nullptr))) {
     std::string error;
     const int64_t unload_start = now_ns();
     const bool unloaded = host_->unload_samples(set.indices, &error);
@@ -321,7 +333,9 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, 
 }
 
 Series* Session::prepare_series(const LoadableSet& set, SeriesKind kind) {
-  QueryTrace trace = generate_queries(effective_, kind, set, sequence_);
+  GenerateOptions options;
+  options.stop = &issuing_stopped_;
+  QueryTrace trace = generate_queries(effective_, kind, set, sequence_, options);
   log_.write_generated(trace);
   const uint64_t queries = trace.query_count();
   outcome_.series_count += 1;

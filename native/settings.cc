@@ -203,6 +203,35 @@ SettingsProblem check_run_bounds(const TestSettings& s, uint64_t qsl_total_count
     return problem(field, std::string(field) + ": the " + to_string(s.scenario) + " run would generate about " +
                               format_g6(samples) + " samples in one series; the core holds at most 2^32");
   };
+  // The sets the run's phases shuffle and load (spec/20 §2): refused here,
+  // before any thread starts, rather than failing the run (or the machine)
+  // while its set is built.
+  const uint64_t max_loaded = static_cast<uint64_t>(find_run_setting_limit("loaded_sample_count")->max);
+  const auto too_large_set = [&](const char* field, uint64_t value, uint64_t loaded, const char* what,
+                                 const char* lower_with) {
+    return problem(field, std::string(field) + " " + std::to_string(value) + ": the " + what + " would hold " +
+                              std::to_string(loaded) + " samples, more than the " + std::to_string(max_loaded) +
+                              " loadgen can shuffle and load at once; set " + lower_with + " to at most " +
+                              std::to_string(max_loaded));
+  };
+  if (s.mode != Mode::AccuracyOnly) {
+    const bool overridden = s.performance_sample_count_override != 0;
+    const uint64_t count = overridden ? s.performance_sample_count_override : qsl_performance_count;
+    const uint64_t loaded = std::min(count, qsl_total_count);
+    if (loaded > max_loaded) {
+      return too_large_set(overridden ? "performance_sample_count_override" : "qsl_performance_sample_count", count,
+                           loaded, "performance sample set", "performance_sample_count_override");
+    }
+  }
+  if (s.mode == Mode::AccuracyOnly || s.mode == Mode::SubmissionRun) {
+    const bool overridden = s.accuracy_sample_count_override != 0;
+    const uint64_t count = overridden ? s.accuracy_sample_count_override : qsl_total_count;
+    const uint64_t loaded = std::min(count, qsl_total_count);
+    if (loaded > max_loaded) {
+      return too_large_set(overridden ? "accuracy_sample_count_override" : "qsl_total_sample_count", count, loaded,
+                           "accuracy run's sample list", "accuracy_sample_count_override");
+    }
+  }
   const double min_queries = static_cast<double>(s.min_query_count);
   const double min_duration_ns = static_cast<double>(s.min_duration_ms) * 1e6;
   switch (s.scenario) {

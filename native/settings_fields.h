@@ -159,6 +159,17 @@ inline constexpr RunSettingLimit kRunSettingLimits[] = {
     {"wake_lead_us", 0, 10000},
     // QSL indices are 32-bit in the core (trace.h).
     {"qsl_total_sample_count", 1, 0xFFFFFFFFll},
+    // Samples one loadable-set generation shuffles: min(performance sample
+    // count, total) for performance runs, min(accuracy sample count, total)
+    // for accuracy runs (check_run_bounds, lib/settings/validate.ts). Each
+    // costs the core 4 bytes (its index; 4 more while the host copies a set
+    // to JS), the JS side 12 (a Uint32Array, then the number[] a QSL's
+    // loadSamplesToRam takes) and the detail log's loaded_qsl_set up to 11
+    // bytes of text. V8's fast arrays hold at most 2^27 - 3 elements, so a
+    // larger set cannot reach a JS QSL at all; 10^8 stays below that, at
+    // ~2 GB for a set on both sides. 2^32 - 1 samples would need 17 GB for
+    // the core's indices alone, and minutes to shuffle.
+    {"loaded_sample_count", 1, 100000000},
     // Samples one series may generate (trace.cc refuses more: 64 GiB of
     // trace state); settings that would generate more are refused up front
     // (check_run_bounds, lib/settings/validate.ts).

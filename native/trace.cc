@@ -39,14 +39,28 @@ uint64_t truncate_to_uint64(double x) {
 // exhaust memory or loop forever instead.
 constexpr uint64_t kMaxGeneratedSamples = uint64_t{1} << 32;
 
+// Generated samples between two reads of the stop flag (tens of ms at most).
+constexpr uint64_t kStopCheckSamples = uint64_t{1} << 20;
+
+bool stop_requested(const std::atomic<bool>* stop) {
+  return stop != nullptr && stop->load(std::memory_order_relaxed);
+}
+
+template <typename T>
+void shuffle_unless_stopped(T* first, size_t n, Mt19937& g, const std::atomic<bool>* stop) {
+  if (!shuffle(first, n, g, stop)) throw GenerationStopped();
+}
+
 }  // namespace
 
-std::vector<LoadableSet> generate_loadable_sets(const EffectiveSettings& s, uint64_t count,
-                                                uint64_t qsl_total_count) {
+uint64_t max_loaded_samples() { return static_cast<uint64_t>(find_run_setting_limit("loaded_sample_count")->max); }
+
+std::vector<LoadableSet> generate_loadable_sets(const EffectiveSettings& s, uint64_t count, uint64_t qsl_total_count,
+                                                const std::atomic<bool>* stop) {
   const uint64_t n = std::min(count, qsl_total_count);
-  if (n > std::numeric_limits<SampleIndex>::max()) {
-    throw std::invalid_argument("loadable sets: at most 2^32 - 1 samples are supported, got " +
-                                std::to_string(n));
+  if (n > max_loaded_samples()) {
+    throw std::invalid_argument("loadable sets: at most " + std::to_string(max_loaded_samples()) +
+                                " samples are supported, got " + std::to_string(n));
   }
   uint64_t padding = 0;
   if (s.scenario == Scenario::MultiStream) {
@@ -55,11 +69,12 @@ std::vector<LoadableSet> generate_loadable_sets(const EffectiveSettings& s, uint
     }
     padding = s.samples_per_query - 1;
   }
+  if (stop_requested(stop)) throw GenerationStopped();
 
   std::vector<SampleIndex> all(static_cast<size_t>(n));
   for (uint64_t i = 0; i < n; ++i) all[i] = static_cast<SampleIndex>(i);
   Mt19937 qsl_rng(s.qsl_rng_seed);
-  shuffle(all.data(), all.size(), qsl_rng);
+  shuffle_unless_stopped(all.data(), all.size(), qsl_rng, stop);
 
   // The set size is the effective performance count, uncapped; 0 never closes
   // a set, so everything lands in one.
@@ -160,24 +175,44 @@ QueryTrace generate_queries(const EffectiveSettings& s, SeriesKind kind, const L
 
   Mt19937 sample_rng(s.sample_index_rng_seed);
   Mt19937 schedule_rng(s.schedule_rng_seed);
+  const std::atomic<bool>* stop = options.stop;
+  if (stop_requested(stop)) throw GenerationStopped();
 
-  // §3.2 pre-draws, always performed because they advance sample_rng.
-  std::vector<Position> accuracy_positions;
-  if (accuracy) {
-    accuracy_positions = strided_positions(end, stride);
-    shuffle(accuracy_positions.data(), accuracy_positions.size(), sample_rng);
-  }
-  std::vector<Position> unique_positions = strided_positions(end, stride);
-  shuffle(unique_positions.data(), unique_positions.size(), sample_rng);
-  if (!s.performance_issue_unique) std::vector<Position>().swap(unique_positions);
-
-  // The equal-issue list is read only by SingleStream/Server with concat and
-  // neither unique nor same; otherwise just make its shuffles.
+  // Which lists the main loop reads, and whether it draws from sample_rng
+  // after them (§3.4).
   const bool stream_like = scenario == Scenario::SingleStream || scenario == Scenario::Server;
+  const bool selects = !s.performance_issue_unique && !s.performance_issue_same &&
+                       (scenario == Scenario::MultiStream || (stream_like && !concat));
+  const bool uses_accuracy_list = accuracy && selects;
+  // Performance-mode selector: uniform_int_distribution<int>(0, int(E - 1)).
+  const bool draws_positions = !accuracy && selects;
+  const bool uses_unique_list = s.performance_issue_unique && scenario != Scenario::Offline;
   const bool uses_equal_issue_list =
       stream_like && concat && !s.performance_issue_unique && !s.performance_issue_same;
+  const bool draws_after_lists =
+      draws_positions || (scenario == Scenario::Offline && concat && !s.performance_issue_same);
+  // §3.2 pre-draws, in the reference's order (accuracy list, unique list,
+  // equal-issue shuffles): each advances sample_rng, so one is made when its
+  // list is read or anything after it draws; the others would only cost
+  // time and memory (two shuffles of the whole set).
+  const bool shuffles_equal_issue = uses_equal_issue_list || draws_after_lists;
+  const bool shuffles_unique = uses_unique_list || shuffles_equal_issue;
+  const bool shuffles_accuracy = accuracy && (uses_accuracy_list || shuffles_unique);
+
+  std::vector<Position> accuracy_positions;
+  if (shuffles_accuracy) {
+    accuracy_positions = strided_positions(end, stride);
+    shuffle_unless_stopped(accuracy_positions.data(), accuracy_positions.size(), sample_rng, stop);
+    if (!uses_accuracy_list) std::vector<Position>().swap(accuracy_positions);
+  }
+  std::vector<Position> unique_positions;
+  if (shuffles_unique) {
+    unique_positions = strided_positions(end, stride);
+    shuffle_unless_stopped(unique_positions.data(), unique_positions.size(), sample_rng, stop);
+    if (!uses_unique_list) std::vector<Position>().swap(unique_positions);
+  }
   std::vector<Position> equal_issue_list;
-  {
+  if (shuffles_equal_issue && min_queries > 0) {
     std::vector<Position> permutation(static_cast<size_t>(loaded_size));
     for (uint64_t i = 0; i < loaded_size; ++i) permutation[i] = static_cast<Position>(i);
     if (uses_equal_issue_list) {
@@ -185,7 +220,8 @@ QueryTrace generate_queries(const EffectiveSettings& s, SeriesKind kind, const L
       equal_issue_list.reserve(static_cast<size_t>(rounds * loaded_size));
     }
     for (uint64_t j = 0; j < min_queries; j += loaded_size) {
-      shuffle(permutation.data(), permutation.size(), sample_rng);  // cumulative, never reset
+      // Cumulative, never reset.
+      shuffle_unless_stopped(permutation.data(), permutation.size(), sample_rng, stop);
       if (uses_equal_issue_list) {
         equal_issue_list.insert(equal_issue_list.end(), permutation.begin(), permutation.end());
       }
@@ -218,9 +254,6 @@ QueryTrace generate_queries(const EffectiveSettings& s, SeriesKind kind, const L
                                   " is outside the loaded set of " + std::to_string(loaded_size));
     }
   }
-  // Performance-mode selector: uniform_int_distribution<int>(0, int(E - 1)).
-  const bool draws_positions = !accuracy && !s.performance_issue_unique && !s.performance_issue_same &&
-                               (scenario == Scenario::MultiStream || (stream_like && !concat));
   if (draws_positions && end - 1 > static_cast<uint64_t>(INT_MAX)) {
     throw std::invalid_argument("generate_queries: sample set too large for the int selector");
   }
@@ -294,6 +327,7 @@ QueryTrace generate_queries(const EffectiveSettings& s, SeriesKind kind, const L
   int64_t timestamp = 0;
   int64_t prev_timestamp = 0;
   uint64_t query_count = 0;
+  uint64_t next_stop_check = kStopCheckSamples;  // sample count at which the stop flag is read next
   while (prev_timestamp < gen_ns || query_count < min_queries) {
     if (query_count >= max_queries) {
       throw std::invalid_argument("generate_queries: too many samples would be generated");
@@ -315,7 +349,7 @@ QueryTrace generate_queries(const EffectiveSettings& s, SeriesKind kind, const L
           const size_t block_start = trace.sample_index.size();
           trace.sample_index.insert(trace.sample_index.end(), loaded.begin(), loaded.end());
           // Each copy of the loaded set is shuffled in place (QSL indices, not positions).
-          if (concat) shuffle(trace.sample_index.data() + block_start, loaded.size(), sample_rng);
+          if (concat) shuffle_unless_stopped(trace.sample_index.data() + block_start, loaded.size(), sample_rng, stop);
         }
         trace.sample_index.insert(trace.sample_index.end(), loaded.begin(),
                                   loaded.begin() + static_cast<ptrdiff_t>(remainder));
@@ -334,6 +368,11 @@ QueryTrace generate_queries(const EffectiveSettings& s, SeriesKind kind, const L
     // Query creation: ids and one accuracy-log value per sample, in order.
     const size_t sample_end = trace.sample_index.size();
     for (size_t i = first_sample; i < sample_end; ++i) {
+      // An Offline query may hold the whole set: read the flag inside it too.
+      if (i >= next_stop_check) {
+        if (stop_requested(stop)) throw GenerationStopped();
+        next_stop_check += kStopCheckSamples;
+      }
       const double value = uniform_real01(next_seq.accuracy_log_rng);
       if (options.keep_accuracy_log_values) trace.accuracy_log_value.push_back(value);
       trace.accuracy_log_sampled.push_back(

@@ -2,7 +2,9 @@
 // and the query list, drawn exactly in the reference's order (spec/20 §2-§7).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <vector>
 
 #include "rng.h"
@@ -22,12 +24,27 @@ struct LoadableSet {
   uint64_t distribution_end = 0;
 };
 
+// Thrown by set and query generation once its `stop` flag is set (the run
+// was interrupted or aborted): a set of 10^8 samples takes seconds to
+// shuffle, and a stopped run writes its logs instead of waiting for it.
+class GenerationStopped : public std::exception {
+ public:
+  const char* what() const noexcept override { return "sample set or query generation stopped"; }
+};
+
+// The most samples one set generation shuffles, min(count, qsl_total) below
+// (run setting limit loaded_sample_count, checked before a run starts).
+uint64_t max_loaded_samples();
+
 // GenerateLoadableSets: shuffle of 0..min(count, qsl_total)-1 with a fresh
 // mt19937(qsl_rng_seed), cut into sets of the effective performance sample
 // count. `count` is the effective performance sample count (performance runs)
-// or the effective accuracy sample count (accuracy runs).
+// or the effective accuracy sample count (accuracy runs). More than
+// max_loaded_samples() is std::invalid_argument. `stop` (may be null) is read
+// at bounded intervals; once set, GenerationStopped is thrown.
 std::vector<LoadableSet> generate_loadable_sets(const EffectiveSettings& s, uint64_t count,
-                                                uint64_t qsl_total_count);
+                                                uint64_t qsl_total_count,
+                                                const std::atomic<bool>* stop = nullptr);
 
 enum class SeriesKind { Accuracy, Performance };
 
@@ -65,6 +82,9 @@ struct QueryTrace {
 
 struct GenerateOptions {
   bool keep_accuracy_log_values = false;
+  // Read at bounded intervals (every ~10^6 generated samples and inside
+  // large shuffles); once set, generate_queries throws GenerationStopped.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // GenerateQueries for one series from `set` (spec/20 §3). Advances `seq`

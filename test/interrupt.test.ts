@@ -6,7 +6,7 @@
  * earlier run's files from the outdir.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { getEventListeners } from 'node:events';
 import { join } from 'node:path';
@@ -26,8 +26,9 @@ import {
 } from '../lib/index.js';
 import { interruptReasonOf } from '../lib/api/active-run.js';
 import { runFileNames } from '../lib/api/stale-files.js';
+import { INDEX_COPY_SLICE, serveQslCall } from '../lib/api/qsl-calls.js';
 import { runWithSignals } from '../lib/cli/interrupt.js';
-import { loadNative } from '../lib/native/index.js';
+import { loadNative, type NativeAddon } from '../lib/native/index.js';
 import { readText, repoRoot, tempDir } from './helpers.js';
 import { testServers } from './net-helpers.js';
 
@@ -259,6 +260,23 @@ describe('loadgen run: the first signal ends every phase', () => {
     expect(node.hits.get('/infer') ?? 0).toBe(0);  // nothing issued: the run stopped before it began
   }, 60_000);
 
+  it('set building: 20 million samples, a signal while the core shuffles or logs them: the run stops at once, its logs written', async () => {
+    const outdir = tempDir();
+    const detail = join(outdir, 'mlperf_log_detail.txt');
+    const run = startCli(['run', '--sut', fixture('huge-set-sut.mjs'), '--scenario', 'Offline', '--outdir', outdir], { HUGE_PERF: '20000000' });
+    // The core flushes the phase's first line before it builds the set (~1 s of shuffling, then 170 MB of loaded_qsl_set).
+    await stopWhen(run, 'the set', () => existsSync(detail) && fileHead(detail, 1 << 18).includes('"Starting performance mode"'));
+    expectRunLogs(run, outdir);
+    expect(run.stderr()).not.toContain('fixture: loading');  // never loaded: the run stopped first
+    const records = readText(detail).trim().split('\n').map((line) => JSON.parse(line.slice(':::MLLOG '.length)) as { key: string; value: unknown });
+    // Not the whole list: the set's building and logging stopped at the signal.
+    const listed = records.filter((r) => r.key === 'loaded_qsl_set').map((r) => (r.value as number[]).length);
+    expect(listed.every((n) => n < 20_000_000), `loaded_qsl_set lengths ${listed.join(', ')}`).toBe(true);
+    if (listed.length > 0) {
+      expect(records.some((r) => r.key === 'warning_generic_message' && String(r.value).startsWith(`loaded_qsl_set lists the first ${listed[0]} of the set's 20000000 samples`))).toBe(true);
+    }
+  }, 60_000);
+
   it('QSL load: a module QSL whose asynchronous load takes a minute', async () => {
     const outdir = tempDir();
     const run = startCli(['run', '--sut', fixture('slow-load-sut.mjs'), '--scenario', 'Offline', '--outdir', outdir]);
@@ -266,6 +284,84 @@ describe('loadgen run: the first signal ends every phase', () => {
     expectRunLogs(run, outdir);
   }, 60_000);
 });
+
+describe('loadgen run: a sample set too large to load', () => {
+  const fixture = join(repoRoot, 'test', 'fixtures', 'huge-set-sut.mjs');
+
+  it.each([
+    ['4294967295 of 4294967295 samples', { HUGE_PERF: '4294967295' }, [], 'qsl.performanceSampleCount = 4294967295'],
+    ['an override of 100000001', { HUGE_PERF: '1000' }, ['--set', 'performance_sample_count_override=100000001'], 'performanceSampleCountOverride = 100000001'],
+    ['an accuracy run over 4294967295 samples', { HUGE_PERF: '1000' }, ['--mode', 'AccuracyOnly'], 'qsl.totalSampleCount = 4294967295'],
+  ] as const)('%s: refused at once (exit 2), naming the count and the limit, nothing written', async (_, env, args, named) => {
+    const outdir = join(tempDir(), 'out');
+    const run = startCli(['run', '--sut', fixture, '--scenario', 'Offline', ...args, '--outdir', outdir], env);
+    const exit = await exitWithin(run, 20_000);
+    expect(exit, run.stderr()).toEqual({ code: 2, signal: null });
+    expect(run.stderr()).toContain(`Invalid ${named}: the `);
+    expect(run.stderr()).toContain('more than the 100000000 loadgen can shuffle and load at once');
+    expect(existsSync(outdir)).toBe(false);
+  }, 30_000);
+});
+
+describe('a QSL call over a large set', () => {
+  /** Calls serveQslCall for `method` with `n` indices (i * 3); returns what the QSL and the core were given. */
+  function serve(method: 'loadSamplesToRam' | 'unloadSamplesFromRam', n: number, stop?: AbortSignal) {
+    const indices = new Uint32Array(n);
+    for (let i = 0; i < n; i++) indices[i] = i * 3;
+    const seen = { lists: [] as number[][], acks: [] as [number, string | undefined][] };
+    const native = { acknowledge: (token: number, error?: string) => seen.acks.push([token, error]) } as unknown as NativeAddon;
+    const qsl = {
+      name: 'q', totalSampleCount: 3 * n, performanceSampleCount: n,
+      loadSamplesToRam: (list: number[]) => void seen.lists.push(list),
+      unloadSamplesFromRam: (list: number[]) => void seen.lists.push(list),
+    };
+    serveQslCall(native, qsl, method, indices, 7, () => undefined, 0, stop);
+    return seen;
+  }
+
+  it('the QSL gets every index, in order, in a number[]; the core its acknowledgement', async () => {
+    const seen = serve('loadSamplesToRam', 3 * INDEX_COPY_SLICE + 5);
+    await waitFor('the acknowledgement', () => seen.acks.length > 0);
+    expect(seen.lists).toHaveLength(1);
+    const list = seen.lists[0]!;
+    expect(Array.isArray(list)).toBe(true);
+    expect(list.length).toBe(3 * INDEX_COPY_SLICE + 5);
+    expect(list.every((v, i) => v === i * 3)).toBe(true);
+    expect(seen.acks).toEqual([[7, undefined]]);
+  });
+
+  it('a signal while its indices are copied acknowledges at once, and the load is never made', async () => {
+    const controller = new AbortController();
+    const seen = serve('loadSamplesToRam', 4 * INDEX_COPY_SLICE, controller.signal);
+    // The copy yields to the event loop between slices: the signal is handled there.
+    expect(seen.lists).toHaveLength(0);
+    controller.abort();
+    expect(seen.acks).toEqual([[7, undefined]]);
+    await new Promise((resolve) => setTimeout(resolve, 200));  // long past the copy
+    expect(seen.lists).toHaveLength(0);
+    expect(seen.acks).toHaveLength(1);
+  });
+
+  it('an unload is still made after the signal (the QSL may hold what it loaded)', async () => {
+    const controller = new AbortController();
+    const seen = serve('unloadSamplesFromRam', 2 * INDEX_COPY_SLICE, controller.signal);
+    controller.abort();
+    await waitFor('the unload', () => seen.lists.length > 0);
+    expect(seen.lists[0]!.length).toBe(2 * INDEX_COPY_SLICE);
+    expect(seen.acks).toEqual([[7, undefined]]);
+  });
+});
+
+/** The first `bytes` of a file (a growing log is not read whole). */
+function fileHead(path: string, bytes: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(bytes);
+    return buffer.subarray(0, readSync(fd, buffer, 0, bytes, 0)).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** A SUT that completes every sample after `delayMs` and calls `onQuery` first. */
 function callbackSut(delayMs: number, onQuery: (n: number) => void): SystemUnderTest {

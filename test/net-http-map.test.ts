@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createHttpSut, InterfaceError, startTest, SutError } from '../lib/index.js';
+import { PreparedRequests } from '../lib/net/http-map.js';
 import { nodeHandler, startTestServer, type TestServer } from './net-helpers.js';
 import { repoRoot, tempDir } from './helpers.js';
 
@@ -161,4 +163,67 @@ describe("the README's map.mjs example", () => {
       await api.close();
     }
   });
+});
+
+describe('large loads', () => {
+  it('the prepared requests hold more than the 2^24 entries a Map can, each read back as it was set', () => {
+    const table = new PreparedRequests();
+    const headers = { 'content-type': 'application/json' };
+    const n = 2 ** 24 + 16;
+    // One body for all: the table's own cost only (one slot each, ~130 MB).
+    const body = '{"x":1}';
+    for (let i = 0; i < n; i++) table.set(i, { method: 'POST', path: '/infer', headers, body });
+    expect(table.size).toBe(n);
+    expect(table.get(n - 1)).toEqual({ method: 'POST', path: '/infer', headers, body });
+    expect(table.get(n - 1)!.headers).toBe(headers);
+    expect(table.get(n)).toBeUndefined();
+    for (let i = 0; i < n; i++) table.delete(i);
+    expect(table.size).toBe(0);
+    expect(table.get(0)).toBeUndefined();
+  }, 30_000);
+
+  it('requests of other shapes, without a body or with bytes, and the top of the index range come back unchanged', () => {
+    const table = new PreparedRequests();
+    const json = { 'content-type': 'application/json' };
+    const bytes = new Uint8Array([1, 2, 3]);
+    const requests = [
+      { method: 'POST', path: '/a', headers: json, body: 'one' },
+      { method: 'POST', path: '/a', headers: json, body: bytes },
+      { method: 'GET', path: '/a', headers: json },
+      { method: 'POST', path: '/b', headers: json, body: 'other path' },
+      { method: 'POST', path: '/a', headers: { 'x-other': '1' }, body: 'other headers' },
+      { method: 'POST', path: '/a', headers: json, body: '' },
+    ] as const;
+    const base = 2 ** 32 - requests.length;
+    requests.forEach((r, i) => table.set(base + i, r));
+    requests.forEach((r, i) => expect(table.get(base + i)).toEqual(r));
+    table.set(base, requests[3]);  // replaced, not added
+    expect(table.size).toBe(requests.length);
+    expect(table.get(base)).toEqual(requests[3]);
+    table.delete(base + 1);
+    table.delete(base + 1);
+    expect(table.size).toBe(requests.length - 1);
+    expect(table.get(base + 1)).toBeUndefined();
+  });
+
+  it('a load whose requests do not fit in the JS heap fails naming the heap, its logs written; the process does not crash', async () => {
+    const dir = tempDir();
+    const map = join(dir, 'map.mjs');
+    writeFileSync(map, 'export const totalSampleCount = 3000000;\nexport function request(i) { return { method: "POST", path: "/infer", body: `{"x":${i}}` }; }\n');
+    const outdir = join(dir, 'out');
+    // A 64 MB heap: filled after a few hundred thousand requests.
+    const child = spawn(process.execPath, [join(repoRoot, 'dist', 'cli.js'), 'run', '--sut', 'http', '--url', a.url, '--request', map,
+      '--transport', 'undici', '--scenario', 'Offline', '--set', 'min_duration_ms=0', '--no-progress', '--outdir', outdir], {
+      env: { ...process.env, NODE_OPTIONS: '--max-old-space-size=64' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code, stderr).toBe(3);  // the run failed (SutError), not an abort (134)
+    expect(stderr).toMatch(/qsl\.loadSamplesToRam failed: --request .*map\.mjs: the loaded requests do not fit in the JavaScript heap: \d+ MB of its \d+ MB are in use with \d+ requests built/);
+    expect(stderr).toContain('--max-old-space-size');
+    expect(readFileSync(join(outdir, 'mlperf_log_summary.txt'), 'utf8')).toContain('1 ERROR encountered. See detailed log.');
+    expect(readFileSync(join(outdir, 'mlperf_log_detail.txt'), 'utf8')).toContain('do not fit in the JavaScript heap');
+  }, 60_000);
 });

@@ -29,6 +29,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 
 import { activeSeries } from '../api/active.js';
 import { isThenable, MODULE_LOAD_TIMEOUT_MS, settleWithin, thrownText } from '../api/user-calls.js';
@@ -144,8 +145,84 @@ interface Timeouts {
   responseMs: number;
 }
 
+/** Indices per chunk of a {@link PreparedRequests} table: 2^10 slots, 8 KiB. */
+const PREPARED_CHUNK_BITS = 10;
+const PREPARED_CHUNK_SIZE = 1 << PREPARED_CHUNK_BITS;
+
+/** One chunk: its slots, how many are filled, and the method, path and headers most of its requests share. */
+interface PreparedChunk {
+  filled: number;
+  shape: PreparedRequest | undefined;
+  /** A body (the request is the shape's with it), the shape itself (no body), a whole request, or empty. */
+  slots: (PreparedRequest | string | Uint8Array | undefined)[];
+}
+
+/**
+ * The loaded samples' requests by QSL index, in chunks of 2^10 slots kept
+ * by chunk number. A Map of requests holds at most 2^24 entries (a load of
+ * 50 million samples failed with "Map maximum size exceeded") and costs
+ * several words an entry; a slot costs one, and 32-bit indices make at most
+ * 2^22 chunks. Sets are dense (a permutation of 0..n-1) or slices of one
+ * (accuracy rounds), whose scattered samples leave small chunks behind.
+ * Requests that differ only in their body (the usual mapping) keep just the
+ * body: get() puts the request back together, so a load of 5*10^7 samples
+ * fits in Node's default heap.
+ */
+export class PreparedRequests {
+  private readonly chunks = new Map<number, PreparedChunk>();
+  private held = 0;
+
+  get(index: number): PreparedRequest | undefined {
+    const chunk = this.chunks.get(index >>> PREPARED_CHUNK_BITS);
+    if (chunk === undefined) return undefined;
+    const held = chunk.slots[index & (PREPARED_CHUNK_SIZE - 1)];
+    if (typeof held !== 'string' && !(held instanceof Uint8Array)) return held;
+    const shape = chunk.shape!;
+    return { method: shape.method, path: shape.path, headers: shape.headers, body: held };
+  }
+
+  set(index: number, request: PreparedRequest): void {
+    const key = index >>> PREPARED_CHUNK_BITS;
+    let chunk = this.chunks.get(key);
+    if (chunk === undefined) {
+      chunk = { filled: 0, shape: undefined, slots: new Array<PreparedChunk['slots'][number]>(PREPARED_CHUNK_SIZE).fill(undefined) };
+      this.chunks.set(key, chunk);
+    }
+    chunk.shape ??= { method: request.method, path: request.path, headers: request.headers };
+    const shape = chunk.shape;
+    const shaped = request.method === shape.method && request.path === shape.path && request.headers === shape.headers;
+    // A body built by concatenation (a template literal) is a rope of
+    // several strings; reading a character flattens it, and the collector
+    // then keeps the flat string alone: 41 instead of 97 bytes a request
+    // for `{"x":${index}}` (Node 20), and less to collect while loading.
+    if (typeof request.body === 'string' && request.body.length > 0) request.body.charCodeAt(0);
+    const slot = index & (PREPARED_CHUNK_SIZE - 1);
+    if (chunk.slots[slot] === undefined) {
+      chunk.filled++;
+      this.held++;
+    }
+    chunk.slots[slot] = !shaped ? request : request.body !== undefined ? request.body : shape;
+  }
+
+  delete(index: number): void {
+    const key = index >>> PREPARED_CHUNK_BITS;
+    const chunk = this.chunks.get(key);
+    const slot = index & (PREPARED_CHUNK_SIZE - 1);
+    if (chunk === undefined || chunk.slots[slot] === undefined) return;
+    chunk.slots[slot] = undefined;
+    this.held--;
+    // An empty chunk goes: an unloaded set leaves nothing behind.
+    if (--chunk.filled === 0) this.chunks.delete(key);
+  }
+
+  /** How many requests are held. */
+  get size(): number {
+    return this.held;
+  }
+}
+
 function httpProtocolOf(map: HttpMapModule, source: string, timeouts: Timeouts): NetworkProtocol {
-  const prepared = new Map<number, PreparedRequest>();
+  const prepared = new PreparedRequests();
   // The values of the secret headers the requests carry, known before any is sent.
   const secrets = new Secrets();
   if (map.secretHeaders !== undefined) secrets.addHeaderNames(map.secretHeaders);
@@ -166,9 +243,17 @@ function httpProtocolOf(map: HttpMapModule, source: string, timeouts: Timeouts):
       throw problem('returned a promise: request(index) must return the request itself ({ method?, path, headers?, body? }), synchronously; load what it needs at module load (a top-level await)');
     }
     const request = checkedRequest(r, problem);
-    secrets.addHeaders(request.headers);
+    // Requests mostly carry the same headers: one object for a run of equal
+    // ones (held once per loaded sample, and read by identity downstream).
+    if (lastHeaders !== undefined && sameHeaders(request.headers, lastHeaders)) {
+      request.headers = lastHeaders;
+    } else {
+      secrets.addHeaders(request.headers);
+      lastHeaders = request.headers;
+    }
     return request;
   };
+  let lastHeaders: Record<string, string> | undefined;
   // The first sample's headers now: their secrets are known before any
   // request is sent (a transport hands them to its redactor as it starts;
   // the other samples' as they load).
@@ -197,6 +282,7 @@ function httpProtocolOf(map: HttpMapModule, source: string, timeouts: Timeouts):
     },
     load(indices) {
       for (const i of indices) prepared.set(i, build(i));
+      checkHeapRoom(at, prepared.size);
     },
     unload(indices) {
       for (const i of indices) prepared.delete(i);
@@ -253,7 +339,7 @@ function checkedRequest(r: unknown, problem: (text: string) => InterfaceError): 
     body = json;
     if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   }
-  return { method, path, headers, ...(body !== undefined ? { body } : {}) };
+  return body !== undefined ? { method, path, headers, body } : { method, path, headers };
 }
 
 /**
@@ -296,6 +382,35 @@ async function checkMappingOnFirstSample(
     new InterfaceError(`${at}: ${where}: response() did not settle within ${responseMs} ms (the request timeout)`));
   // The functions' own failures only (a stream without tokens is the server's answer, not a bug of theirs).
   if (!outcome.ok && (outcome.kind === 'malformed_response' || outcome.kind === 'timeout')) throw new InterfaceError(`${at}: ${where}: ${outcome.message}`);
+}
+
+/**
+ * The share of the JS heap's limit a load may fill with requests: past it
+ * the next allocations would end the process ("JavaScript heap out of
+ * memory"), which must be an error naming the cause instead.
+ */
+export const LOAD_HEAP_SHARE = 0.85;
+const YOUNG_GENERATION_RESERVE = 48 * 2 ** 20;
+
+/** After a slice of a load: an InterfaceError once the heap is fuller than {@link LOAD_HEAP_SHARE} of its limit. */
+function checkHeapRoom(at: string, held: number): void {
+  const heap = getHeapStatistics();
+  // The limit counts the young generation's reserve too (48 MB with Node's defaults), which a load does not fill.
+  if (heap.used_heap_size <= LOAD_HEAP_SHARE * (heap.heap_size_limit - YOUNG_GENERATION_RESERVE)) return;
+  const mb = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MB`;
+  throw new InterfaceError(
+    `${at}: the loaded requests do not fit in the JavaScript heap: ${mb(heap.used_heap_size)} of its ${mb(heap.heap_size_limit - YOUNG_GENERATION_RESERVE)} are in use ` +
+      `with ${held} requests built. Load fewer samples at once (performance_sample_count_override, or the module's performanceSampleCount), ` +
+      'make the requests smaller, or give node a larger heap (NODE_OPTIONS=--max-old-space-size=<MB>).');
+}
+
+/** The same header names and values, in the same order. */
+function sameHeaders(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || a[ka[i]!] !== b[kb[i]!]) return false;
+  return true;
 }
 
 /** A value as messages show it: its type, and short values themselves. */

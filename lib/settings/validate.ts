@@ -376,6 +376,12 @@ export interface QslCounts {
 }
 
 const QSL_TOTAL_LIMIT = runSettingLimit('qsl_total_sample_count');
+/**
+ * The most samples a run shuffles and loads at once (the core's
+ * loaded_sample_count: a number[] for loadSamplesToRam holds at most 2^27 - 3,
+ * and 2^32 - 1 indices alone would take the core 17 GB).
+ */
+const LOADED_SAMPLE_LIMIT = runSettingLimit('loaded_sample_count').max;
 
 /**
  * Checks that need the QSL's counts; call it when the QSL is known, before the
@@ -396,6 +402,7 @@ export function resolveQslDependentChecks(settings: ResolvedTestSettings, qsl: Q
   const effectivePc = settings.performanceSampleCountOverride === 0 ? pc : settings.performanceSampleCountOverride;
   // The loaded set holds min(pc, total) samples (spec/20 §2); positions past it are out of range.
   const loaded = Math.min(effectivePc, total);
+  checkLoadedSetSizes(settings, total, pc);
   if (settings.performanceIssueSame && settings.performanceIssueSameIndex >= loaded) {
     throw new SettingsError('performanceIssueSameIndex', settings.performanceIssueSameIndex,
       `Invalid test setting performanceIssueSameIndex = ${settings.performanceIssueSameIndex}: expected an integer in [0, ${loaded - 1}]; ` +
@@ -420,6 +427,40 @@ export function resolveQslDependentChecks(settings: ResolvedTestSettings, qsl: Q
   if (settings.scenario === 'SingleStream' && settings.sampleConcatenatePermutation && pc < 1) {
     throw new SettingsError('qsl.performanceSampleCount', pc,
       `Invalid QSL qsl.performanceSampleCount = ${pc}: SingleStream with sampleConcatenatePermutation needs it > 0.`);
+  }
+}
+
+/**
+ * The sets a run shuffles and loads (spec/20 §2: min(performance sample
+ * count, total) for the performance phase, min(accuracy sample count, total)
+ * for the accuracy phase) at most {@link LOADED_SAMPLE_LIMIT} samples each,
+ * refused naming the count that decides. The core checks the same
+ * (check_run_bounds).
+ */
+function checkLoadedSetSizes(settings: ResolvedTestSettings, total: number, pc: number): void {
+  const limit = LOADED_SAMPLE_LIMIT;
+  const refuse = (key: string, value: number, loaded: number, what: string, lower: string): SettingsError =>
+    new SettingsError(key, value,
+      `Invalid ${key} = ${value}: the ${what} would hold ${loaded} samples, more than the ${limit} loadgen can shuffle and load at once ` +
+        `(each costs the core 4 bytes and the JS QSL's number[] 8; a JS array holds at most 2^27 - 3). Set ${lower} to at most ${limit}.`);
+  if (settings.mode !== 'AccuracyOnly') {
+    const overridden = settings.performanceSampleCountOverride !== 0;
+    const count = overridden ? settings.performanceSampleCountOverride : pc;
+    const loaded = Math.min(count, total);
+    if (loaded > limit) {
+      throw refuse(overridden ? 'performanceSampleCountOverride' : 'qsl.performanceSampleCount', count, loaded,
+        'performance sample set',
+        `${overridden ? '' : "the QSL's performanceSampleCount or "}performanceSampleCountOverride (performance_sample_count_override)`);
+    }
+  }
+  if (settings.mode === 'AccuracyOnly' || settings.mode === 'SubmissionRun') {
+    const overridden = settings.accuracySampleCountOverride !== 0;
+    const count = overridden ? settings.accuracySampleCountOverride : total;
+    const loaded = Math.min(count, total);
+    if (loaded > limit) {
+      throw refuse(overridden ? 'accuracySampleCountOverride' : 'qsl.totalSampleCount', count, loaded,
+        "accuracy run's sample list", 'accuracySampleCountOverride (accuracy_sample_count_override)');
+    }
   }
 }
 

@@ -235,11 +235,43 @@ TEST(session_interrupt_before_start_runs_no_series) {
   CHECK_EQ(o.interrupt_reason, std::string("first"));
   CHECK_EQ(o.series_count, uint64_t{0});
   CHECK_EQ(o.issued_query_count, uint64_t{0});
-  CHECK_EQ(host.unloads.load(), 1);  // what was loaded is unloaded
+  // Stopped before its set was built: nothing is loaded, so nothing unloaded.
+  CHECK_EQ(host.loads.size(), size_t{0});
+  CHECK_EQ(host.unloads.load(), 0);
   CHECK(o.summary_text.find("Result is : INVALID\nRecommendations:\n * first.\n") == 0);
   bool logged = false;
   for (const auto& m : o.messages) logged = logged || (m.is_error && m.text == "Ending early: first");
   CHECK(logged);
+  check_logs_complete(o, c);
+}
+
+TEST(session_interrupt_while_a_large_set_is_built_or_logged) {
+  // 3*10^7 samples: shuffling them, and writing the 260 MB loaded_qsl_set
+  // line, take seconds; the interrupt comes 50 ms after the start.
+  SessionConfig c = long_config(Scenario::Offline, "interrupt_large_set");
+  c.qsl_total_count = 30000000;
+  c.qsl_performance_count = 30000000;
+  c.settings.performance_issue_unique = true;  // the one query would hold the whole set
+  DelayHost host(std::chrono::nanoseconds(0));
+  Session session(c, &host);
+  const double seconds = run_interrupted(session, host, std::chrono::milliseconds(50), "interrupted by SIGINT");
+  const RunOutcome& o = session.outcome();
+  CHECK(seconds < 5);
+  CHECK(o.interrupted);
+  CHECK(!o.aborted);
+  // Ended while the set was built or logged: never loaded, nothing generated.
+  CHECK_EQ(host.loads.size(), size_t{0});
+  CHECK_EQ(host.unloads.load(), 0);
+  CHECK_EQ(o.series_count, uint64_t{0});
+  CHECK(o.summary_text.find("Result is : INVALID\nRecommendations:\n * interrupted by SIGINT.\n") == 0);
+  const std::string detail = read_file(o.detail_log_path);
+  CHECK(detail.size() < 100000000);  // not the whole list
+  const size_t listed = detail.find("\"key\": \"loaded_qsl_set\"");
+  if (listed != std::string::npos) {
+    CHECK(detail.find("loaded_qsl_set lists the first ") != std::string::npos);
+    CHECK(detail.find(" of the set's 30000000 samples: the run was stopped while it was written") !=
+          std::string::npos);
+  }
   check_logs_complete(o, c);
 }
 

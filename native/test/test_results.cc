@@ -4,6 +4,7 @@
 // settings, `input` -> summarize() -> `outputs`, `summary_text` and
 // `detail_log`. Then our own edge cases, which the vectors do not hold.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
@@ -568,6 +569,41 @@ TEST(results_detail_log_refuses_non_json_numbers) {
   CHECK(text.find("\"value\": null") != std::string::npos);
   CHECK(text.find("\"value\": 2.5,") != std::string::npos);
   CHECK(text.find("\"value\": \"inf\"") != std::string::npos);
+}
+
+TEST(results_detail_log_index_list_written_in_pieces) {
+  // 100000 indices span several 64 KiB pieces; the line is the one
+  // integer_list() gives, key and value alike.
+  std::vector<uint32_t> values(100000);
+  for (uint32_t i = 0; i < values.size(); ++i) values[i] = 4294967295u - i * 7919u;
+  const std::string path = loadgen_test::temp_outdir("detail_index_list") + "/detail.txt";
+  std::atomic<bool> stop{false};
+  {
+    DetailLog log;
+    CHECK(log.open(path, 0, false));
+    CHECK_EQ(log.add_index_list("loaded_qsl_set", values.data(), values.size(), &stop, "test", 1), values.size());
+    CHECK_EQ(log.add_index_list("loaded_qsl_set", values.data(), 0, &stop, "test", 2), size_t{0});
+    stop = true;
+    // Stopped: the list ends after its first piece, its line still JSON.
+    const size_t cut = log.add_index_list("loaded_qsl_set", values.data(), values.size(), &stop, "test", 3);
+    CHECK(cut > 1000 && cut < values.size());
+  }
+  std::istringstream lines(loadgen_test::read_file(path));
+  std::string line;
+  std::vector<std::string> texts;
+  std::vector<size_t> lengths;
+  while (std::getline(lines, line)) {
+    CHECK(line.rfind(":::MLLOG {\"key\": \"loaded_qsl_set\", \"value\": [", 0) == 0);
+    const loadgen_test::Json entry = loadgen_test::parse_json(line.substr(9));
+    lengths.push_back(entry.at("value").items().size());
+    texts.push_back(line);
+  }
+  CHECK_EQ(texts.size(), size_t{3});
+  if (texts.size() != 3) return;
+  CHECK(texts[0].find("\"value\": " + DetailLog::integer_list(values) + ", \"time_ms\": ") != std::string::npos);
+  CHECK(texts[1].find("\"value\": [], \"time_ms\": ") != std::string::npos);
+  CHECK_EQ(lengths[0], values.size());
+  CHECK(lengths[2] > 1000 && lengths[2] < values.size());
 }
 
 TEST(results_missing_latencies_sort_first) {

@@ -393,3 +393,46 @@ TEST(settings_run_bounds_refuse_runs_that_cannot_end_or_generate_too_much) {
   multi.min_query_count = 1000000000;  // 8e9 samples
   CHECK_EQ(field_of(multi), std::string("min_query_count"));
 }
+
+TEST(settings_run_bounds_refuse_sets_too_large_to_load) {
+  const uint64_t max = 100000000;  // settings_fields.h loaded_sample_count
+  const auto problem_of = [](const TestSettings& s, uint64_t total, uint64_t performance) {
+    return loadgen::check_run_bounds(s, total, performance);
+  };
+  const auto field_of = [&](const TestSettings& s, uint64_t total, uint64_t performance) {
+    const loadgen::SettingsProblem p = problem_of(s, total, performance);
+    return std::string(p.field == nullptr ? "" : p.field);
+  };
+  TestSettings s;
+  s.scenario = Scenario::Offline;
+  s.mode = Mode::PerformanceOnly;
+  // 2^32 - 1 samples reported, all of them "performance" samples: refused,
+  // naming the QSL's count, its value and the limit.
+  const loadgen::SettingsProblem p = problem_of(s, 4294967295u, 4294967295u);
+  CHECK_EQ(std::string(p.field == nullptr ? "" : p.field), std::string("qsl_performance_sample_count"));
+  CHECK(p.message.find("qsl_performance_sample_count 4294967295") == 0);
+  CHECK(p.message.find("at most 100000000") != std::string::npos);
+  // The set is min(performance, total): the limit itself passes, one more does not.
+  CHECK_EQ(field_of(s, 4294967295u, max), std::string(""));
+  CHECK_EQ(field_of(s, max, 4294967295u), std::string(""));
+  CHECK_EQ(field_of(s, max + 1, max + 1), std::string("qsl_performance_sample_count"));
+  // The override decides when set.
+  s.performance_sample_count_override = max + 1;
+  CHECK_EQ(field_of(s, 4294967295u, 1000), std::string("performance_sample_count_override"));
+  s.performance_sample_count_override = 1000;
+  CHECK_EQ(field_of(s, 4294967295u, 4294967295u), std::string(""));
+  // Accuracy runs shuffle min(accuracy count, total) samples, whatever the set size.
+  s.mode = Mode::AccuracyOnly;
+  CHECK_EQ(field_of(s, 4294967295u, 1000), std::string("qsl_total_sample_count"));
+  s.mode = Mode::SubmissionRun;
+  CHECK_EQ(field_of(s, 4294967295u, 1000), std::string("qsl_total_sample_count"));
+  s.accuracy_sample_count_override = max;
+  CHECK_EQ(field_of(s, 4294967295u, 1000), std::string(""));
+  s.accuracy_sample_count_override = max + 1;
+  CHECK_EQ(field_of(s, 4294967295u, 1000), std::string("accuracy_sample_count_override"));
+  // AccuracyOnly never loads the performance set.
+  s.mode = Mode::AccuracyOnly;
+  s.accuracy_sample_count_override = 10;
+  s.performance_sample_count_override = 0;
+  CHECK_EQ(field_of(s, 4294967295u, 4294967295u), std::string(""));
+}

@@ -1,5 +1,6 @@
 // Loadable sets and query traces against spec/20 §8 and hand-copied excerpts
 // of golden/query_traces, perf_sample_sets.json and accuracy_log_sampling.json.
+#include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -563,4 +564,70 @@ TEST(trace_rejects_inputs_the_reference_cannot_handle) {
   ms.multi_stream_samples_per_query = 0;
   e = loadgen::derive_effective(ms, 10, 10, nullptr);
   CHECK(throws_invalid_argument([&] { loadgen::generate_loadable_sets(e, 10, 10); }));
+}
+
+// ---- Large sets: bounded, and stopped on request ---------------------------
+
+TEST(trace_loadable_sets_refuse_more_than_the_limit_before_allocating) {
+  TestSettings s;
+  s.scenario = Scenario::Offline;
+  const EffectiveSettings e = loadgen::derive_effective(s, 4294967295u, 4294967295u, nullptr);
+  CHECK_EQ(loadgen::max_loaded_samples(), uint64_t{100000000});
+  // 2^32 - 1 indices would be 17 GB: refused at once.
+  CHECK(throws_invalid_argument([&] { loadgen::generate_loadable_sets(e, 4294967295u, 4294967295u); }));
+  CHECK(throws_invalid_argument(
+      [&] { loadgen::generate_loadable_sets(e, loadgen::max_loaded_samples() + 1, 4294967295u); }));
+}
+
+TEST(trace_generation_stops_when_its_flag_is_set) {
+  TestSettings s;
+  s.scenario = Scenario::Offline;
+  s.min_duration_ms = 0;
+  s.performance_issue_unique = true;  // the query holds the whole set
+  const uint64_t n = 3000000;
+  const EffectiveSettings e = loadgen::derive_effective(s, n, n, nullptr);
+  std::atomic<bool> stop{true};
+  bool stopped = false;
+  try {
+    loadgen::generate_loadable_sets(e, n, n, &stop);
+  } catch (const loadgen::GenerationStopped&) {
+    stopped = true;
+  }
+  CHECK(stopped);
+
+  stop = false;
+  const std::vector<LoadableSet> sets = loadgen::generate_loadable_sets(e, n, n, &stop);
+  CHECK_EQ(sets.size(), size_t{1});
+  // The same set with and without a flag that is never set.
+  CHECK(loadgen::generate_loadable_sets(e, n, n)[0].indices == sets[0].indices);
+
+  SequenceState seq;
+  seq.next_query_id = 3;
+  GenerateOptions options;
+  options.stop = &stop;
+  stop = true;
+  stopped = false;
+  try {
+    loadgen::generate_queries(e, SeriesKind::Performance, sets[0], seq, options);
+  } catch (const loadgen::GenerationStopped&) {
+    stopped = true;
+  }
+  CHECK(stopped);
+  CHECK_EQ(seq.next_query_id, 3u);  // a stopped series consumes nothing
+  CHECK_EQ(seq.next_sample_id, 0u);
+}
+
+TEST(trace_shuffle_stops_between_blocks) {
+  // A stopped shuffle returns false; one never stopped matches the plain one.
+  std::vector<uint32_t> a(1000000), b(1000000);
+  for (uint32_t i = 0; i < a.size(); ++i) a[i] = b[i] = i;
+  loadgen::Mt19937 g1(7), g2(7);
+  std::atomic<bool> never{false};
+  CHECK(loadgen::shuffle(a.data(), a.size(), g1, &never));
+  CHECK(loadgen::shuffle(b.data(), b.size(), g2));
+  CHECK(a == b);
+  std::atomic<bool> stop{true};
+  CHECK(!loadgen::shuffle(a.data(), a.size(), g1, &stop));
+  // Small sets (the two-swaps-per-draw branch) finish regardless: microseconds.
+  CHECK(loadgen::shuffle(a.data(), 1000, g1, &stop));
 }
