@@ -23,8 +23,8 @@ import {
   type SystemUnderTest,
   type TestResult,
 } from '../lib/index.js';
-import { addInferredAndPower } from '../lib/power/run-extras.js';
-import { createPowerSource } from '../lib/power/sources.js';
+import { addInferredAndPower, powerLines, powerResult } from '../lib/power/run-extras.js';
+import { createPowerSource, monotonicWallClock } from '../lib/power/sources.js';
 import { delayedSut, repoRoot, tempDir } from './helpers.js';
 
 const cli = join(repoRoot, 'dist', 'cli.js');
@@ -229,15 +229,15 @@ describe('startTest({ power })', () => {
     expect(power.readings[0]!.t).toBeLessThanOrEqual(0);
     expect(power.readings[power.readings.length - 1]!.t).toBeGreaterThanOrEqual(power.window!.seconds);
     expect(power.energyJoules).toBeCloseTo(expectedJoules(power.readings, power.window!.seconds), 9);
-    expect(power.averageWatts).toBeCloseTo(power.energyJoules / power.window!.seconds, 9);
-    expect(power.energyPerSampleJoules).toBe(power.energyJoules / result.counts.completedSamples);
-    expect(power.energyPerQueryJoules).toBe(power.energyJoules / result.counts.issuedQueries);
-    expect(power.samplesPerJoule).toBe(result.counts.completedSamples / power.energyJoules);
+    expect(power.averageWatts).toBeCloseTo(power.energyJoules! / power.window!.seconds, 9);
+    expect(power.energyPerSampleJoules).toBe(power.energyJoules! / result.counts.completedSamples);
+    expect(power.energyPerQueryJoules).toBe(power.energyJoules! / result.counts.issuedQueries);
+    expect(power.samplesPerJoule).toBe(result.counts.completedSamples / power.energyJoules!);
     // A run of well under a minute: fewer readings than the rules' 60, flagged.
     expect(power.meetsRules).toBe(false);
     expect(power.problems[0]).toMatch(/^only \d+ power readings cover the run; the power rules require at least 60/);
     // The inferred Offline figure per joule uses the measured average power.
-    expect(result.inferred!.offlineSamplesPerJoule).toBe(result.inferred!.offline.value / power.averageWatts);
+    expect(result.inferred!.offlineSamplesPerJoule).toBe(result.inferred!.offline.value / power.averageWatts!);
 
     const summary = readFileSync(result.files.summary!, 'utf8');
     expect(summary).toBe(result.summaryText);
@@ -256,9 +256,11 @@ describe('startTest({ power })', () => {
   it('a constant 42.5 W: average power 42.5 W, energy 42.5 W x the window exactly', async () => {
     const result = await startTest(completingSut(), createSyntheticQsl(64), SS, { outdir: tempDir() },
       { power: { source: 'command', command: script('echo 42.5'), intervalMs: 25 } });
-    expect(result.power!.averageWatts).toBeCloseTo(42.5, 9);
-    expect(result.power!.energyJoules).toBeCloseTo(42.5 * result.power!.window!.seconds, 9);
-    expect(result.power!.failedReadings).toBe(0);
+    // On failure, say what the sampler saw (a CI run once got no covered window here).
+    const seen = JSON.stringify({ window: result.power!.window, problems: result.power!.problems, readings: result.power!.readings });
+    expect(result.power!.averageWatts, seen).toBeCloseTo(42.5, 9);
+    expect(result.power!.energyJoules, seen).toBeCloseTo(42.5 * result.power!.window!.seconds, 9);
+    expect(result.power!.failedReadings, seen).toBe(0);
   });
 
   it('non-numeric output during the run is flagged, never averaged', async () => {
@@ -285,6 +287,57 @@ describe('startTest({ power })', () => {
     await expect(run({ source: 'command', command: 'echo 1', intervalMs: 2000 })).rejects.toThrow(/power.intervalMs must be an integer from 10 to 1000/);
     await expect(run({ source: 'command' })).rejects.toThrow(/needs power.command/);
     expect(readdirSync(outdir).filter((f) => f.startsWith('mlperf_log'))).toEqual([]);
+  });
+});
+
+describe('powerResult: a figure with no value is null, never 0', () => {
+  const window = { begin: '01-01-2026 00:00:01.000', end: '01-01-2026 00:00:02.000' };
+  const at = (s: number) => Date.UTC(2026, 0, 1, 0, 0, s);
+  const counts = (completedSamples: number, issuedQueries: number) => ({ counts: { completedSamples, issuedQueries } }) as Pick<TestResult, 'counts'>;
+
+  it('no reading encloses any of the window: energy, average and every ratio are null, flagged, printed as "no value"', () => {
+    // Both readings before power_begin (a source that stopped answering, or a wall clock stepped back).
+    const power = powerResult({ source: 's', intervalMs: 100, readings: [{ atMs: at(0), watts: 5 }, { atMs: at(0) + 500, watts: 5 }] }, window, counts(10, 10));
+    expect([power.averageWatts, power.energyJoules, power.energyPerSampleJoules, power.energyPerQueryJoules, power.samplesPerJoule]).toEqual([null, null, null, null, null]);
+    expect(power.meetsRules).toBe(false);
+    expect(power.problems).toContain('no two good readings enclose any of the run: no energy or average power');
+    const lines = powerLines(power).join('\n');
+    expect(lines).toContain('Average power (W) : no value\n');
+    expect(lines).not.toMatch(/: 0\n/);
+  });
+
+  it('no completed sample: energy and power measured, the per-sample figures null and flagged', () => {
+    const power = powerResult({ source: 's', intervalMs: 100, readings: [{ atMs: at(0), watts: 7 }, { atMs: at(3), watts: 7 }] }, window, counts(0, 4));
+    expect(power.averageWatts).toBe(7);
+    expect(power.energyJoules).toBe(7);
+    expect(power.energyPerQueryJoules).toBe(7 / 4);
+    expect(power.energyPerSampleJoules).toBeNull();
+    expect(power.samplesPerJoule).toBeNull();
+    expect(power.problems).toContain('no sample completed: no energy per sample or samples per joule');
+  });
+
+  it('a source that reads 0 W: energy 0 J is a figure, samples per joule (infinite) is null', () => {
+    const power = powerResult({ source: 's', intervalMs: 100, readings: [{ atMs: at(0), watts: 0 }, { atMs: at(3), watts: 0 }] }, window, counts(10, 10));
+    expect(power.energyJoules).toBe(0);
+    expect(power.averageWatts).toBe(0);
+    expect(power.samplesPerJoule).toBeNull();
+    expect(JSON.stringify(power)).not.toMatch(/Infinity|NaN/);
+  });
+});
+
+describe('monotonicWallClock', () => {
+  it('reads the wall clock once: a wall clock stepped back afterwards moves no reading', () => {
+    const realNow = Date.now;
+    const clock = monotonicWallClock();
+    const before = clock();
+    try {
+      Date.now = () => realNow() - 3_600_000;  // NTP stepped the clock back an hour
+      const after = clock();
+      expect(after).toBeGreaterThanOrEqual(before);
+      expect(after - before).toBeLessThan(1000);
+    } finally {
+      Date.now = realNow;
+    }
   });
 });
 

@@ -93,13 +93,13 @@ export function powerProblems(energy: WindowEnergy, minSamples = RULES_MIN_POWER
     problems.push(`only ${energy.samples} power readings cover the run; the power rules require at least ${minSamples} (a run of ${minSamples} s or more at 1 reading/s)`);
   }
   if (energy.maxGapMs > RULES_MAX_READING_GAP_MS + READING_GAP_JITTER_MS) {
-    problems.push(`${energy.maxGapMs} ms between two readings; the power rules require a reading at least once a second`);
+    problems.push(`${Math.round(energy.maxGapMs)} ms between two readings; the power rules require a reading at least once a second`);
   }
   if (energy.failedReadings > 0) {
     problems.push(`${energy.failedReadings} reading${energy.failedReadings === 1 ? '' : 's'} failed during the run (first: ${energy.firstFailure ?? '?'}); their time is covered by the next good reading`);
   }
-  if (energy.uncoveredStartMs > 0) problems.push(`the first ${energy.uncoveredStartMs} ms of the run have no reading`);
-  if (energy.uncoveredEndMs > 0) problems.push(`the last ${energy.uncoveredEndMs} ms of the run have no reading (the source stopped answering)`);
+  if (energy.uncoveredStartMs > 0) problems.push(`the first ${Math.ceil(energy.uncoveredStartMs)} ms of the run have no reading`);
+  if (energy.uncoveredEndMs > 0) problems.push(`the last ${Math.ceil(energy.uncoveredEndMs)} ms of the run have no reading (the source stopped answering)`);
   return problems;
 }
 

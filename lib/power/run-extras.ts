@@ -24,13 +24,17 @@ export interface PowerResult {
   /** Readings covering the window. */
   samples: number;
   failedReadings: number;
-  /** Energy / covered time, W. */
-  averageWatts: number;
-  energyJoules: number;
+  /**
+   * Energy / covered time, W. Every figure here is null when it has no value
+   * (no reading covers the window, no sample completed, no energy measured);
+   * `problems` says why. A 0 is a measured 0, never a missing figure.
+   */
+  averageWatts: number | null;
+  energyJoules: number | null;
   /** Over the completed samples / the issued queries (`result_query_count`) of the reported series. */
-  energyPerSampleJoules: number;
-  energyPerQueryJoules: number;
-  samplesPerJoule: number;
+  energyPerSampleJoules: number | null;
+  energyPerQueryJoules: number | null;
+  samplesPerJoule: number | null;
   /** How energy is summed: each reading × the time since the previous one (the power rules' sum). */
   method: 'rectangle';
   /** False when anything below flags the figures. */
@@ -74,7 +78,7 @@ export function powerResult(run: PowerRun, window: { begin: string; end: string 
   if (beginMs === undefined || endMs === undefined || endMs < beginMs) {
     return {
       ...base, samples: 0, failedReadings: run.readings.filter((r) => r.error !== undefined).length,
-      averageWatts: 0, energyJoules: 0, energyPerSampleJoules: 0, energyPerQueryJoules: 0, samplesPerJoule: 0,
+      averageWatts: null, energyJoules: null, energyPerSampleJoules: null, energyPerQueryJoules: null, samplesPerJoule: null,
       meetsRules: false,
       problems: [window === undefined ? 'no power_begin/power_end in the detail log (no detail log written?): no power window' : `unreadable power window ${window.begin} .. ${window.end}`],
     };
@@ -82,20 +86,30 @@ export function powerResult(run: PowerRun, window: { begin: string; end: string 
   const energy = energyOverWindow(run.readings, beginMs, endMs);
   const problems = powerProblems(energy);
   const { completedSamples, issuedQueries } = result.counts;
-  const joules = energy.energyJoules;
+  // No reading covers any of the window: its energy and power are unknown, not 0.
+  const joules = energy.coveredMs > 0 ? energy.energyJoules : null;
+  if (joules === null) problems.push('no two good readings enclose any of the run: no energy or average power');
+  if (joules !== null && completedSamples === 0) problems.push('no sample completed: no energy per sample or samples per joule');
+  if (joules !== null && issuedQueries === 0) problems.push('no query was issued: no energy per query');
   return {
     ...base,
     window: { begin: window!.begin, end: window!.end, seconds: (endMs - beginMs) / 1000 },
     samples: energy.samples,
     failedReadings: energy.failedReadings,
-    averageWatts: energy.coveredMs > 0 ? joules / (energy.coveredMs / 1000) : 0,
+    averageWatts: joules !== null ? joules / (energy.coveredMs / 1000) : null,
     energyJoules: joules,
-    energyPerSampleJoules: completedSamples > 0 ? joules / completedSamples : 0,
-    energyPerQueryJoules: issuedQueries > 0 ? joules / issuedQueries : 0,
-    samplesPerJoule: joules > 0 ? completedSamples / joules : 0,
+    energyPerSampleJoules: joules !== null && completedSamples > 0 ? joules / completedSamples : null,
+    energyPerQueryJoules: joules !== null && issuedQueries > 0 ? joules / issuedQueries : null,
+    // Some samples over no energy (a source that read 0 W) has no finite rate.
+    samplesPerJoule: joules !== null && joules > 0 && completedSamples > 0 ? completedSamples / joules : null,
     meetsRules: problems.length === 0,
     problems,
   };
+}
+
+/** A power figure as printed; a figure with no value says so (the Flagged lines say why). */
+export function formatPowerFigure(value: number | null): string {
+  return value === null ? 'no value' : formatFigure(value);
 }
 
 /** The power block's lines. */
@@ -104,11 +118,11 @@ export function powerLines(power: PowerResult): string[] {
   if (power.window !== undefined) lines.push(`Power window : ${power.window.begin} to ${power.window.end} UTC (${power.window.seconds} s)`);
   lines.push(
     `Power readings in the run : ${power.samples} (failed: ${power.failedReadings})`,
-    `Average power (W) : ${formatFigure(power.averageWatts)}`,
-    `Energy (J) : ${formatFigure(power.energyJoules)}`,
-    `Energy per sample (J) : ${formatFigure(power.energyPerSampleJoules)}`,
-    `Energy per query (J) : ${formatFigure(power.energyPerQueryJoules)}`,
-    `Samples per joule : ${formatFigure(power.samplesPerJoule)}`,
+    `Average power (W) : ${formatPowerFigure(power.averageWatts)}`,
+    `Energy (J) : ${formatPowerFigure(power.energyJoules)}`,
+    `Energy per sample (J) : ${formatPowerFigure(power.energyPerSampleJoules)}`,
+    `Energy per query (J) : ${formatPowerFigure(power.energyPerQueryJoules)}`,
+    `Samples per joule : ${formatPowerFigure(power.samplesPerJoule)}`,
     'Energy arithmetic : each reading x the time since the previous reading (rectangle rule)',
     `Power result : ${power.meetsRules ? 'meets the power rules (readings, rate, coverage)' : 'FLAGGED'}`,
   );
@@ -142,7 +156,7 @@ export function addInferredAndPower(result: TestResult, log: ResolvedLogSettings
   }
   const inferred = inferredResults(result);
   if (inferred !== undefined) {
-    if (result.power !== undefined && result.power.averageWatts > 0) {
+    if (result.power !== undefined && result.power.averageWatts !== null && result.power.averageWatts > 0) {
       inferred.offlineSamplesPerJoule = inferred.offline.value / result.power.averageWatts;
     }
     result.inferred = inferred;

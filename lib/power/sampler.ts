@@ -6,7 +6,7 @@
  */
 import { SettingsError } from '../errors.js';
 import type { PowerReading } from './energy.js';
-import { createPowerSource, type PowerOptions, type PowerSource } from './sources.js';
+import { createPowerSource, monotonicWallClock, type PowerOptions, type PowerSource } from './sources.js';
 
 /** Readings kept at most (a 10-minute run at 10 ms is 60 000). */
 const MAX_READINGS = 1_000_000;
@@ -24,6 +24,8 @@ export class PowerSampler {
   private constructor(
     private readonly source: PowerSource,
     readonly intervalMs: number,
+    /** The clock the source stamps readings with (wall-clock ms, advancing monotonically). */
+    private readonly now: () => number,
   ) {
     this.timeoutMs = Math.max(MIN_READ_TIMEOUT_MS, 2 * intervalMs);
   }
@@ -37,7 +39,8 @@ export class PowerSampler {
    * read is a SettingsError (`power`) naming why, before anything runs.
    */
   static async start(options: PowerOptions & { intervalMs: number }): Promise<PowerSampler> {
-    const sampler = new PowerSampler(createPowerSource(options), options.intervalMs);
+    const now = monotonicWallClock();
+    const sampler = new PowerSampler(createPowerSource(options, now), options.intervalMs, now);
     const first = await sampler.source.read(sampler.timeoutMs);
     if (first.error !== undefined) {
       sampler.source.close();
@@ -56,12 +59,12 @@ export class PowerSampler {
       this.reading = this.readOnce().then(() => {
         this.reading = undefined;
         // Due times stay on the interval's grid; a read that overran skips to the next slot.
-        const now = Date.now();
+        const now = this.now();
         this.nextDueMs += this.intervalMs;
         if (this.nextDueMs < now) this.nextDueMs = now;
         this.schedule();
       });
-    }, Math.max(0, this.nextDueMs - Date.now()));
+    }, Math.max(0, this.nextDueMs - this.now()));
     this.timer.unref?.();
   }
 

@@ -1,7 +1,9 @@
 /**
  * Power sources: Linux powercap (RAPL) energy counters, nvidia-smi's GPU
  * power draw, and any command that prints watts. Each read stamps its own
- * time (the wall clock, as power_begin/power_end) when the figure is known.
+ * time when the figure is known, in wall-clock ms (the clock of
+ * power_begin/power_end) that advance with the monotonic clock: a wall clock
+ * stepped during a run (NTP on a VM) moves no reading and skews no RAPL rate.
  */
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -76,15 +78,25 @@ export function checkPowerOptions(value: unknown): Required<Pick<PowerOptions, '
   return { ...(o as unknown as PowerOptions), intervalMs };
 }
 
-/** The source an option object names (not yet read). */
-export function createPowerSource(options: PowerOptions): PowerSource {
+/**
+ * A clock of wall-clock ms since the epoch that reads Date.now() once, when
+ * made, and from then on advances with the monotonic clock (performance.now()).
+ */
+export function monotonicWallClock(): () => number {
+  const wallAtStart = Date.now();
+  const monoAtStart = performance.now();
+  return () => wallAtStart + (performance.now() - monoAtStart);
+}
+
+/** The source an option object names (not yet read); `now` stamps its readings. */
+export function createPowerSource(options: PowerOptions, now: () => number = monotonicWallClock()): PowerSource {
   switch (options.source) {
     case 'rapl':
-      return new RaplSource(options.raplPath ?? DEFAULT_RAPL_PATH);
+      return new RaplSource(options.raplPath ?? DEFAULT_RAPL_PATH, now);
     case 'nvidia-smi':
-      return new NvidiaSmiSource(options.command ?? 'nvidia-smi');
+      return new NvidiaSmiSource(options.command ?? 'nvidia-smi', now);
     default:
-      return new CommandSource(options.command!);
+      return new CommandSource(options.command!, now);
   }
 }
 
@@ -100,13 +112,13 @@ function parseWatts(text: string): number | undefined {
 class CommandSource implements PowerSource {
   readonly description: string;
   private readonly loop: CommandLoop;
-  constructor(command: string) {
+  constructor(command: string, private readonly now: () => number) {
     this.description = `command: ${echo(command, MAX_ECHO)}`;
     this.loop = new CommandLoop(command);
   }
   async read(timeoutMs: number): Promise<SourceReading> {
     const out = await this.loop.run(timeoutMs);
-    const atMs = Date.now();
+    const atMs = this.now();
     if ('error' in out) return { atMs, watts: null, error: `the power command ${out.status === 127 ? `was not found (${out.error})` : out.error}` };
     const watts = parseWatts(out.stdout);
     if (watts === undefined) return { atMs, watts: null, error: `the power command printed '${echo(out.stdout.trim(), MAX_ECHO)}', not a number of watts` };
@@ -121,12 +133,12 @@ class CommandSource implements PowerSource {
 class NvidiaSmiSource implements PowerSource {
   readonly description = 'nvidia-smi (power.draw, all GPUs)';
   private readonly loop: CommandLoop;
-  constructor(executable: string) {
+  constructor(executable: string, private readonly now: () => number) {
     this.loop = new CommandLoop(shellCommand(executable, ['--query-gpu=power.draw', '--format=csv,noheader,nounits']));
   }
   async read(timeoutMs: number): Promise<SourceReading> {
     const out = await this.loop.run(timeoutMs);
-    const atMs = Date.now();
+    const atMs = this.now();
     if ('error' in out) {
       return { atMs, watts: null, error: out.status === 127 ? 'nvidia-smi not found on PATH (no NVIDIA driver on this machine)' : `nvidia-smi ${out.error}` };
     }
@@ -158,7 +170,7 @@ class RaplSource implements PowerSource {
   readonly description: string;
   private domains: RaplDomain[] | undefined;
   private previous: { atMs: number; uj: number[] } | undefined;
-  constructor(private readonly root: string) {
+  constructor(private readonly root: string, private readonly now: () => number) {
     this.description = `rapl (${root})`;
   }
   private open(): RaplDomain[] {
@@ -185,11 +197,11 @@ class RaplSource implements PowerSource {
     // Nothing held open: each reading opens and reads the counter files.
   }
   read(): Promise<SourceReading> {
-    let atMs = Date.now();
+    let atMs = this.now();
     try {
       const domains = this.open();
       const uj = domains.map((d) => Number(readFileSync(d.energyFile, 'utf8').trim()));
-      atMs = Date.now();
+      atMs = this.now();
       if (uj.some((v) => !Number.isFinite(v))) return Promise.resolve({ atMs, watts: null, error: 'a RAPL energy_uj counter did not hold a number' });
       const previous = this.previous;
       this.previous = { atMs, uj };

@@ -3,8 +3,8 @@
  * draws the power-over-time chart (appended to the page's chart script).
  */
 import type { InferredResults } from '../power/inferred.js';
-import { formatFigure, inferredLines } from '../power/inferred.js';
-import type { PowerResult } from '../power/run-extras.js';
+import { inferredLines } from '../power/inferred.js';
+import { formatPowerFigure, type PowerResult } from '../power/run-extras.js';
 
 function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -26,11 +26,11 @@ export function energySections(inferred: InferredResults | undefined, power: Pow
       ['Source', `${power.source}, every ${power.intervalMs} ms`],
       ...(power.window !== undefined ? [['Window (UTC)', `${power.window.begin} to ${power.window.end} (${power.window.seconds} s)`] as [string, string]] : []),
       ['Readings in the run', `${power.samples} (failed: ${power.failedReadings})`],
-      ['Average power (W)', formatFigure(power.averageWatts)],
-      ['Energy (J)', formatFigure(power.energyJoules)],
-      ['Energy per sample (J)', formatFigure(power.energyPerSampleJoules)],
-      ['Energy per query (J)', formatFigure(power.energyPerQueryJoules)],
-      ['Samples per joule', formatFigure(power.samplesPerJoule)],
+      ['Average power (W)', formatPowerFigure(power.averageWatts)],
+      ['Energy (J)', formatPowerFigure(power.energyJoules)],
+      ['Energy per sample (J)', formatPowerFigure(power.energyPerSampleJoules)],
+      ['Energy per query (J)', formatPowerFigure(power.energyPerQueryJoules)],
+      ['Samples per joule', formatPowerFigure(power.samplesPerJoule)],
       ['Result', power.meetsRules ? 'meets the power rules (readings, rate, coverage)' : 'FLAGGED'],
       ...power.problems.map((p): [string, string] => ['Flagged', p]),
     ];
