@@ -291,23 +291,30 @@ void Recorder::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
   constexpr uint64_t kStampEvery = 4096;
   // It reports no first token: under token latencies (not Offline) each of
   // its samples fails as no_first_token, as any SUT's would (see complete).
-  const Failure no_first_token{FailureKind::NoFirstToken, &kNoFirstTokenMessage};
-  for (uint64_t k = first; k < first + spq; ++k) {
-    if (k != first && (k - first) % kStampEvery == 0) t = now_ns() - series.start_ns;
-    series.completed_ns[k].store(t, std::memory_order_release);
-    if (series.needs_first_token) {
+  // Two loops, not a test per sample: that test (not hoisted by the compiler
+  // past the release stores) cost Offline's 10^6 samples 26 % of their rate
+  // (1.69 -> 1.24 G samples/s, bench trial, medians of 10).
+  if (series.needs_first_token) {
+    const Failure no_first_token{FailureKind::NoFirstToken, &kNoFirstTokenMessage};
+    for (uint64_t k = first; k < first + spq; ++k) {
+      if (k != first && (k - first) % kStampEvery == 0) t = now_ns() - series.start_ns;
+      series.completed_ns[k].store(t, std::memory_order_release);
       missing_first_tokens_.fetch_add(1, std::memory_order_relaxed);
-      record_failure(series, k, no_first_token);
-      continue;  // a failed sample writes no accuracy record
+      record_failure(series, k, no_first_token);  // a failed sample writes no accuracy record
     }
-    if (series.trace.accuracy_log_sampled[k]) {
-      const uint64_t index = series.trace.sample_index[k];
-      const IndexPayload payload = index_payload(index);
-      accuracy_log_.append_with([&](AccuracyLog::Record& record) {
-        record.set(series.trace.first_sample_id + k, index, payload.bytes, sizeof payload.bytes);
-        // The null SUT reports no tokens: the record still has the token field (Offline).
-        if (series.n_tokens) record.set_token_count(0);
-      });
+  } else {
+    for (uint64_t k = first; k < first + spq; ++k) {
+      if (k != first && (k - first) % kStampEvery == 0) t = now_ns() - series.start_ns;
+      series.completed_ns[k].store(t, std::memory_order_release);
+      if (series.trace.accuracy_log_sampled[k]) {
+        const uint64_t index = series.trace.sample_index[k];
+        const IndexPayload payload = index_payload(index);
+        accuracy_log_.append_with([&](AccuracyLog::Record& record) {
+          record.set(series.trace.first_sample_id + k, index, payload.bytes, sizeof payload.bytes);
+          // The null SUT reports no tokens: the record still has the token field (Offline).
+          if (series.n_tokens) record.set_token_count(0);
+        });
+      }
     }
   }
   live_.record_completion(series, q, t, spq);
