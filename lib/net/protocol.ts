@@ -46,6 +46,12 @@ export type ResponseOutcome =
       data?: Uint8Array;
       /** Output tokens (token latencies): an integer in 0..MAX_TOKEN_COUNT. */
       nTokens?: number;
+      /**
+       * Input (prompt) tokens, where known (the server's usage, the data
+       * set's token ids, or the tokenizer): an integer in 0..MAX_TOKEN_COUNT.
+       * For reports and the request log only; the core's figures never read it.
+       */
+      inputTokens?: number;
     }
   | { ok: false; kind: FailureKind; message: string };
 
@@ -88,6 +94,13 @@ export interface ResponseReader {
    * transports then complete the sample at once, with no promise.
    */
   onEnd(): ResponseOutcome | PromiseLike<ResponseOutcome>;
+  /**
+   * Output-bearing events (stream chunks with generated output) parsed so
+   * far. A transport that times inter-token gaps reads it after each
+   * onData: the events it grew by arrived with that chunk's stamp. Absent:
+   * the protocol does not stream tokens.
+   */
+  outputEvents?(): number;
   /**
    * The headers of a 2xx response, before its first onData: for protocols
    * that name them in NetworkProtocol.responseHeaders (the native transport
