@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { createStatsBuffer, nodeSlice, NodeStatsRecorder, summarizeNode } from '../lib/net/node-stats.js';
+import { networkReport } from '../lib/net/report.js';
 
 describe('per-node statistics', () => {
   it('percentiles within 1% of the exact ones; max and mean exact; counts by kind', () => {
@@ -44,5 +45,19 @@ describe('per-node statistics', () => {
     expect(s.completed).toBe(3);
     expect(s.latencyNs.max).toBe(9000);
     expect(s.latencyNs.mean).toBe(4000);
+  });
+
+  it('a node with no response read whole shows no latency figures, not zeros', () => {
+    const buffer = createStatsBuffer(1, 1, false);
+    const node = new NodeStatsRecorder(nodeSlice(buffer, 1, 0, 0));
+    for (let i = 0; i < 3; i++) {
+      node.requested();
+      node.failed('http_status');
+    }
+    const s = summarizeNode([buffer], 1, 0, 'http://n', 'n');
+    expect(s.latencyNs.measured).toBe(0);
+    const report = networkReport({ protocol: 'http', balance: 'round-robin', transport: 'native', dispatchWorkers: false, nodes: [s] } as never, undefined);
+    expect(report.lines).toContain('  Latency (ms, request sent to last byte read) : none measured (no response was read whole)');
+    expect(report.table.rows[0]!.slice(-5)).toEqual(['', '', '', '', '']);
   });
 });

@@ -118,6 +118,7 @@ export function summarizeNode(
       p99: percentile(0.99),
       max,
       mean: measured === 0 ? 0 : Math.round(total[SUM_NS]! / measured),
+      measured,
     },
   };
 }

@@ -24,8 +24,14 @@ export function networkReport(stats: NetworkStats, protocolNote: string | undefi
     lines.push(`Node ${n.name} (${n.origin})`);
     lines.push(`  Requests : ${n.requests}, completed : ${n.completed}, failed : ${failed}${byKind !== '' ? ` (${byKind})` : ''}`);
     const l = n.latencyNs;
-    lines.push(`  Latency (ms, request sent to last byte read) : p50 ${ms(l.p50)}, p90 ${ms(l.p90)}, p99 ${ms(l.p99)}, max ${ms(l.max)}, mean ${ms(l.mean)}`);
-    rows.push([n.name, n.origin, n.requests, n.completed, failed, ...FAILURE_KINDS.map((k) => n.failed[k]), ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max), ms(l.mean)]);
+    // No response read whole: no latency to show (never a row of zeros).
+    const figures = l.measured === 0 ? ['', '', '', '', ''] : [ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max), ms(l.mean)];
+    lines.push(
+      l.measured === 0
+        ? '  Latency (ms, request sent to last byte read) : none measured (no response was read whole)'
+        : `  Latency (ms, request sent to last byte read) : p50 ${figures[0]}, p90 ${figures[1]}, p99 ${figures[2]}, max ${figures[3]}, mean ${figures[4]}`,
+    );
+    rows.push([n.name, n.origin, n.requests, n.completed, failed, ...FAILURE_KINDS.map((k) => n.failed[k]), ...figures]);
   }
   return {
     title: `Network SUT (${stats.protocol}, ${stats.balance})`,

@@ -123,7 +123,8 @@ export interface NetworkNodeStats {
   completed: number;
   failed: Record<FailureKind, number>;
   /** Request sent -> response read, as the client saw it, in ns. */
-  latencyNs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  /** Percentiles of the responses measured (`measured`: how many; all figures 0 when none). */
+  latencyNs: { p50: number; p90: number; p99: number; max: number; mean: number; measured: number };
 }
 
 export interface NetworkStats {
