@@ -254,7 +254,9 @@ describe('startTest({ power })', () => {
   });
 
   it('a constant 42.5 W: average power 42.5 W, energy 42.5 W x the window exactly', async () => {
-    const result = await startTest(completingSut(), createSyntheticQsl(64), SS, { outdir: tempDir() },
+    // A SUT of 1 ms: the run lasts its 300 ms (an instant SUT ends SingleStream's
+    // generated queries within a millisecond: a window of no length, tested below).
+    const result = await startTest(delayedSut(1), createSyntheticQsl(64), SS, { outdir: tempDir() },
       { power: { source: 'command', command: script('echo 42.5'), intervalMs: 25 } });
     // On failure, say what the sampler saw (a CI run once got no covered window here).
     const seen = JSON.stringify({ window: result.power!.window, problems: result.power!.problems, readings: result.power!.readings });
@@ -314,6 +316,21 @@ describe('powerResult: a figure with no value is null, never 0', () => {
     expect(power.energyPerSampleJoules).toBeNull();
     expect(power.samplesPerJoule).toBeNull();
     expect(power.problems).toContain('no sample completed: no energy per sample or samples per joule');
+  });
+
+  it('a window of no length (a run within one millisecond) held by a reading: its watts, 0 J, no samples per joule', () => {
+    const instant = { begin: '01-01-2026 00:00:01.000', end: '01-01-2026 00:00:01.000' };
+    const readings = [{ atMs: at(0), watts: 3 }, { atMs: at(0) + 990, watts: 42.5 }, { atMs: at(1) + 30, watts: 9 }];
+    const power = powerResult({ source: 's', intervalMs: 25, readings }, instant, counts(300, 300));
+    expect(power.window!.seconds).toBe(0);
+    expect(power.averageWatts).toBe(9);
+    expect(power.energyJoules).toBe(0);
+    expect(power.samplesPerJoule).toBeNull();
+    expect(power.problems).not.toContain('no two good readings enclose any of the run: no energy or average power');
+    expect(JSON.stringify(power)).not.toMatch(/Infinity|NaN/);
+    // No reading after the instant: nothing holds it.
+    const unheld = powerResult({ source: 's', intervalMs: 25, readings: readings.slice(0, 2) }, instant, counts(300, 300));
+    expect([unheld.averageWatts, unheld.energyJoules]).toEqual([null, null]);
   });
 
   it('a source that reads 0 W: energy 0 J is a figure, samples per joule (infinite) is null', () => {

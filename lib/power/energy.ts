@@ -39,6 +39,12 @@ export interface WindowEnergy {
   /** Window time before the first good reading / after the last one, ms (0 when covered). */
   uncoveredStartMs: number;
   uncoveredEndMs: number;
+  /**
+   * A window of no length (power_begin = power_end: a run shorter than the
+   * timestamps' millisecond): the watts of the reading whose interval holds
+   * that instant, null when none does. Undefined for a window with a length.
+   */
+  instantWatts?: number | null;
 }
 
 /**
@@ -70,7 +76,10 @@ export function energyOverWindow(readings: readonly PowerReading[], beginMs: num
   const first = good[0];
   const last = good[good.length - 1];
   const span = Math.max(0, endMs - beginMs);
+  // Reading i stands for (t_{i-1}, t_i]: the one whose interval holds the instant.
+  const holding = span === 0 ? good.find((r, i) => i > 0 && good[i - 1]!.atMs < beginMs && beginMs <= r.atMs && r.watts !== null) : undefined;
   return {
+    ...(span === 0 ? { instantWatts: holding?.watts ?? null } : {}),
     energyJoules,
     coveredMs,
     samples,

@@ -87,7 +87,9 @@ export function powerResult(run: PowerRun, window: { begin: string; end: string 
   const problems = powerProblems(energy);
   const { completedSamples, issuedQueries } = result.counts;
   // No reading covers any of the window: its energy and power are unknown, not 0.
-  const joules = energy.coveredMs > 0 ? energy.energyJoules : null;
+  // A window of no length held by a reading has that reading's power and no energy.
+  const instant = energy.instantWatts ?? null;
+  const joules = energy.coveredMs > 0 ? energy.energyJoules : instant !== null ? 0 : null;
   if (joules === null) problems.push('no two good readings enclose any of the run: no energy or average power');
   if (joules !== null && completedSamples === 0) problems.push('no sample completed: no energy per sample or samples per joule');
   if (joules !== null && issuedQueries === 0) problems.push('no query was issued: no energy per query');
@@ -96,7 +98,7 @@ export function powerResult(run: PowerRun, window: { begin: string; end: string 
     window: { begin: window!.begin, end: window!.end, seconds: (endMs - beginMs) / 1000 },
     samples: energy.samples,
     failedReadings: energy.failedReadings,
-    averageWatts: joules !== null ? joules / (energy.coveredMs / 1000) : null,
+    averageWatts: energy.coveredMs > 0 ? joules! / (energy.coveredMs / 1000) : instant,
     energyJoules: joules,
     energyPerSampleJoules: joules !== null && completedSamples > 0 ? joules / completedSamples : null,
     energyPerQueryJoules: joules !== null && issuedQueries > 0 ? joules / issuedQueries : null,
