@@ -96,7 +96,8 @@ export { doctorReport, formatDoctorReport, type BinaryKind, type DoctorReport } 
 export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
 export { TRANSPORTS, type TransportChoice } from './net/native-transport.js';
 export { createHttpProtocol, createHttpSut } from './net/http-map.js';
-export { createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
+export { ACCURACY_DATA, createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
+export { STUB_TEXT_ID_BASE, stubIdTokens, stubOutputIds, stubTextIds } from './serve/stub-ids.js';
 export {
   openAiStubTokens,
   startOpenAiStub,
