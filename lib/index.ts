@@ -96,7 +96,8 @@ export { doctorReport, formatDoctorReport, type BinaryKind, type DoctorReport } 
 export { createNetworkSut, DEFAULT_CONNECTIONS, DEFAULT_REQUEST_TIMEOUT_MS } from './net/transport.js';
 export { TRANSPORTS, type TransportChoice } from './net/native-transport.js';
 export { createHttpProtocol, createHttpSut } from './net/http-map.js';
-export { createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
+export { ACCURACY_DATA, createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
+export { STUB_TEXT_ID_BASE, stubIdTokens, stubOutputIds, stubTextIds } from './serve/stub-ids.js';
 export {
   openAiStubTokens,
   startOpenAiStub,
@@ -119,6 +120,28 @@ export {
 } from './net/types.js';
 export type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
 export { createKServeProtocol, createKServeSut } from './net/kserve.js';
+export { readDataset, pickleConversionCommand, MAX_DATASET_SAMPLES } from './datasets/read.js';
+export {
+  DATASET_FORMATS,
+  DEFAULT_PROMPT_ID_FIELD,
+  DEFAULT_PROMPT_TEXT_FIELDS,
+  DEFAULT_TARGET_FIELD,
+  MAX_TOKEN_ID,
+  type Dataset,
+  type DatasetFormat,
+  type DatasetOptions,
+  type DatasetSample,
+  type GenerationParams,
+} from './datasets/types.js';
+export {
+  ACCURACY_DTYPES,
+  ACCURACY_DTYPE_BY_BENCHMARK,
+  DEFAULT_ACCURACY_DTYPE,
+  accuracyDtypeFor,
+  decodeTokenIds,
+  encodeTokenIds,
+  type AccuracyDtype,
+} from './datasets/accuracy-ids.js';
 export type { KServeSutOptions } from './net/types.js';
 export { startKServeServer, type KServeServerOptions } from './serve/kserve-server.js';
 export {

@@ -55,7 +55,7 @@ describe('OpenAI stream reader: a first token of any kind', () => {
   });
 
   it('without token latencies an empty stream stays a response (as a whole body with empty content does)', () => {
-    expect(read(chat.reader(0, true), sse(usageOnly, '[DONE]')).outcome).toEqual({ ok: true, data: Buffer.alloc(0), nTokens: 4 });
+    expect(read(chat.reader(0, true), sse(usageOnly, '[DONE]')).outcome).toEqual({ ok: true, data: Buffer.alloc(0), nTokens: 4, inputTokens: 3 });
   });
 
   it('reasoning content (deepseek-r1, gpt-oss) is the first token; the data is the reasoning, then the content', () => {
@@ -63,7 +63,7 @@ describe('OpenAI stream reader: a first token of any kind', () => {
     const text = sse(chunk({ role: 'assistant' }), chunk({ reasoning_content: 'think' }), chunk({ reasoning_content: 'ing' }), chunk({ content: 'answer' }), usageOnly, '[DONE]');
     const { first, outcome } = read(chat.reader(0, true), text);
     expect(first).toBe('think');
-    expect(outcome).toEqual({ ok: true, data: Buffer.from('thinkinganswer'), nTokens: 4 });
+    expect(outcome).toEqual({ ok: true, data: Buffer.from('thinkinganswer'), nTokens: 4, inputTokens: 3 });
     // `reasoning` (the newer field name) and reasoning only, counted by chunks without usage.
     const only = read(chat.reader(0, true), sse(chunk({ reasoning: 'a' }), chunk({ reasoning: 'b' }), '[DONE]'));
     expect(only.first).toBe('a');
@@ -80,7 +80,7 @@ describe('OpenAI stream reader: a first token of any kind', () => {
     expect(read(chat.reader(0, false), sse(chunk({ tool_calls: [] }), '[DONE]')).outcome).toMatchObject({ ok: false, kind: 'no_first_token' });
     const ids = read(chat.reader(0, false), sse({ choices: [{ index: 0, delta: {}, token_ids: [11, 12] }] }, '[DONE]'));
     expect(ids.first).toBe('[11,12]');
-    expect(ids.outcome).toMatchObject({ ok: true, nTokens: 1 });
+    expect(ids.outcome).toMatchObject({ ok: true, nTokens: 2 });
     const deltaIds = read(chat.reader(0, false), sse(chunk({ token_ids: [5] }), '[DONE]'));
     expect(deltaIds.first).toBe('[5]');
     const completionIds = read(completions.reader(0, false), sse({ choices: [{ index: 0, text: '', token_ids: [7] }] }, { choices: [{ index: 0, text: 'x' }] }, '[DONE]'));

@@ -156,7 +156,7 @@ describe('OpenAI stream reader', () => {
       expect(first).toBe('Grüß');
       expect(firstAt).toBeGreaterThanOrEqual(0);
       const outcome = reader.onEnd() as ResponseOutcome;
-      expect(outcome).toEqual({ ok: true, data: Buffer.from('Grüß dich', 'utf8'), nTokens: 9 });
+      expect(outcome).toEqual({ ok: true, data: Buffer.from('Grüß dich', 'utf8'), nTokens: 9, inputTokens: 2 });
     }
   });
 
@@ -174,10 +174,10 @@ describe('OpenAI stream reader', () => {
     const q = await protocol();
     const withUsage = q.reader(0, false);
     feed(withUsage, sse(delta('a'), { choices: [], usage: { completion_tokens: 5 } }, '[DONE]'), 1000);
-    expect(withUsage.onEnd()).toEqual({ ok: true, data: undefined, nTokens: 5 });
+    expect(withUsage.onEnd()).toEqual({ ok: true, data: undefined, nTokens: 5, inputTokens: 2 });
     const without = q.reader(0, false);
     feed(without, sse(delta('a'), delta('b'), delta(''), delta('c'), '[DONE]'), 1000);
-    expect(without.onEnd()).toEqual({ ok: true, data: undefined, nTokens: 3 });
+    expect(without.onEnd()).toEqual({ ok: true, data: undefined, nTokens: 3, inputTokens: 2 });
     expect(q.describe!()).toBe('output tokens: usage in 1 of 2 responses (chunks with output otherwise)');
   });
 
@@ -222,10 +222,10 @@ describe('OpenAI whole-body reader (--no-stream)', () => {
     const reader = q.reader(0, true);
     const text = JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'é ok' } }], usage: { completion_tokens: 2 } });
     expect(feed(reader, text, 3).firstAt).toBe(-1);
-    expect(reader.onEnd()).toEqual({ ok: true, data: Buffer.from('é ok'), nTokens: 2 });
+    expect(reader.onEnd()).toEqual({ ok: true, data: Buffer.from('é ok'), nTokens: 2, inputTokens: 2 });
     const noUsage = q.reader(0, false);
     feed(noUsage, JSON.stringify({ choices: [{ message: { content: 'a' } }] }), 100);
-    expect(noUsage.onEnd()).toEqual({ ok: true, data: undefined, nTokens: undefined });
+    expect(noUsage.onEnd()).toEqual({ ok: true, data: undefined, nTokens: undefined, inputTokens: 2 });
     expect(q.describe!()).toBe('output tokens: usage in 1 of 2 responses (none otherwise)');
     for (const [bad, message] of [
       ['{"choices": [', /the body is not JSON/],

@@ -9,7 +9,8 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { SettingsError } from '../errors.js';
 import { createHttpSut } from '../net/http-map.js';
 import { createKServeSut } from '../net/kserve.js';
-import { createOpenAiSut, OPENAI_APIS } from '../net/openai.js';
+import { ACCURACY_DTYPES } from '../datasets/accuracy-ids.js';
+import { ACCURACY_DATA, createOpenAiSut, OPENAI_APIS } from '../net/openai.js';
 import { BALANCE_POLICIES, type BalancePolicy, type NetworkSut, type TransportOptions } from '../net/types.js';
 import { TRANSPORTS, type TransportChoice } from '../net/native-transport.js';
 import { echo } from '../settings/messages.js';
@@ -46,6 +47,19 @@ export interface NetworkCliOptions {
   transport?: string;
   readEveryResponse?: boolean;
   responsePollUs?: number;
+  /** openai: the data set's prompt field, generation parameters, tokenizer and accuracy data (lib/net/openai.ts). */
+  promptField?: string;
+  maxTokens?: number;
+  minTokens?: number;
+  ignoreEos?: boolean;
+  temperature?: number;
+  tokenizer?: string;
+  accuracyData?: string;
+  accuracyDtype?: string;
+  /** false with --no-return-token-ids. */
+  returnTokenIds?: boolean;
+  logprobs?: boolean;
+  excludeReasoning?: boolean;
   mlperfConf?: string;
   userConf?: string;
 }
@@ -73,13 +87,35 @@ export function timeoutMs(name: string, min: number): (value: string) => number 
   };
 }
 
+function temperatureValue(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || n > 100) throw new InvalidArgumentError(`--temperature must be a number in 0..100, got '${echo(value)}'.`);
+  return n;
+}
+
+/** The openai options about data sets, generation and token ids (README "Data sets", "Token ids and the accuracy log"). */
+function addLlmOptions(command: Command): Command {
+  return command
+    .option('--prompt-field <name>', "openai: the data set's prompt field (default: tok_input when present, else input, prompt or messages)")
+    .option('--max-tokens <n>', 'openai: max_tokens (sglang: max_new_tokens) for records that set none', positiveInteger('--max-tokens'))
+    .addOption(new Option('--min-tokens <n>', 'openai: min_tokens (sglang: min_new_tokens) for records that set none').argParser(nonNegativeInteger('--min-tokens')))
+    .option('--ignore-eos', 'openai: ignore_eos: true for records that set none (generate up to max tokens)')
+    .addOption(new Option('--temperature <t>', 'openai: temperature for records that set none (0: greedy)').argParser(temperatureValue))
+    .option('--tokenizer <file>', "openai: a Hugging Face tokenizer.json: counts tokens the server does not, maps logprob tokens to ids, re-encodes output text into ids")
+    .addOption(choiceOption('--accuracy-data <kind>', 'openai: mlperf_log_accuracy.json data: output token ids, the output text, or auto (ids for token-id prompts, a --tokenizer or --api sglang)', ACCURACY_DATA))
+    .addOption(choiceOption('--accuracy-dtype <dtype>', "openai: the token ids' width in the accuracy log (default: the --config-model benchmark's, int32 for none)", ACCURACY_DTYPES))
+    .option('--no-return-token-ids', 'openai: do not send return_token_ids (for servers that refuse unknown fields)')
+    .option('--logprobs', 'openai: ask for logprobs and map their tokens to ids through --tokenizer')
+    .option('--exclude-reasoning', 'openai: leave reasoning text out of the accuracy data (the final answer only)');
+}
+
 /** Adds the network options to `loadgen run`. */
 export function addNetworkOptions(command: Command): Command {
-  return command
+  return addLlmOptions(command)
     .option('--url <url>', 'network SUT: a node, http://HOST:PORT[/base-path] (repeat for several nodes)', collect, [])
     .option('--config-model <name>', "model name for config-file lookups (<model>.<scenario>.<key>); default: --model")
-    .option('--dataset <file>', 'network SUT: openai: JSONL of prompts; kserve: input tensors (.npy or JSONL of v2 inputs)')
-    .addOption(choiceOption('--api <name>', 'openai: /v1/chat/completions or /v1/completions (default chat)', OPENAI_APIS))
+    .option('--dataset <file>', "network SUT: openai: prompts (JSONL, a JSON array such as MLPerf's cnn_eval.json, or Parquet); kserve: input tensors (.npy or JSONL of v2 inputs)")
+    .addOption(choiceOption('--api <name>', "openai: /v1/chat/completions, /v1/completions or SGLang's /generate (default chat)", OPENAI_APIS))
     .option('--no-stream', 'openai: one JSON response per request instead of a token stream')
     .option('--api-key-env <NAME>', `network SUT: the environment variable holding the API key, sent as Authorization: Bearer (openai default: ${DEFAULT_API_KEY_ENV} if set)`)
     .addOption(choiceOption('--balance <policy>', 'network SUT: how queries are spread over the nodes (default least-outstanding)', BALANCE_POLICIES))
@@ -119,6 +155,7 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.transport !== undefined ? '--transport' : '',
       o.readEveryResponse === false ? '--no-read-every-response' : '',
       o.responsePollUs !== undefined ? '--response-poll-us' : '',
+      ...llmFlagsGiven(o),
     ].filter((s) => s !== '');
     if (used.length > 0)
       throw new SettingsError(used[0]!, undefined, `${used.join(', ')} ${used.length === 1 ? 'applies' : 'apply'} only to a network SUT (--sut ${NETWORK_SUTS.join('|')}), not to ${what}`);
@@ -133,18 +170,36 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
     if (given && !kinds.includes(sut)) throw new SettingsError(flag, undefined, `${flag} applies only to --sut ${kinds.join('|')}, not to --sut ${sut}`);
   };
   only('--api', o.api !== undefined, ['openai']);
+  for (const flag of llmFlagsGiven(o)) only(flag, true, ['openai']);
   only('--no-stream', o.stream === false, ['openai']);
   only('--binary-tensors', o.binaryTensors === true, ['kserve']);
   only('--request', o.request !== undefined, ['http']);
   only('--dataset', o.dataset !== undefined, ['openai', 'kserve']);
   if (o.model !== undefined && sut === 'http')
     throw new SettingsError('--model', o.model, '--model applies only to --sut openai|kserve (the served model), not to --sut http; for config-file lookups use --config-model');
-  if (sut === 'openai' && o.dataset === undefined) throw new SettingsError('--dataset', undefined, '--sut openai needs --dataset prompts.jsonl (one JSON object a line with prompt or messages)');
+  if (sut === 'openai' && o.dataset === undefined) throw new SettingsError('--dataset', undefined, "--sut openai needs --dataset FILE (prompts.jsonl: one JSON object a line with prompt or messages; or MLPerf's cnn_eval.json, or Parquet)");
   if ((sut === 'openai' || sut === 'kserve') && o.model === undefined) throw new SettingsError('--model', undefined, `--sut ${sut} needs --model NAME (the model's name on the server)`);
   if (sut === 'http' && o.request === undefined) throw new SettingsError('--request', undefined, '--sut http needs --request ./map.mjs (a module exporting request(index) and totalSampleCount)');
   if (o.apiKeyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(o.apiKeyEnv))
     throw new SettingsError('--api-key-env', o.apiKeyEnv, `--api-key-env takes the NAME of an environment variable (letters, digits, _), got '${echo(o.apiKeyEnv, 60)}'`);
   apiKeyOf(o);  // a named variable that is not set: an error now, not after the probes
+}
+
+// The openai-only options given.
+function llmFlagsGiven(o: NetworkCliOptions): string[] {
+  return [
+    o.promptField !== undefined ? '--prompt-field' : '',
+    o.maxTokens !== undefined ? '--max-tokens' : '',
+    o.minTokens !== undefined ? '--min-tokens' : '',
+    o.ignoreEos === true ? '--ignore-eos' : '',
+    o.temperature !== undefined ? '--temperature' : '',
+    o.tokenizer !== undefined ? '--tokenizer' : '',
+    o.accuracyData !== undefined ? '--accuracy-data' : '',
+    o.accuracyDtype !== undefined ? '--accuracy-dtype' : '',
+    o.returnTokenIds === false ? '--no-return-token-ids' : '',
+    o.logprobs === true ? '--logprobs' : '',
+    o.excludeReasoning === true ? '--exclude-reasoning' : '',
+  ].filter((s) => s !== '');
 }
 
 /**
@@ -211,8 +266,20 @@ async function buildCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Pr
         ...transport,
         model: o.model!,
         dataset: o.dataset!,
-        ...(o.api !== undefined ? { api: o.api as 'chat' | 'completions' } : {}),
+        ...(o.api !== undefined ? { api: o.api as 'chat' | 'completions' | 'sglang' } : {}),
         stream: o.stream,
+        ...(o.promptField !== undefined ? { promptField: o.promptField } : {}),
+        ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+        ...(o.minTokens !== undefined ? { minTokens: o.minTokens } : {}),
+        ...(o.ignoreEos === true ? { ignoreEos: true } : {}),
+        ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+        ...(o.tokenizer !== undefined ? { tokenizer: o.tokenizer } : {}),
+        ...(o.accuracyData !== undefined ? { accuracyData: o.accuracyData as 'auto' | 'ids' | 'text' } : {}),
+        ...(o.accuracyDtype !== undefined ? { accuracyDtype: o.accuracyDtype as 'int32' | 'int64' } : {}),
+        ...(o.configModel !== undefined ? { benchmark: o.configModel } : {}),
+        ...(o.returnTokenIds === false ? { returnTokenIds: false } : {}),
+        ...(o.logprobs === true ? { logprobs: true } : {}),
+        ...(o.excludeReasoning === true ? { excludeReasoning: true } : {}),
       });
     case 'kserve':
       return createKServeSut({

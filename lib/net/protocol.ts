@@ -180,8 +180,10 @@ export interface NetworkProtocol {
   request(index: number): PreparedRequest;
   /** A reader for one response of sample `index`; `wantData`: build the accuracy-log data. */
   reader(index: number, wantData: boolean): ResponseReader;
-  /** A line for the summary/README: e.g. 'output tokens from usage (3 of 3 responses)'. */
+  /** Lines for the summary/README (one per '\n'): e.g. 'output tokens from usage (3 of 3 responses)'. */
   describe?(): string;
+  /** What the accuracy log's data is (e.g. output token ids as int32, or text and why), for the SUT block. */
+  accuracyDataNote?(): string;
   /**
    * Values the protocol sends that must never be written (a mapping
    * module's secret headers), filled in before the requests that carry them

@@ -14,9 +14,11 @@ export interface NetworkSutReport extends SutReport {
 
 const ms = (ns: number): string => (ns / 1e6).toFixed(3);
 
-export function networkReport(stats: NetworkStats, protocolNote: string | undefined): NetworkSutReport {
+export function networkReport(stats: NetworkStats, protocolNote: string | undefined, accuracyNote?: string): NetworkSutReport {
   const lines: string[] = [`Nodes : ${stats.nodes.length}`, `Transport : ${stats.transport === 'native' ? "native (the core's HTTP/1.1 client)" : stats.dispatchWorkers ? 'undici (dispatch workers)' : 'undici (JS thread)'}`];
-  if (protocolNote !== undefined && protocolNote !== '') lines.push(`Note : ${protocolNote}`);
+  // A protocol's note may have several lines (token sources): each its own line.
+  if (protocolNote !== undefined && protocolNote !== '') for (const note of protocolNote.split('\n')) lines.push(`Note : ${note}`);
+  if (accuracyNote !== undefined && accuracyNote !== '') lines.push(`Accuracy data : ${accuracyNote}`);
   const rows: (string | number)[][] = [];
   for (const n of stats.nodes) {
     const failed = FAILURE_KINDS.reduce((sum, k) => sum + n.failed[k], 0);

@@ -238,7 +238,7 @@ function buildNetworkSut(
     },
     stats: networkStats,
     // The block after the summary, report.html's table and result.sutReport.
-    report: () => networkReport(networkStats(), protocol.describe?.()),
+    report: () => networkReport(networkStats(), protocol.describe?.(), protocol.accuracyDataNote?.()),
     close: async () => {
       signal?.removeEventListener('abort', onAbort);
       native?.close();

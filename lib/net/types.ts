@@ -71,19 +71,59 @@ export interface TransportOptions {
   signal?: RunAbortSignal;
 }
 
-/** `--sut openai`: an OpenAI-compatible endpoint. */
+/** `--sut openai`: an OpenAI-compatible endpoint, or SGLang's native /generate (`api: 'sglang'`). */
 export interface OpenAiSutOptions extends TransportOptions {
-  /** The served model's name (`model` of each request). */
+  /** The served model's name (`model` of each request; SGLang: its model path, the path's last part or its served name). */
   model: string;
-  /** JSONL file: one sample a line ({ prompt } or { messages }, optional max_tokens, input_tokens). */
+  /**
+   * The data set (README "Data sets"): JSONL, a JSON array of records
+   * (MLPerf's cnn_eval.json) or Parquet; each record's prompt is token ids
+   * (`tok_input`), text (`input`, `prompt`) or chat `messages`, with
+   * optional max_tokens, min_tokens, ignore_eos, temperature, input_tokens.
+   */
   dataset: string;
-  /** 'chat' (default): /v1/chat/completions; 'completions': /v1/completions. */
-  api?: 'chat' | 'completions';
-  /** Default true: `stream: true` with `stream_options.include_usage`. */
+  /**
+   * 'chat' (default): /v1/chat/completions (text and messages);
+   * 'completions': /v1/completions (text, or token ids as `prompt: [ids]`);
+   * 'sglang': SGLang's POST /generate (`input_ids` or `text`).
+   */
+  api?: 'chat' | 'completions' | 'sglang';
+  /** Default true: `stream: true` (OpenAI with `stream_options.include_usage`). */
   stream?: boolean;
-  /** max_tokens for samples whose line has none. */
+  /** The prompt's field in each record (default: tok_input when present, else input, prompt or messages). */
+  promptField?: string;
+  /** max_tokens (SGLang max_new_tokens) for records that set none. */
   maxTokens?: number;
-  /** The QSL's performance sample count (default: every line). */
+  /** min_tokens (SGLang min_new_tokens) for records that set none. */
+  minTokens?: number;
+  /** ignore_eos for records that set none. */
+  ignoreEos?: boolean;
+  /** temperature for records that set none (0: greedy, as MLPerf's references). */
+  temperature?: number;
+  /**
+   * A Hugging Face tokenizer.json: counts input and output tokens the
+   * server does not, maps logprob tokens to ids, re-encodes output text
+   * into ids where the server sends none.
+   */
+  tokenizer?: string;
+  /**
+   * What mlperf_log_accuracy.json's data is: 'ids' (the output token ids,
+   * little-endian accuracyDtype), 'text' (the output's UTF-8), or 'auto'
+   * (default): ids when the prompts are token ids, a tokenizer is given or
+   * the API is sglang; text otherwise.
+   */
+  accuracyData?: 'auto' | 'ids' | 'text';
+  /** The ids' width in the accuracy log (default: the benchmark's, see accuracyDtypeFor; int32 for none). */
+  accuracyDtype?: 'int32' | 'int64';
+  /** The benchmark (mlperf.conf model name, e.g. 'llama3_1-8b'): the accuracyDtype default. */
+  benchmark?: string;
+  /** Ask for the output ids (`return_token_ids: true`, vLLM >= 0.10.2). Default: when the accuracy data is ids (OpenAI APIs). */
+  returnTokenIds?: boolean;
+  /** Ask for logprobs (`logprobs: 1`; chat `logprobs: true`), mapped through the tokenizer's vocabulary to ids. Default false. */
+  logprobs?: boolean;
+  /** Leave reasoning (reasoning_content / reasoning) out of the accuracy data: the final answer only. */
+  excludeReasoning?: boolean;
+  /** The QSL's performance sample count (default: every sample). */
   performanceSampleCount?: number;
 }
 

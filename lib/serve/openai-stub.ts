@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 import type { RunningServer, ServeAddress } from './server.js';
+import { isTokenIdArray, sglangEvent, stubIdTokens, stubOutputIds, stubTextIds } from './stub-ids.js';
 
 /** The model the stub lists and serves unless told otherwise. */
 export const OPENAI_STUB_MODEL = 'loadgen-stub';
@@ -54,6 +55,14 @@ export interface OpenAiStubOptions extends ServeAddress {
   faults?: Readonly<Record<number, OpenAiStubFault>>;
   /** Record each generation request's times (records()); for benches. */
   recordTimes?: boolean;
+  /**
+   * Default true: token ids where a server sends them (vLLM's `token_ids`
+   * with return_token_ids, SGLang's `output_ids`); false: a text-only server
+   * that never sends ids.
+   */
+  tokenIds?: boolean;
+  /** SGLang's /generate streams deltas (--incremental-streaming-output) instead of the cumulative output. Default false. */
+  sglangIncremental?: boolean;
   /**
    * Wait the last this-many ms before each token in setImmediate turns (a busy
    * loop that still serves other requests) instead of a timer: tokens within
@@ -126,7 +135,13 @@ export async function startOpenAiStub(options: OpenAiStubOptions): Promise<OpenA
       sendJson(res, 200, { object: 'list', data: [{ id: config.model, object: 'model', created: 0, owned_by: OPENAI_STUB_MODEL }] });
       return;
     }
-    const api = path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completions' : undefined;
+    if (path === '/get_model_info') {
+      req.resume();
+      if (req.method !== 'GET') return sendError(res, 405, `${req.method} ${path}: use GET.`, 'invalid_request_error');
+      sendJson(res, 200, { model_path: config.model, tokenizer_path: config.model, is_generation: true });
+      return;
+    }
+    const api = path === '/v1/chat/completions' ? 'chat' : path === '/v1/completions' ? 'completions' : path === '/generate' ? 'sglang' : undefined;
     if (api === undefined) {
       req.resume();
       return sendError(res, 404, `No route ${req.method} ${path}.`, 'invalid_request_error');
@@ -151,7 +166,8 @@ export async function startOpenAiStub(options: OpenAiStubOptions): Promise<OpenA
       served.add(res);
       res.on('close', () => served.delete(res));
       const generation: Generation = { api, number, parsed, fault, record, receivedNs, res };
-      if (parsed.stream) streamTokens(generation, config);
+      if (api === 'sglang') answerSglang(generation, config);
+      else if (parsed.stream) streamTokens(generation, config);
       else answerWhole(generation, config);
     });
   });
@@ -188,6 +204,8 @@ interface StubConfig {
   faults: Readonly<Record<number, OpenAiStubFault>>;
   recordTimes: boolean;
   timerSpinMs: number;
+  tokenIds: boolean;
+  sglangIncremental: boolean;
 }
 
 function checkOptions(options: OpenAiStubOptions): StubConfig {
@@ -234,6 +252,8 @@ function checkOptions(options: OpenAiStubOptions): StubConfig {
     faults,
     recordTimes: options.recordTimes ?? false,
     timerSpinMs,
+    tokenIds: options.tokenIds ?? true,
+    sglangIncremental: options.sglangIncremental ?? false,
   };
 }
 
@@ -264,13 +284,28 @@ function readBody(req: IncomingMessage, done: (body: Buffer, tooLarge: boolean) 
 interface ParsedGeneration {
   model: string;
   promptText: string;
+  /** A prompt of token ids (completions `prompt: [ids]`, SGLang `input_ids`). */
+  promptIds: number[] | undefined;
   maxTokens: number;
   stream: boolean;
   includeUsage: boolean;
+  /** `return_token_ids: true` (vLLM). */
+  returnTokenIds: boolean;
+  /** `logprobs` asked (completions: an integer >= 0; chat: true). */
+  logprobs: boolean;
+}
+
+/** What the stub generates for a request: each token's text and id. */
+function stubOutput(parsed: ParsedGeneration): { texts: string[]; ids: number[] } {
+  if (parsed.promptIds !== undefined) {
+    const ids = stubOutputIds(parsed.promptIds, parsed.maxTokens);
+    return { texts: stubIdTokens(ids), ids };
+  }
+  return { texts: openAiStubTokens(parsed.promptText, parsed.maxTokens), ids: stubTextIds(parsed.promptText, parsed.maxTokens) };
 }
 
 // The request as the stub needs it, or what is wrong with it (a 400's message).
-function parseGeneration(api: 'chat' | 'completions', body: Buffer, config: StubConfig): ParsedGeneration | string {
+function parseGeneration(api: 'chat' | 'completions' | 'sglang', body: Buffer, config: StubConfig): ParsedGeneration | string {
   let request: unknown;
   try {
     request = JSON.parse(body.toString('utf8'));
@@ -279,8 +314,10 @@ function parseGeneration(api: 'chat' | 'completions', body: Buffer, config: Stub
   }
   if (typeof request !== 'object' || request === null || Array.isArray(request)) return 'The request body must be a JSON object.';
   const r = request as Record<string, unknown>;
+  if (api === 'sglang') return parseSglang(r, config);
   if (typeof r.model !== 'string') return "'model' must be a string.";
   let promptText: string;
+  let promptIds: number[] | undefined;
   if (api === 'chat') {
     if (!Array.isArray(r.messages) || r.messages.length === 0) return "'messages' must be a non-empty array.";
     const texts: string[] = [];
@@ -296,8 +333,11 @@ function parseGeneration(api: 'chat' | 'completions', body: Buffer, config: Stub
       }
     }
     promptText = texts.join('\n');
+  } else if (isTokenIdArray(r.prompt)) {
+    promptIds = r.prompt;
+    promptText = '';
   } else {
-    if (typeof r.prompt !== 'string') return "'prompt' must be a string.";
+    if (typeof r.prompt !== 'string') return "'prompt' must be a string or a non-empty array of token ids.";
     promptText = r.prompt;
   }
   const maxTokens = r.max_tokens ?? config.defaultMaxTokens;
@@ -306,11 +346,25 @@ function parseGeneration(api: 'chat' | 'completions', body: Buffer, config: Stub
   }
   const stream = r.stream === true;
   const includeUsage = stream && (r.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-  return { model: r.model, promptText, maxTokens, stream, includeUsage };
+  const logprobs = api === 'chat' ? r.logprobs === true : typeof r.logprobs === 'number' && r.logprobs >= 0;
+  return { model: r.model, promptText, promptIds, maxTokens, stream, includeUsage, returnTokenIds: r.return_token_ids === true, logprobs };
+}
+
+// SGLang's GenerateReqInput: input_ids or text, sampling_params.max_new_tokens, stream.
+function parseSglang(r: Record<string, unknown>, config: StubConfig): ParsedGeneration | string {
+  const params = (r.sampling_params ?? {}) as Record<string, unknown>;
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return "'sampling_params' must be an object.";
+  const maxTokens = params.max_new_tokens ?? config.defaultMaxTokens;
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > OPENAI_STUB_MAX_TOKENS_LIMIT) {
+    return `'max_new_tokens' must be an integer in 1..${OPENAI_STUB_MAX_TOKENS_LIMIT}.`;
+  }
+  const ids = isTokenIdArray(r.input_ids) ? r.input_ids : undefined;
+  if (ids === undefined && typeof r.text !== 'string') return "'input_ids' (token ids) or 'text' is required.";
+  return { model: config.model, promptText: ids === undefined ? (r.text as string) : '', promptIds: ids, maxTokens, stream: r.stream === true, includeUsage: false, returnTokenIds: false, logprobs: false };
 }
 
 interface Generation {
-  api: 'chat' | 'completions';
+  api: 'chat' | 'completions' | 'sglang';
   number: number;
   parsed: ParsedGeneration;
   fault: OpenAiStubFault | undefined;
@@ -356,15 +410,20 @@ function cancelRun(timer: RunTimer | undefined): void {
 
 function streamTokens(g: Generation, config: StubConfig): void {
   const { res, parsed } = g;
-  const tokens = openAiStubTokens(parsed.promptText, parsed.maxTokens);
+  const { texts: tokens, ids } = stubOutput(parsed);
   const id = `${g.api === 'chat' ? 'chatcmpl' : 'cmpl'}-stub-${g.number}`;
   const object = g.api === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   const chunk = (choice: Record<string, unknown> | undefined, extra?: Record<string, unknown>): string =>
     `data: ${JSON.stringify({ id, object, created: CREATED, model: parsed.model, choices: choice === undefined ? [] : [{ index: 0, ...choice }], ...extra })}\n\n`;
   // A token's chunk is the same JSON as chunk() would make, from strings built once per response.
   const head = `data: {"id":${JSON.stringify(id)},"object":"${object}","created":${CREATED},"model":${JSON.stringify(parsed.model)},"choices":[{"index":0,`;
-  const [open, close] = g.api === 'chat' ? ['"delta":{"content":', '},"logprobs":null,"finish_reason":'] : ['"text":', ',"logprobs":null,"finish_reason":'];
-  const tokenChunk = (text: string, last: boolean): string => `${head}${open}${JSON.stringify(text)}${close}${last ? '"length"' : 'null'}}]}\n\n`;
+  const [open, close] = g.api === 'chat' ? ['"delta":{"content":', '},"logprobs":'] : ['"text":', ',"logprobs":'];
+  // vLLM: token_ids on the choice (this chunk's ids) when return_token_ids asks; logprobs of the one token when logprobs does.
+  const withIds = parsed.returnTokenIds && config.tokenIds;
+  const logprobs = (k: number): string =>
+    !parsed.logprobs ? 'null' : g.api === 'chat' ? JSON.stringify({ content: [{ token: tokens[k], logprob: -0.5, top_logprobs: [] }] }) : JSON.stringify({ tokens: [tokens[k]], token_logprobs: [-0.5], top_logprobs: null, text_offset: [0] });
+  const tokenChunk = (k: number, last: boolean): string =>
+    `${head}${withIds ? `"token_ids":[${ids[k]}],` : ''}${open}${JSON.stringify(tokens[k])}${close}${logprobs(k)},"finish_reason":${last ? '"length"' : 'null'}}]}\n\n`;
 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   // As vLLM does: a role chunk with empty content at once, which is not a token.
@@ -378,10 +437,10 @@ function streamTokens(g: Generation, config: StubConfig): void {
   const sendNext = (): void => {
     if (res.destroyed) return;
     const last = k === tokens.length - 1;
-    let text = tokenChunk(tokens[k]!, last);
+    let text = tokenChunk(k, last);
     // The last token, the usage chunk and [DONE] in one write: the response's last byte comes with its last token.
     if (last && g.fault === undefined) {
-      if (g.parsed.includeUsage && config.usage) text += chunk(undefined, { usage: usage(parsed.promptText, tokens.length) });
+      if (g.parsed.includeUsage && config.usage) text += chunk(undefined, { usage: usage(parsed, tokens.length) });
       text += 'data: [DONE]\n\n';
     }
     res.write(text);
@@ -393,7 +452,7 @@ function streamTokens(g: Generation, config: StubConfig): void {
       return;
     }
     if (g.fault !== undefined) {
-      if (g.parsed.includeUsage && config.usage) res.write(chunk(undefined, { usage: usage(parsed.promptText, tokens.length) }));
+      if (g.parsed.includeUsage && config.usage) res.write(chunk(undefined, { usage: usage(parsed, tokens.length) }));
       if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
     }
     res.end();
@@ -421,13 +480,15 @@ function injectStreamFault(g: Generation, chunk: (choice: undefined, extra: Reco
 
 function answerWhole(g: Generation, config: StubConfig): void {
   const { res, parsed } = g;
-  const tokens = openAiStubTokens(parsed.promptText, parsed.maxTokens);
+  const { texts: tokens, ids } = stubOutput(parsed);
   const doneNs = g.receivedNs + config.ttftMs * 1e6 + (tokens.length - 1) * config.tpotMs * 1e6;
   const timer = runAt(doneNs, () => {
     if (res.destroyed) return;
     if (g.fault === 'error-event') return sendJson(res, 200, { error: { message: 'stub: injected error', type: 'server_error', code: 500 } });
     const text = tokens.join('');
-    const choice = g.api === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'length' } : { index: 0, text, finish_reason: 'length' };
+    const choice: Record<string, unknown> = g.api === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'length' } : { index: 0, text, finish_reason: 'length' };
+    if (parsed.returnTokenIds && config.tokenIds) choice.token_ids = ids;
+    if (parsed.logprobs && g.api === 'completions') choice.logprobs = { tokens, token_logprobs: tokens.map(() => -0.5), top_logprobs: null, text_offset: [] };
     const answer: Record<string, unknown> = {
       id: `${g.api === 'chat' ? 'chatcmpl' : 'cmpl'}-stub-${g.number}`,
       object: g.api === 'chat' ? 'chat.completion' : 'text_completion',
@@ -435,7 +496,7 @@ function answerWhole(g: Generation, config: StubConfig): void {
       model: parsed.model,
       choices: [choice],
     };
-    if (config.usage) answer.usage = usage(parsed.promptText, tokens.length);
+    if (config.usage) answer.usage = usage(parsed, tokens.length);
     let body = JSON.stringify(answer);
     if (g.fault === 'malformed-chunk') body = `{"choices": [${body}`;
     else if (g.fault === 'no-done') body = body.slice(0, body.length >> 1);
@@ -448,9 +509,58 @@ function answerWhole(g: Generation, config: StubConfig): void {
   res.on('close', () => cancelRun(timer));
 }
 
-function usage(promptText: string, completionTokens: number): Record<string, number> {
-  const promptTokens = promptText.split(/\s+/).filter((w) => w.length > 0).length;
+function promptTokenCount(parsed: ParsedGeneration): number {
+  return parsed.promptIds?.length ?? parsed.promptText.split(/\s+/).filter((w) => w.length > 0).length;
+}
+
+function usage(parsed: ParsedGeneration, completionTokens: number): Record<string, number> {
+  const promptTokens = promptTokenCount(parsed);
   return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+}
+
+/**
+ * SGLang's /generate: streamed events (cumulative output, or deltas with
+ * sglangIncremental) on the token schedule, then [DONE]; or one body. A
+ * text-only stub (tokenIds false) sends no output_ids.
+ */
+function answerSglang(g: Generation, config: StubConfig): void {
+  const { res, parsed } = g;
+  const { texts, ids } = stubOutput(parsed);
+  const rid = `stub-${g.number}`;
+  const prompt = promptTokenCount(parsed);
+  const event = (upTo: number, from: number, done: boolean): Record<string, unknown> => sglangEvent(rid, texts, ids, upTo, from, prompt, done, config.tokenIds);
+  if (!parsed.stream) {
+    const timer = runAt(g.receivedNs + config.ttftMs * 1e6 + (texts.length - 1) * config.tpotMs * 1e6, () => {
+      if (res.destroyed) return;
+      if (g.fault === 'error-event') return sendJson(res, 400, { error: { message: 'stub: injected error' } });
+      sendJson(res, 200, event(texts.length, 0, true));
+      g.record.tokens = texts.length;
+    }, config.timerSpinMs);
+    res.on('close', () => cancelRun(timer));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  let k = 0;
+  let timer: RunTimer | undefined;
+  res.on('close', () => cancelRun(timer));
+  const sendNext = (): void => {
+    if (res.destroyed) return;
+    k++;
+    const last = k === texts.length;
+    let text = `data: ${JSON.stringify(event(k, config.sglangIncremental ? k - 1 : 0, last))}\n\n`;
+    if (last && g.fault !== 'no-done') text += 'data: [DONE]\n\n';
+    if (k === 1 && g.fault === 'error-event') {
+      res.end(`${text}data: ${JSON.stringify({ error: { message: 'stub: injected error event' } })}\n\ndata: [DONE]\n\n`);
+      return;
+    }
+    res.write(text);
+    if (config.recordTimes) g.record.tokenSentNs.push(Number(process.hrtime.bigint()));
+    g.record.tokens = k;
+    if (k === 1 && g.fault === 'reset') return void res.destroy();
+    if (!last) timer = runAt(g.receivedNs + config.ttftMs * 1e6 + k * config.tpotMs * 1e6, sendNext, config.timerSpinMs, timer);
+    else res.end();
+  };
+  timer = runAt(g.receivedNs + config.ttftMs * 1e6, sendNext, config.timerSpinMs);
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {
