@@ -147,9 +147,12 @@ describe('FindPeakPerformance', () => {
   it('converges near the capacity of a SUT that serves N queries per second', async () => {
     const capacity = 800;
     const qsl = recordingQsl(64);
+    // A bound of 100 ms: a rate 1.25x the capacity queues 100 ms by the end of a
+    // 400-ms trial (so the peak stays below 1.3x), while a loaded machine's
+    // stalls of tens of ms do not fail the rates below the capacity.
     const result = await startTest(capacitySut(capacity), qsl, {
       scenario: 'Server', mode: 'FindPeakPerformance',
-      serverTargetQps: 100, serverTargetLatencyNs: 25_000_000, minDurationMs: 400, minQueryCount: 10,
+      serverTargetQps: 100, serverTargetLatencyNs: 100_000_000, minDurationMs: 400, minQueryCount: 10,
       serverFindPeakQpsDecimalsOfPrecision: 0,
     }, { outdir: tempDir() });
     const peak = result.findPeak!;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -30,10 +30,13 @@ describe('the native loader', () => {
   it.skipIf(process.platform !== 'linux')('loads the file LOADGEN_ADDON_PATH names instead of build/Release', () => {
     const dir = tempDir('loadgen-addon-path-');
     const copy = join(dir, 'copy.node');
-    cpSync(join(repoRoot, 'build', 'Release', 'loadgen.node'), copy);
+    // npm run prebuild (test-pack) moves build/Release's addon into prebuilds/: either serves.
+    const release = join(repoRoot, 'build', 'Release', 'loadgen.node');
+    const prebuilt = join(repoRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'loadgen.napi.node');
+    cpSync(existsSync(release) ? release : prebuilt, copy);
     const script = `import('./dist/native/index.js').then((m) => { m.loadNative(); ` +
       `const maps = require('node:fs').readFileSync('/proc/self/maps', 'utf8'); ` +
-      `console.log(JSON.stringify({ copy: maps.includes(process.env.LOADGEN_ADDON_PATH), release: maps.includes('build/Release/loadgen.node') })); })`;
+      `console.log(JSON.stringify({ copy: maps.includes(process.env.LOADGEN_ADDON_PATH), release: maps.includes('build/Release/loadgen.node') || maps.includes('loadgen.napi.node') })); })`;
     const r = spawnSync(process.execPath, ['-e', script], {
       cwd: repoRoot, encoding: 'utf8', env: { ...process.env, LOADGEN_ADDON_PATH: copy },
     });
