@@ -119,6 +119,28 @@ export {
 } from './net/types.js';
 export type { NetworkProtocol, NodeProbe, PreparedRequest, ResponseOutcome, ResponseReader } from './net/protocol.js';
 export { createKServeProtocol, createKServeSut } from './net/kserve.js';
+export { readDataset, pickleConversionCommand, MAX_DATASET_SAMPLES } from './datasets/read.js';
+export {
+  DATASET_FORMATS,
+  DEFAULT_PROMPT_ID_FIELD,
+  DEFAULT_PROMPT_TEXT_FIELDS,
+  DEFAULT_TARGET_FIELD,
+  MAX_TOKEN_ID,
+  type Dataset,
+  type DatasetFormat,
+  type DatasetOptions,
+  type DatasetSample,
+  type GenerationParams,
+} from './datasets/types.js';
+export {
+  ACCURACY_DTYPES,
+  ACCURACY_DTYPE_BY_BENCHMARK,
+  DEFAULT_ACCURACY_DTYPE,
+  accuracyDtypeFor,
+  decodeTokenIds,
+  encodeTokenIds,
+  type AccuracyDtype,
+} from './datasets/accuracy-ids.js';
 export type { KServeSutOptions } from './net/types.js';
 export { startKServeServer, type KServeServerOptions } from './serve/kserve-server.js';
 export {
