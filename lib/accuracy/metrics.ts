@@ -75,13 +75,6 @@ function asciiDigits(text: string): string {
   });
 }
 
-/** HF transformers' clean_up_tokenization (decode with clean_up_tokenization_spaces=True). */
-export function cleanUpTokenization(text: string): string {
-  return text
-    .replaceAll(' .', '.').replaceAll(' ?', '?').replaceAll(' !', '!').replaceAll(' ,', ',').replaceAll(" ' ", "'")
-    .replaceAll(" n't", "n't").replaceAll(" 'm", "'m").replaceAll(" 's", "'s").replaceAll(" 've", "'ve").replaceAll(" 're", "'re");
-}
-
 /**
  * Whether a GSM8K prediction is right, as Mixtral's evaluator decides:
  * the answer of the text before the first "\nQ:", commas removed, equal as

@@ -12,7 +12,7 @@ import type { DatasetSample } from '../datasets/types.js';
 import { DatasetError, SettingsError } from '../errors.js';
 import { scoreClassification } from './classification.js';
 import { detectLogData, readAccuracyLog, type AccuracyLog, type LogDataKind } from './log.js';
-import { cleanUpTokenization, codePointLength, exactMatch, gsm8kCorrect, niahExactMatch, postprocessText, qaExactMatch } from './metrics.js';
+import { codePointLength, exactMatch, gsm8kCorrect, niahExactMatch, postprocessText, qaExactMatch } from './metrics.js';
 import { numpyMean, numpyRound, numpySum, pythonRound } from './numeric.js';
 import { PunktSentenceTokenizer } from './punkt.js';
 import { sentenceSplitterParameters, type SentenceSplitterInfo } from './punkt-params.js';
@@ -21,10 +21,13 @@ import { accuracyBenchmark, type AccuracyBenchmark, type AccuracyTarget, type Sc
 
 /** What scoring needs of a tokenizer (lib/tokenizer's Tokenizer has it). */
 export interface AccuracyTokenizer {
-  decode(ids: readonly number[] | Int32Array, options: { skipSpecialTokens: boolean }): string;
+  /** Decodes ids; `cleanUpTokenizationSpaces`, when given, overrides the tokenizer's own setting. */
+  decode(ids: readonly number[], options: { skipSpecialTokens: boolean; cleanUpTokenizationSpaces?: boolean }): string;
   encode?(text: string): ArrayLike<number>;
   /** Ids at or above it are not the tokenizer's (helps tell ids from text). */
   readonly vocabularySize?: number;
+  /** The tokenizer's own clean_up_tokenization_spaces (its tokenizer_config.json), for the report. */
+  readonly cleanUpTokenizationSpaces?: boolean;
 }
 
 /** Options of {@link scoreAccuracy}. */
@@ -37,7 +40,7 @@ export interface AccuracyOptions {
   labels?: string;
   /** Decodes token ids; needed when the log holds ids. */
   tokenizer?: AccuracyTokenizer;
-  /** HF decode's clean_up_tokenization_spaces (the model's tokenizer_config.json). Default false. */
+  /** Overrides the tokenizer's clean_up_tokenization_spaces (default: its tokenizer_config.json's, as transformers decodes). */
   cleanUpTokenizationSpaces?: boolean;
   /** How the ids are stored; default per benchmark as MLCommons' harnesses write them. float32 for classification logits. */
   accuracyDtype?: AccuracyDtype | 'float32';
@@ -104,7 +107,7 @@ interface Decoded {
 
 function decodeEntries(log: AccuracyLog, kind: LogDataKind, dtype: AccuracyDtype, options: AccuracyOptions): { decoded: Decoded[]; tokenCounts?: 'log ids' | 're-encoded text' } {
   const utf8 = new TextDecoder('utf-8', { fatal: true });
-  const cleanUp = options.cleanUpTokenizationSpaces === true;
+  const cleanUp = options.cleanUpTokenizationSpaces;
   if (kind === 'token-ids') {
     const tokenizer = options.tokenizer;
     if (tokenizer === undefined) throw new SettingsError('--tokenizer', undefined, `${log.file} holds token ids (${dtype}): give --tokenizer FILE (the model's tokenizer.json) to decode them`);
@@ -115,8 +118,13 @@ function decodeEntries(log: AccuracyLog, kind: LogDataKind, dtype: AccuracyDtype
       } catch (error) {
         throw new DatasetError(log.file, entry.index + 1, 'data', `${log.file}: entry ${entry.index} field 'data': ${(error as Error).message}`);
       }
-      const text = tokenizer.decode(ids, { skipSpecialTokens: true });
-      return { text: cleanUp ? cleanUpTokenization(text) : text, tokens: ids.length };
+      let text: string;
+      try {
+        text = tokenizer.decode(Array.from(ids), { skipSpecialTokens: true, ...(cleanUp !== undefined ? { cleanUpTokenizationSpaces: cleanUp } : {}) });
+      } catch (error) {
+        throw new DatasetError(log.file, entry.index + 1, 'data', `${log.file}: entry ${entry.index} field 'data': the tokenizer cannot decode its ${ids.length} ${dtype} ids: ${(error as Error).message}`);
+      }
+      return { text, tokens: ids.length };
     });
     return { decoded, tokenCounts: 'log ids' };
   }
@@ -300,7 +308,7 @@ export async function scoreAccuracy(options: AccuracyOptions): Promise<AccuracyR
       logData: kind,
       accuracyDtype: dtype,
       ...(scored.split ? { sentenceSplitter: info } : {}),
-      cleanUpTokenizationSpaces: options.cleanUpTokenizationSpaces === true,
+      cleanUpTokenizationSpaces: kind === 'token-ids' && (options.cleanUpTokenizationSpaces ?? options.tokenizer?.cleanUpTokenizationSpaces ?? false),
       counts: { entries: log.entries.length, unique: log.unique.length, duplicates, referenceSamples: dataset.samples.length, ...(scored.subsets !== undefined ? { subsets: scored.subsets } : {}) },
       metrics: scored.metrics,
       ...(tokenCounts !== undefined ? { tokenCounts } : {}),
