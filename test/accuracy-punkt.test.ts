@@ -31,6 +31,12 @@ describe('Punkt with trained parameters', () => {
     expect(mismatches.slice(0, 5)).toEqual([]);
   });
 
+  it('splits 1,500 random strings of tricky characters (whitespace of every kind, quotes, brackets, dots) as NLTK 3.8.1 does', () => {
+    const fuzz = JSON.parse(readFileSync(join(FIXTURES, 'punkt-fuzz-spans.json'), 'utf8')) as { texts: string[]; spans: Array<Array<[number, number]>> };
+    const mismatches = fuzz.texts.filter((text, i) => JSON.stringify(tokenizer.spans(text)) !== JSON.stringify(fuzz.spans[i]));
+    expect(mismatches.slice(0, 5)).toEqual([]);
+  });
+
   it('returns sentences as slices of the text', () => {
     expect(tokenizer.tokenize('(Sent1.) Sent2.')).toEqual(['(Sent1.)', 'Sent2.']);
     expect(tokenizer.tokenize('')).toEqual([]);

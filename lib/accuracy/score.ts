@@ -266,7 +266,11 @@ function scoreText(scorer: ScorerKind | 'generic', decoded: Decoded[], samples: 
 export function accuracyVerdicts(benchmark: AccuracyBenchmark, metrics: Readonly<Record<string, number>>): AccuracyVerdict[] {
   return benchmark.targets.map((t) => {
     const value = Object.hasOwn(metrics, t.metric) ? metrics[t.metric]! : null;
-    if (t.notScored !== undefined || value === null) return { ...t, value, status: 'not scored' as const };
+    if (t.notScored !== undefined) return { ...t, value, status: 'not scored' as const };
+    if (value === null) {
+      const notScored = /tok/.test(t.metric) ? 'counting tokens needs token ids in the log, or --tokenizer to re-encode its text' : `the log and data set gave no ${t.metric}`;
+      return { ...t, value, status: 'not scored' as const, notScored };
+    }
     const met = t.bound === 'min' ? value >= t.threshold : value <= t.threshold;
     return { ...t, value, status: met ? ('pass' as const) : ('fail' as const) };
   });
