@@ -68,7 +68,9 @@ export {
   RunFailedError,
   SettingsError,
   SutError,
+  TokenizerError,
   type ConfigProblem,
+  type TokenizerProblem,
 } from './errors.js';
 export type {
   LatencyPercentilesNs,
@@ -143,3 +145,16 @@ export { checkRunLog, type CheckRunLogOptions, type RunLogCheck } from './rules/
 export { DIVISIONS, RUN_RULES, type Division, type RuleViolation, type RunKind, type RunRule } from './rules/closed-rules.js';
 export { BENCHMARKS, type Benchmark } from './rules/benchmarks.js';
 export type { FactValue, RunFacts } from './rules/facts.js';
+export {
+  loadTokenizer,
+  SUPPORTED_COMPONENT_TYPES,
+  SUPPORTED_MODEL_TYPES,
+  type DecodeOptions,
+  type EncodeOptions,
+  type LoadTokenizerOptions,
+  type LogprobTokenCandidates,
+  type LogprobTokenForm,
+  type LogprobTokenOptions,
+  type LogprobTokensResult,
+  type Tokenizer,
+} from './tokenizer/index.js';
