@@ -68,7 +68,9 @@ export {
   RunFailedError,
   SettingsError,
   SutError,
+  TokenizerError,
   type ConfigProblem,
+  type TokenizerProblem,
 } from './errors.js';
 export type {
   LatencyPercentilesNs,
@@ -189,3 +191,16 @@ export { builtinPunktParameters, findNltkPunkt, readPunktTab, sentenceSplitterPa
 export { readAccuracyLog, detectLogData, type AccuracyLog, type AccuracyLogEntry, type LogDataKind } from './accuracy/log.js';
 export { numpyMean, numpyRound, pythonRound } from './accuracy/numeric.js';
 export { gsm8kAnswer, gsm8kCorrect, niahExactMatch, qaExactMatch, postprocessText } from './accuracy/metrics.js';
+export {
+  loadTokenizer,
+  SUPPORTED_COMPONENT_TYPES,
+  SUPPORTED_MODEL_TYPES,
+  type DecodeOptions,
+  type EncodeOptions,
+  type LoadTokenizerOptions,
+  type LogprobTokenCandidates,
+  type LogprobTokenForm,
+  type LogprobTokenOptions,
+  type LogprobTokensResult,
+  type Tokenizer,
+} from './tokenizer/index.js';
