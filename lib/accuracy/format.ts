@@ -20,7 +20,7 @@ export function mlcommonsResultLine(metrics: Readonly<Record<string, number>>): 
 
 function verdictLine(v: AccuracyVerdict): string {
   const relation = v.bound === 'min' ? '>=' : '<=';
-  const share = `${pythonFloatRepr(Math.round(v.fraction * 1000) / 10)} % of ${v.reference}`;
+  const share = `${Number((v.fraction * 100).toFixed(1))} % of ${v.reference}`;
   const value = v.value === null ? 'n/a' : figure(v.metric, v.value);
   const status = v.status === 'pass' ? 'PASS' : v.status === 'fail' ? 'FAIL' : 'NOT SCORED';
   const reason = v.status === 'not scored' ? ` (${v.notScored ?? 'not computed from this log'})` : '';
