@@ -246,6 +246,6 @@ describe('numpy and Python arithmetic', () => {
   });
 
   it('prints floats as Python does', () => {
-    expect([44.0, 44.4312, 1e-5, 0.0001, 1e16, 294.5].map(pythonFloatRepr)).toEqual(['44.0', '44.4312', '1e-05', '0.0001', '1e+16', '294.5']);
+    expect([44.0, 44.4312, 1e-5, 0.0001, 1e16, 294.5, 0, -0].map(pythonFloatRepr)).toEqual(['44.0', '44.4312', '1e-05', '0.0001', '1e+16', '294.5', '0.0', '-0.0']);
   });
 });

@@ -104,7 +104,7 @@ function decompose(x: number): { mantissa: bigint; exponent: number } {
 export function pythonFloatRepr(x: number): string {
   if (Number.isNaN(x)) return 'nan';
   if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-  if (Object.is(x, -0)) return '-0.0';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
   const abs = Math.abs(x);
   if (abs >= 1e16 || abs < 1e-4) {
     const [digits, exp] = x.toExponential().split('e') as [string, string];
