@@ -17,6 +17,9 @@ import { collocationKey, ORTHO_BEG_UC, ORTHO_MID_LC, type PunktParameters } from
 /** The four files of a punkt_tab language folder (NLTK ≥ 3.8.2's data format). */
 export const PUNKT_TAB_FILES = ['abbrev_types.txt', 'collocations.tab', 'sent_starters.txt', 'ortho_context.tab'] as const;
 
+/** Environment variables (process.env's shape, without needing Node's types in the public API). */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
 /** Which parameters split sentences, for reports. */
 export interface SentenceSplitterInfo {
   /** 'punkt': NLTK's trained model read from `source`; 'builtin': loadgen's approximation. */
@@ -85,13 +88,13 @@ export function resolvePunktFolder(path: string): string {
 }
 
 /** The folders NLTK searches for its data on this machine (nltk.data.path on Unix), in its order. */
-export function nltkDataPaths(env: NodeJS.ProcessEnv = process.env): string[] {
+export function nltkDataPaths(env: Environment = process.env): string[] {
   const fromEnv = (env['NLTK_DATA'] ?? '').split(delimiter).filter((p) => p.length > 0);
   return [...fromEnv, join(env['HOME'] ?? homedir(), 'nltk_data'), '/usr/share/nltk_data', '/usr/local/share/nltk_data', '/usr/lib/nltk_data', '/usr/local/lib/nltk_data'];
 }
 
 /** NLTK's English punkt_tab folder where NLTK would find it, if it is there. */
-export function findNltkPunkt(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function findNltkPunkt(env: Environment = process.env): string | undefined {
   for (const root of nltkDataPaths(env)) {
     const dir = join(root, 'tokenizers', 'punkt_tab', 'english');
     if (isPunktTabFolder(dir)) return dir;
@@ -145,7 +148,7 @@ export function builtinPunktParameters(): PunktParameters {
  * The parameters to split with: the folder given (`punkt`), else NLTK's
  * English model where NLTK keeps it, else the built-in approximation.
  */
-export function sentenceSplitterParameters(punkt?: string, env: NodeJS.ProcessEnv = process.env): { params: PunktParameters; info: SentenceSplitterInfo } {
+export function sentenceSplitterParameters(punkt?: string, env: Environment = process.env): { params: PunktParameters; info: SentenceSplitterInfo } {
   const dir = punkt !== undefined ? resolvePunktFolder(punkt) : findNltkPunkt(env);
   if (dir !== undefined) return { params: readPunktTab(dir), info: { kind: 'punkt', source: dir } };
   return {

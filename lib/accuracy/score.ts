@@ -15,7 +15,7 @@ import { detectLogData, readAccuracyLog, type AccuracyLog, type LogDataKind } fr
 import { codePointLength, exactMatch, gsm8kCorrect, niahExactMatch, postprocessText, qaExactMatch } from './metrics.js';
 import { numpyMean, numpyRound, numpySum, pythonRound } from './numeric.js';
 import { PunktSentenceTokenizer } from './punkt.js';
-import { sentenceSplitterParameters, type SentenceSplitterInfo } from './punkt-params.js';
+import { sentenceSplitterParameters, type Environment, type SentenceSplitterInfo } from './punkt-params.js';
 import { MLPERF_ROUGE_TYPES, RougeScorer } from './rouge.js';
 import { accuracyBenchmark, type AccuracyBenchmark, type AccuracyTarget, type ScorerKind } from './targets.js';
 
@@ -55,7 +55,7 @@ export interface AccuracyOptions {
   /** Subtracted from a classification log's class (1 for a model with a background class 0). */
   labelOffset?: number;
   /** Environment for finding NLTK data (default process.env). */
-  env?: NodeJS.ProcessEnv;
+  env?: Environment;
 }
 
 /** One target checked. */
