@@ -13,6 +13,7 @@ import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 
 import type { TestResult } from './api/types.js';
+import { accuracyBenchTarget, formatAccuracyBench, runAccuracyBench } from './bench/accuracy.js';
 import { runBenchmark } from './bench/bench.js';
 import { formatBenchReport } from './bench/format.js';
 import { runNetworkBench } from './bench/net.js';
@@ -21,6 +22,7 @@ import { targetsTable } from './bench/targets.js';
 import { formatSoakReport, runSoak } from './bench/soak.js';
 import { MAX_CONFIRM_RUNS, MAX_CONFIRM_SECONDS, peakConfirmation } from './bench/peak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
+import { registerAccuracyCommand } from './cli/accuracy-command.js';
 import { registerDoctorCommand } from './cli/doctor-command.js';
 import { addNetworkOptions, timeoutMs } from './cli/network.js';
 import { MODULE_LOAD_TIMEOUT_MS, pendingUserCalls } from './api/user-calls.js';
@@ -117,6 +119,7 @@ function buildProgram(): Command {
   registerRulesCommands(program);
   registerServeCommand(program);
   registerDoctorCommand(program);
+  registerAccuracyCommand(program);
   program
     .command('bench')
     .description("measure loadgen's own overhead on this machine (each trial in a fresh process)")
@@ -131,9 +134,10 @@ function buildProgram(): Command {
       .argParser(positiveInteger('--soak')).conflicts(['tiny', 'repeat', 'confirmRuns', 'confirmSeconds']))
     .addOption(new Option('--soak-run <seconds>', 'length of each run of a soak (default 60)').argParser(positiveInteger('--soak-run')))
     .addOption(new Option('--network', 'only the network rows: stamp server, autocannon, wrk, open-loop peaks, client share, TTFT/TPOT').conflicts(['soak']))
+    .addOption(new Option('--accuracy', 'only the accuracy row: loadgen accuracy on 13,368 generated CNN-length samples (--tiny: 500)').conflicts(['soak', 'network']))
     .addHelpText('after', '\n--soak exit status: 0 no lost completions and RSS flat (or too short to judge), 1 otherwise.')
     .action(async (options: {
-      json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number; network?: boolean; confirmRuns?: number; confirmSeconds?: number;
+      json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number; network?: boolean; accuracy?: boolean; confirmRuns?: number; confirmSeconds?: number;
     }) => {
       if (options.soak !== undefined) {
         const soak = await runSoak({ seconds: options.soak, ...(options.soakRun !== undefined ? { runSeconds: options.soakRun } : {}) });
@@ -159,12 +163,21 @@ function buildProgram(): Command {
           : `${formatNetworkBench(network)}\n\n${targetsTable(evaluateNetworkTargets(network))}\n`);
         return;
       }
+      const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      const accuracySamples = options.tiny ? 500 : undefined;
+      if (options.accuracy) {
+        const accuracy = await runAccuracyBench({ ...(accuracySamples !== undefined ? { samples: accuracySamples } : {}), log });
+        process.stdout.write(options.json ? `${JSON.stringify(accuracy, null, 2)}\n` : `${formatAccuracyBench(accuracy)}\n\n${targetsTable([accuracyBenchTarget(accuracy)])}\n`);
+        return;
+      }
       const report = await runBenchmark({
         ...(options.tiny ? { tiny: true } : {}),
         ...(options.repeat !== undefined ? { repeat: options.repeat } : {}),
         ...confirmation,
       });
-      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatBenchReport(report)}\n`);
+      const accuracy = await runAccuracyBench({ ...(accuracySamples !== undefined ? { samples: accuracySamples } : {}), log });
+      report.targets.push(accuracyBenchTarget(accuracy));
+      process.stdout.write(options.json ? `${JSON.stringify({ ...report, accuracy }, null, 2)}\n` : `${formatBenchReport(report)}\n\n${formatAccuracyBench(accuracy)}\n\n${targetsTable([accuracyBenchTarget(accuracy)])}\n`);
     });
 
   return program;

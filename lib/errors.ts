@@ -21,8 +21,9 @@ export class SettingsError extends LoadgenError {
   readonly key: string;
   /** The offending value, as given. */
   readonly value: unknown;
-  constructor(key: string, value: unknown, message: string) {
-    super('ERR_LOADGEN_INVALID_SETTING', message);
+  /** `code`: a subclass's own stable code (e.g. {@link TokenizerError}); a plain setting's is ERR_LOADGEN_INVALID_SETTING. */
+  constructor(key: string, value: unknown, message: string, options?: { code?: string; cause?: unknown }) {
+    super(options?.code ?? 'ERR_LOADGEN_INVALID_SETTING', message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.key = key;
     this.value = value;
   }
@@ -157,5 +158,37 @@ export class NetworkSetupError extends LoadgenError {
   constructor(message: string, options?: { cause?: unknown; url?: string }) {
     super('ERR_LOADGEN_NETWORK_SETUP', message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.url = options?.url;
+  }
+}
+
+/** What was wrong with a tokenizer file, or with token ids given to it (TokenizerError.problem). */
+export type TokenizerProblem =
+  /** The file does not exist (or is not a file). */
+  | 'missing'
+  /** The file exists but could not be read (permissions, I/O). */
+  | 'unreadable'
+  /** The file is not JSON. */
+  | 'not-json'
+  /** The file is JSON but not a Hugging Face tokenizer.json (no model, vocabulary or merges where they belong). */
+  | 'not-tokenizer'
+  /** A tokenizer.json whose model, normalizer, pre-tokenizer, post-processor or decoder type is not supported. */
+  | 'unsupported'
+  /** A token id that the tokenizer has no token for (decode), or that is not a non-negative integer. */
+  | 'invalid-id';
+
+/**
+ * A tokenizer file is refused (`--tokenizer FILE`: missing, not JSON, not a
+ * tokenizer.json, an unsupported model), or token ids are refused (an id
+ * the vocabulary has no token for). A {@link SettingsError} of the
+ * `tokenizer` option (CLI exit 2) with its own code; the message names the
+ * file, what was wrong and what is supported.
+ */
+export class TokenizerError extends SettingsError {
+  readonly file: string;
+  readonly problem: TokenizerProblem;
+  constructor(file: string, problem: TokenizerProblem, message: string, options?: { cause?: unknown }) {
+    super('tokenizer', file, message, { code: 'ERR_LOADGEN_TOKENIZER', ...(options?.cause !== undefined ? { cause: options.cause } : {}) });
+    this.file = file;
+    this.problem = problem;
   }
 }

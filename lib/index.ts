@@ -68,7 +68,9 @@ export {
   RunFailedError,
   SettingsError,
   SutError,
+  TokenizerError,
   type ConfigProblem,
+  type TokenizerProblem,
 } from './errors.js';
 export type {
   LatencyPercentilesNs,
@@ -166,3 +168,40 @@ export { checkRunLog, type CheckRunLogOptions, type RunLogCheck } from './rules/
 export { DIVISIONS, RUN_RULES, type Division, type RuleViolation, type RunKind, type RunRule } from './rules/closed-rules.js';
 export { BENCHMARKS, type Benchmark } from './rules/benchmarks.js';
 export type { FactValue, RunFacts } from './rules/facts.js';
+export {
+  scoreAccuracy,
+  accuracyVerdicts,
+  type AccuracyOptions,
+  type AccuracyReport,
+  type AccuracyTokenizer,
+  type AccuracyVerdict,
+} from './accuracy/score.js';
+export { formatAccuracyReport, mlcommonsResultLine } from './accuracy/format.js';
+export {
+  ACCURACY_BENCHMARKS,
+  ACCURACY_BENCHMARK_NAMES,
+  accuracyBenchmark,
+  type AccuracyBenchmark,
+  type AccuracyTarget,
+  type ScorerKind,
+} from './accuracy/targets.js';
+export { RougeScorer, rougeTokenize, MLPERF_ROUGE_TYPES, type RougeScore, type RougeScorerOptions, type RougeType } from './accuracy/rouge.js';
+export { porterStem } from './accuracy/porter.js';
+export { PunktSentenceTokenizer, type PunktParameters } from './accuracy/punkt.js';
+export { builtinPunktParameters, findNltkPunkt, readPunktTab, sentenceSplitterParameters, type SentenceSplitterInfo } from './accuracy/punkt-params.js';
+export { readAccuracyLog, detectLogData, type AccuracyLog, type AccuracyLogEntry, type LogDataKind } from './accuracy/log.js';
+export { numpyMean, numpyRound, pythonRound } from './accuracy/numeric.js';
+export { gsm8kAnswer, gsm8kCorrect, niahExactMatch, qaExactMatch, postprocessText } from './accuracy/metrics.js';
+export {
+  loadTokenizer,
+  SUPPORTED_COMPONENT_TYPES,
+  SUPPORTED_MODEL_TYPES,
+  type DecodeOptions,
+  type EncodeOptions,
+  type LoadTokenizerOptions,
+  type LogprobTokenCandidates,
+  type LogprobTokenForm,
+  type LogprobTokenOptions,
+  type LogprobTokensResult,
+  type Tokenizer,
+} from './tokenizer/index.js';

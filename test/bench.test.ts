@@ -98,7 +98,12 @@ describe('loadgen bench --tiny --json', () => {
     if (net.closedLoop.find((row) => row.tool === 'wrk')?.requestsPerSec) expect(net.floorNs!.p50).toBeGreaterThan(0);
     else expect(net.floorNs).toBeNull();
 
-    expect(report.targets).toHaveLength(12);
+    // The issue-24 row: loadgen accuracy on a generated CNN-sized set (500 samples in tiny form: 'n/a').
+    expect(report.targets).toHaveLength(13);
+    const accuracy = (report as BenchReport & { accuracy: { samples: number; wallSeconds: number } }).accuracy;
+    expect(accuracy.samples).toBe(500);
+    positive(accuracy.wallSeconds);
+    expect(report.targets[12]).toMatchObject({ holds: 'n/a' });
     for (const target of report.targets) {
       expect(typeof target.target).toBe('string');
       expect(typeof target.measured).toBe('string');

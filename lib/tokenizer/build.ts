@@ -1,0 +1,149 @@
+/**
+ * Building @huggingface/tokenizers' Tokenizer from a parsed tokenizer.json
+ * without holding the event loop for seconds. Its constructor turns a BPE
+ * vocabulary and merge list into maps in one synchronous stretch (Llama 3's
+ * 128k pieces and 280k merges: over a second on a busy machine), during
+ * which no signal handler or timer runs. So the constructor gets the file
+ * with an empty vocabulary and merge list, and the same maps, built the same
+ * way, are filled here in slices of a few milliseconds with a yield between
+ * slices, then put where the constructor would have put them. The fields
+ * used are the library's own (pinned version, 0.2.0); test/tokenizer
+ * compares every id with Python's tokenizers, so a version that moved them
+ * fails there, not silently.
+ */
+import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
+
+import { yieldToEventLoop } from '../api/abortable.js';
+import { TokenizerError } from '../errors.js';
+import { SUPPORTED_COMPONENT_TYPES, SUPPORTED_MODEL_TYPES } from './validate.js';
+
+/** The library's BPE model fields that its constructor fills from the vocabulary and merges. */
+interface BpeModelFields {
+  tokens_to_ids: Map<string, number>;
+  vocab: string[];
+  merges: string[][];
+  bpe_ranks: Map<string, number>;
+  unk_token: string | undefined;
+  unk_token_id: number | undefined;
+}
+
+/** The library's fields this layer reads (declared private in its types). */
+export interface HfInternals {
+  model: { vocab: (string | undefined)[]; tokens_to_ids: Map<string, number> };
+  added_tokens: { id: number; content: string; special: boolean }[];
+  decoder: unknown;
+}
+
+/** Longest stretch of synchronous work between yields, ms. */
+const SLICE_MS = 8;
+
+/**
+ * Runs `step(i)` for i in [0, count), yielding to the event loop whenever a
+ * slice has run SLICE_MS; rejects with the signal's reason between slices.
+ */
+export async function inSlices(count: number, step: (i: number) => void, signal?: AbortSignal): Promise<void> {
+  let sliceStart = performance.now();
+  for (let i = 0; i < count; i += 1) {
+    step(i);
+    if ((i & 1023) === 1023 && performance.now() - sliceStart >= SLICE_MS) {
+      await yieldToEventLoop();
+      signal?.throwIfAborted();
+      sliceStart = performance.now();
+    }
+  }
+}
+
+/** The library's constructor, its errors (an unknown component, a bad pattern) turned into TokenizerErrors. */
+function construct(file: string, json: Record<string, unknown>): HfTokenizer {
+  // The library wants every component key present; tokenizer.json may leave one out (null).
+  const complete = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, added_tokens: [], ...json };
+  try {
+    return new HfTokenizer(complete, {});
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new TokenizerError(
+      file,
+      'unsupported',
+      `${file}: @huggingface/tokenizers cannot build this tokenizer (${reason}); supported: models ${SUPPORTED_MODEL_TYPES.join(', ')}, ` +
+        `pre-tokenizers ${SUPPORTED_COMPONENT_TYPES.pre_tokenizer.join(', ')}, decoders ${SUPPORTED_COMPONENT_TYPES.decoder.join(', ')}`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Hugging Face's ByteFallback decoder turns a run of byte tokens that is not
+ * valid UTF-8 into one U+FFFD per byte; the library's decodes the run
+ * leniently (one U+FFFD per bad sequence). A byte run cut mid-character (a
+ * response truncated at max_tokens) would then decode to different text, so
+ * each ByteFallback decoder in the chain gets the strict rule.
+ */
+function strictByteFallback(decoder: unknown): void {
+  const strict = new TextDecoder('utf-8', { fatal: true });
+  // Each decoder keeps its tokenizer.json entry as `config`; a Sequence keeps its members as `decoders`.
+  const visit = (d: unknown): void => {
+    const decoder = d as { config?: { type?: string }; text_decoder?: unknown; decoders?: unknown[] } | null;
+    if (decoder?.config?.type === 'ByteFallback' && decoder.text_decoder !== undefined) {
+      decoder.text_decoder = {
+        decode: (bytes: Uint8Array) => {
+          try {
+            return strict.decode(bytes);
+          } catch {
+            return '\uFFFD'.repeat(bytes.length);
+          }
+        },
+      };
+    } else if (decoder?.config?.type === 'Sequence' && Array.isArray(decoder.decoders)) {
+      for (const member of decoder.decoders) visit(member);
+    }
+  };
+  visit(decoder);
+}
+
+/** Builds the library's tokenizer from a validated tokenizer.json, yielding between slices of the BPE maps. */
+export async function buildHfTokenizer(file: string, json: Record<string, unknown>, signal?: AbortSignal): Promise<HfTokenizer> {
+  const model = json.model as Record<string, unknown>;
+  if (model.type !== 'BPE') {
+    // WordPiece and Unigram vocabularies are built by the constructor at once (none of the LLMs MLPerf runs has one).
+    const tokenizer = construct(file, json);
+    strictByteFallback((tokenizer as unknown as HfInternals).decoder);
+    return tokenizer;
+  }
+  const vocab = model.vocab as Record<string, number>;
+  const merges = model.merges as (string | string[])[];
+  const tokenizer = construct(file, { ...json, model: { ...model, vocab: {}, merges: [] } });
+  const fields = (tokenizer as unknown as { model: BpeModelFields }).model;
+  if (!(fields.tokens_to_ids instanceof Map) || !Array.isArray(fields.vocab) || !(fields.bpe_ranks instanceof Map)) {
+    throw new TokenizerError(file, 'unsupported', `${file}: the installed @huggingface/tokenizers keeps its BPE model in a form this loadgen does not know (it needs 0.2.0)`);
+  }
+  // As the constructor: tokens_to_ids from the vocabulary's entries, vocab[id] = piece, merges as pairs, ranks keyed by JSON.stringify(pair).
+  const pieces = Object.keys(vocab);
+  const tokensToIds = new Map<string, number>();
+  const idsToPieces: string[] = new Array(pieces.length);
+  await inSlices(pieces.length, (i) => {
+    const piece = pieces[i]!;
+    const id = vocab[piece]!;
+    tokensToIds.set(piece, id);
+    idsToPieces[id] = piece;
+  }, signal);
+  const pairs: string[][] = new Array(merges.length);
+  const ranks = new Map<string, number>();
+  await inSlices(merges.length, (i) => {
+    const merge = merges[i]!;
+    const pair = typeof merge === 'string' ? merge.split(' ', 2) : merge;
+    pairs[i] = pair;
+    ranks.set(JSON.stringify(pair), i);
+  }, signal);
+  fields.tokens_to_ids = tokensToIds;
+  fields.vocab = idsToPieces;
+  fields.merges = pairs;
+  fields.bpe_ranks = ranks;
+  fields.unk_token_id = fields.unk_token === undefined ? undefined : tokensToIds.get(fields.unk_token);
+  // The constructor entered the added tokens into the (then empty) vocabulary: again, into the real one.
+  for (const added of (tokenizer as unknown as HfInternals).added_tokens) {
+    tokensToIds.set(added.content, added.id);
+    idsToPieces[added.id] = added.content;
+  }
+  strictByteFallback((tokenizer as unknown as HfInternals).decoder);
+  return tokenizer;
+}
