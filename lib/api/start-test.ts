@@ -4,6 +4,7 @@
  * validate once, convert to the native object — and hands the run to
  * {@link ActiveRun}, which serves it on this thread.
  */
+import type { RunAbortSignal } from '../run-abort-signal.js';
 import { applyStartTestAuditConfig } from '../config/audit-config.js';
 import { dispatchWorkerPlanOf, DispatchWorkerPool } from '../dispatch/dispatch.js';
 import { SutError } from '../errors.js';
@@ -83,18 +84,8 @@ export interface StartTestOptions {
   reportData?: boolean;
 }
 
-/**
- * What startTest's `signal` option is: a standard `AbortSignal`
- * (`new AbortController().signal`, `AbortSignal.timeout(ms)`; startTest checks
- * that it is one). Written out here only so that the public types need
- * neither the DOM library nor @types/node; every AbortSignal matches it.
- */
-export interface RunAbortSignal {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-  removeEventListener(type: 'abort', listener: () => void): void;
-}
+/** startTest's `signal` option: a standard AbortSignal (lib/run-abort-signal.ts). */
+export type { RunAbortSignal } from '../run-abort-signal.js';
 
 /**
  * Runs one test and resolves with its result once the logs are written.

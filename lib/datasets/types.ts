@@ -7,6 +7,8 @@
  * optional generation parameters per record.
  */
 
+import type { RunAbortSignal } from '../run-abort-signal.js';
+
 /** The file formats read (detected from the content, the extension as a hint). */
 export const DATASET_FORMATS = ['jsonl', 'json', 'parquet'] as const;
 export type DatasetFormat = (typeof DATASET_FORMATS)[number];
@@ -87,7 +89,7 @@ export interface DatasetOptions {
   /** Token ids must be below this (a tokenizer's vocabulary size): checked for prompts and targets. */
   tokenIdLimit?: number;
   /** Stop reading (the run was interrupted): the read rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: RunAbortSignal;
 }
 
 /** A data set as read. */
