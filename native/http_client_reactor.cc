@@ -81,6 +81,12 @@ void HttpClient::Impl::fail_conn(Conn* c, FailureKind kind, std::string message)
 }
 
 void HttpClient::Impl::finish(Conn* c, int64_t done_ns, size_t extra_bytes) {
+  // Read after its time was up (the reactor ran late, the timer had not fired
+  // yet): a timeout all the same, as the undici transport counts it.
+  const int64_t timeout = config.request_timeout_ns;
+  if (timeout > 0 && c->written > 0 && done_ns - c->sent_ns > timeout) {
+    return fail_conn(c, FailureKind::Timeout, node_text(c->node) + "no complete response within " + format_ms(timeout) + " ms");
+  }
   HttpResponseParser& p = c->parser;
   HttpOutcome& out = outcome;
   out.tag = c->tag;
