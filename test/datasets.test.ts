@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -145,6 +146,22 @@ describe('readDataset: JSONL', () => {
 
   it('names an unreadable file', async () => {
     expect((await failure(join(dir, 'absent.jsonl'))).message).toMatch(/absent\.jsonl: cannot be read/);
+  });
+
+  it.skipIf(process.platform === 'win32')('reads a pipe once, whole (its format from its name): the writer never sees a closed pipe', async () => {
+    for (const [name, text] of [['piped.jsonl', '{"prompt":"a"}\n{"prompt":"b"}\n'], ['piped.json', JSON.stringify(cnnEval)]] as const) {
+      const fifo = join(dir, name);
+      execFileSync('mkfifo', [fifo]);
+      const reading = readDataset(fifo);
+      const writer = await open(fifo, 'w');
+      for (let i = 0; i < 4; i++) await writer.write(i === 0 ? text : '');
+      await writer.close();
+      const dataset = await reading;
+      expect(dataset.samples.length).toBe(name.endsWith('.jsonl') ? 2 : cnnEval.length);
+    }
+    const parquetPipe = join(dir, 'piped.parquet');
+    execFileSync('mkfifo', [parquetPipe]);
+    expect((await failure(parquetPipe)).message).toMatch(/Parquet is read by random access; give a regular file, not a pipe/);
   });
 });
 

@@ -4,6 +4,8 @@
  * one row group at a time and only the columns a sample needs, so memory
  * is bounded by a row group's decoded columns beyond the samples.
  */
+import { stat } from 'node:fs/promises';
+
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 
@@ -25,6 +27,8 @@ export async function* parquetRecords(file: string, wanted: (columns: readonly s
   let buffer: AsyncBuffer;
   let metadata: FileMetaData;
   try {
+    // Parquet is read from its end (the footer), so only a regular file will do.
+    if (!(await stat(file)).isFile()) throw new Error('Parquet is read by random access; give a regular file, not a pipe');
     buffer = await asyncBufferFromFile(file);
     metadata = await parquetMetadataAsync(buffer);
   } catch (error) {

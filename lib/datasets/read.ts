@@ -5,7 +5,7 @@
  * command that converts it. Large files yield to the event loop every few
  * ms, so a signal (Ctrl-C) is handled while they are read.
  */
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 
 import { yieldToEventLoop } from '../api/abortable.js';
@@ -39,7 +39,10 @@ export function pickleConversionCommand(file: string): string {
 async function detectFormat(file: string): Promise<DatasetFormat | 'pickle'> {
   const head = new Uint8Array(64);
   let length = 0;
+  const ext = extname(file).toLowerCase();
   try {
+    // A pipe (a FIFO, /dev/stdin) can be read only once: its format comes from its name alone.
+    if (!(await stat(file)).isFile()) return ext === '.json' ? 'json' : ext === '.parquet' ? 'parquet' : ext === '.pkl' || ext === '.pickle' ? 'pickle' : 'jsonl';
     const handle = await open(file, 'r');
     try {
       length = (await handle.read(head, 0, head.length, 0)).bytesRead;
@@ -49,7 +52,6 @@ async function detectFormat(file: string): Promise<DatasetFormat | 'pickle'> {
   } catch (error) {
     throw new DatasetError(file, 0, '', `dataset ${echo(file)}: cannot be read: ${(error as Error).message}`);
   }
-  const ext = extname(file).toLowerCase();
   if (length >= 4 && head[0] === 0x50 && head[1] === 0x41 && head[2] === 0x52 && head[3] === 0x31) return 'parquet';
   // Pickle protocol 2+ starts with PROTO (0x80); an older one is told by its extension.
   if ((length >= 2 && head[0] === 0x80 && head[1]! >= 2 && head[1]! <= 5) || ext === '.pkl' || ext === '.pickle') return 'pickle';
