@@ -367,6 +367,11 @@ class StreamReader implements ResponseReader {
     return first;
   }
 
+  /** Chunks with generated output parsed so far (the transports time the gaps between them). */
+  outputEvents(): number {
+    return this.outputChunks;
+  }
+
   onEnd(): ResponseOutcome {
     if (this.failure === undefined) {
       // A last event without its blank line still counts (a blank line dispatches it; with none pending it does nothing).
