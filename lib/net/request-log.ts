@@ -153,7 +153,8 @@ export class RequestLog {
     this.closed = true;
     clearInterval(this.timer);
     while (this.writing) await new Promise((r) => setTimeout(r, 1));
-    if (this.pending.length > 0 && this.error === undefined) {
+    if (this.error !== undefined) this.dropped += this.pending.length;
+    else if (this.pending.length > 0) {
       try {
         writeSync(this.fd, this.pending.join(''));
         this.written += this.pending.length;
@@ -161,9 +162,9 @@ export class RequestLog {
         this.error ??= (error as Error).message;
         this.dropped += this.pending.length;
       }
-      this.pending = [];
-      this.pendingBytes = 0;
     }
+    this.pending = [];
+    this.pendingBytes = 0;
     await new Promise<void>((resolve) => close(this.fd, () => resolve()));
   }
 

@@ -240,7 +240,7 @@ export function streamReport(buffers: readonly Float64Array[], streamsTokens: bo
       `p99 ${ms(valueAt(itl, 0.99))}, max ${ms(itl.max)}, mean ${ms(mean)}; ${itl.count} gaps, ${itl.zeros} of them 0 (events in one read)`);
     distributions['inter-token-latency'] = distribution(itl, 'Inter-token latency',
       `Gaps between the output events of each response (performance series), from the stamp of the read that brought each: ${itl.count} gaps, ` +
-      `${itl.zeros} of 0 (events in the same read${itl.zeros > 0 ? ', not drawn on a log axis' : ''}). Count, min, max and mean exact; percentiles and bins within 1 %.`, 'ns');
+      `${itl.zeros} of them 0 (events that came in one read). Count, min, max and mean exact; percentiles and bins within 1 %.`, 'ns');
   }
   if (input.count > 0 || input.unknown > 0) {
     lines.push(input.count > 0

@@ -110,7 +110,8 @@ export function tokenSection(
   }
   const windowMs = tokens.timeline.window_ns / 1e6;
   if (tokens.timeline.ttft_p50_ns !== undefined) {
-    parts.push(chart('chart-ttft-time', 'TTFT over time', `p50 and p99 of the first tokens that came in each ${windowMs} ms window${tokens.ttft_limit_ns > 0 ? '; dashed: the TTFT limit' : ''}.`));
+    const drawn = tokens.ttft_limit_ns > 0 && tokens.ttft !== null && tokens.ttft_limit_ns <= 3 * tokens.ttft.max;
+    parts.push(chart('chart-ttft-time', 'TTFT over time', `p50 and p99 of the first tokens that came in each ${windowMs} ms window${drawn ? '; dashed: the TTFT limit' : ''}.`));
   }
   parts.push(chart('chart-tokens-time', 'Tokens per second over time', `Output tokens of the samples completed in each ${windowMs} ms window, per second.`));
   const output = tokens.output_tokens !== null
