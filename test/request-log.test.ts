@@ -168,6 +168,32 @@ describe('the request log and inter-token gaps', () => {
   });
 });
 
+describe('a protocol\'s input length is checked as its token counts are', () => {
+  it('an inputTokens that is no token count fails its sample as malformed_response, naming it', async () => {
+    const server = await startTestServer(nodeHandler('n1', (_req, res, body) => res.end(body)));
+    try {
+      const protocol = testProtocol(4);
+      const reader = protocol.reader.bind(protocol);
+      protocol.reader = (index, wantData) => {
+        const r = reader(index, wantData);
+        return { onData: (c) => r.onData(c), onEnd: () => ({ ...(r.onEnd() as object), inputTokens: index === 2 ? -1 : 1.5 }) as never };
+      };
+      const sut = await createNetworkSut(protocol, { urls: [server.url], transport: 'undici' });
+      try {
+        const result = await startTest(sut, sut.qsl, { scenario: 'Offline', minDurationMs: 0, minQueryCount: 8 }, { outdir: tempDir() });
+        expect(result.errors.failedSamples.byKind.malformed_response).toBe(8);
+        const detail = readFileSync(result.files.detail!, 'utf8');
+        expect(detail).toContain('the test reader: inputTokens -1 is not a token count (an integer in 0..2147483647)');
+        expect(detail).toContain('the test reader: inputTokens 1.5 is not a token count');
+      } finally {
+        await sut.close();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('inter-token gaps at read granularity (traceOutputEvents)', () => {
   it('the first read brings no gap, later reads one per new event: the first from the last event\'s read, the rest 0', () => {
     setActiveSeries(1, { sampleCount: 1, anySampled: false, allSampled: false, accuracyLogSampled: new Uint8Array(0), performance: true });

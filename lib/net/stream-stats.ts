@@ -242,7 +242,8 @@ export function streamReport(buffers: readonly Float64Array[], streamsTokens: bo
       `Gaps between the output events of each response (performance series), from the stamp of the read that brought each: ${itl.count} gaps, ` +
       `${itl.zeros} of them 0 (events that came in one read). Count, min, max and mean exact; percentiles and bins within 1 %.`, 'ns');
   }
-  if (input.count > 0 || input.unknown > 0) {
+  // A protocol that knows no input length says so only where one is expected (token streams).
+  if (input.count > 0 || (streamsTokens && input.unknown > 0)) {
     lines.push(input.count > 0
       ? `Input tokens (per successful response) : p50 ${valueAt(input, 0.5)}, p99 ${valueAt(input, 0.99)}, max ${input.max}, mean ${(input.sum / input.count).toFixed(1)}` +
         `; known for ${input.count} of ${input.count + input.unknown} responses`
