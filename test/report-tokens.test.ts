@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { ReportData } from '../lib/report/report.js';
+import { parseSummary, type ReportData } from '../lib/report/report.js';
 import { startOpenAiStub, type OpenAiStub } from '../lib/serve/openai-stub.js';
 import { repoRoot, tempDir } from './helpers.js';
 
@@ -50,6 +50,15 @@ const TOKEN_CHARTS = [
   'chart-ttft-histogram', 'chart-ttft-cdf', 'chart-tpot-histogram', 'chart-tpot-cdf', 'chart-itl-histogram', 'chart-itl-cdf',
   'chart-ttft-time', 'chart-tokens-time', 'chart-output-tokens',
 ];
+
+describe('the summary of a token run as report.html reads it', () => {
+  it('lists a TTFT/TPOT early-stopping heading only with the lines under it', () => {
+    const summary = ['================================================', 'MLPerf Results Summary', '================================================',
+      'Result is : INVALID', '  Early stopping satisfied: NO', 'Recommendations:', 'TTFT Early Stopping Result:', '', 'TPOT Early Stopping Result:',
+      ' * Run unsuccessful.', ' * Processed 300 queries.', ''].join('\n');
+    expect(parseSummary(summary).earlyStopping).toEqual(['TPOT Early Stopping Result:', 'Run unsuccessful.', 'Processed 300 queries.']);
+  });
+});
 
 describe('report.html of a token run', () => {
   let stub: OpenAiStub;

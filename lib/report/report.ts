@@ -209,6 +209,7 @@ export function parseSummary(text: string): ParsedSummary {
   const out: ParsedSummary = { verdict: '', metrics: [], checks: [], recommendations: [], earlyStopping: [], overhead: [] };
   let section = '';
   let list: string[] | undefined;
+  let heading: string | undefined;
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; ++i) {
     const line = lines[i]!;
@@ -230,10 +231,13 @@ export function parseSummary(text: string): ParsedSummary {
     }
     if (/^.*Early Stopping Result:$/.test(line)) {
       list = out.earlyStopping;
-      if (!line.startsWith('Early')) out.earlyStopping.push(line.trim());
+      // A token run's TTFT / TPOT heading is listed only when bullets follow it (TTFT's is empty when TPOT failed).
+      heading = line.startsWith('Early') ? undefined : line.trim();
       continue;
     }
     if (list !== undefined && line.startsWith(' * ')) {
+      if (heading !== undefined && list === out.earlyStopping) list.push(heading);
+      heading = undefined;
       list.push(line.slice(3).trim());
       continue;
     }
