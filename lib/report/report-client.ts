@@ -58,9 +58,8 @@ export const REPORT_CLIENT_JS = String.raw`
               var y = u.valToPos(m.y, m.scale || 'y', true);
               if (y < top || y > bottom) return;
               ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(right, y); ctx.stroke();
-              // Near the top (a CDF's 99 %): at the right end, under the line, clear of the axis labels.
-              if (y - top < 16 * pr) ctx.fillText(m.label, right - ctx.measureText(m.label).width - 6 * pr, y + 14 * pr);
-              else ctx.fillText(m.label, left + 6 * pr, y - 4 * pr);
+              // Near the top (a CDF's 99 %): under the line, where a CDF's left part is low.
+              ctx.fillText(m.label, left + 6 * pr, y - top < 16 * pr ? y + 14 * pr : y - 4 * pr);
             }
           });
           ctx.restore();
