@@ -179,6 +179,25 @@ Napi::Value SeriesInfo(const Napi::CallbackInfo& info) {
   o.Set("accuracyLogSampled", sampled_flags);
   o.Set("coalesced", session->coalescing());
   o.Set("tokenLatencies", session->token_latencies());
+  o.Set("performance", session->performance_series());
+  return o;
+}
+
+// seriesStart(firstId) -> { startNs, performance } of the current series when
+// its first id is firstId and it has begun issuing; null otherwise.
+Napi::Value SeriesStart(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const double first = info.Length() >= 1 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1.0;
+  SessionRef session(env);
+  int64_t start_ns = 0;
+  bool performance = false;
+  if (!session || !(first >= 0 && first < 9007199254740992.0) ||
+      !session->series_start(static_cast<uint64_t>(first), &start_ns, &performance)) {
+    return env.Null();
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("startNs", static_cast<double>(start_ns));
+  o.Set("performance", performance);
   return o;
 }
 
@@ -623,6 +642,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("start", Napi::Function::New(env, Start, "start"));
   exports.Set("seriesInfo", Napi::Function::New(env, SeriesInfo, "seriesInfo"));
   exports.Set("markDispatched", Napi::Function::New(env, MarkDispatched, "markDispatched"));
+  exports.Set("seriesStart", Napi::Function::New(env, SeriesStart, "seriesStart"));
   exports.Set("copySampleIndices", Napi::Function::New(env, CopySampleIndices, "copySampleIndices"));
   exports.Set("completeOne", Napi::Function::New(env, CompleteOne, "completeOne"));
   exports.Set("completeBatch", Napi::Function::New(env, CompleteBatch, "completeBatch"));

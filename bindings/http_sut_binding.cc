@@ -166,6 +166,8 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     config.response_poll_ns = static_cast<int64_t>(number_field(env, o, "responsePollUs", 200, 0, 1e6) * 1e3);
     const Napi::Value every = o.Get("hostReadsEveryBody");
     if (!every.IsUndefined() && !every.IsBoolean()) type_error(env, "hostReadsEveryBody must be a boolean");
+    const Napi::Value every_outcome = o.Get("hostReadsEveryOutcome");
+    if (!every_outcome.IsUndefined() && !every_outcome.IsBoolean()) type_error(env, "hostReadsEveryOutcome must be a boolean");
     const Napi::Value secrets = o.Get("secrets");
     std::vector<std::u16string> secret_list;
     if (!secrets.IsUndefined()) secret_list = secrets_of(env, secrets, "secrets");
@@ -182,6 +184,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     if (napi_type_tag_object(env, info.This(), &kNativeHttpSutTag) != napi_ok) type_error(env, "cannot tag the object");
     sut_ = std::make_shared<loadgen::HttpSut>(std::move(config));
     sut_->set_host_reads_every_body(every.IsBoolean() && every.As<Napi::Boolean>().Value());
+    sut_->set_host_reads_every_outcome(every_outcome.IsBoolean() && every_outcome.As<Napi::Boolean>().Value());
     sut_->set_secrets(secret_list);
     channel_ = std::make_shared<HostChannel>();
     channel_->tsfn = Napi::ThreadSafeFunction::New(env, on_response.As<Napi::Function>(), "loadgen-http-responses", 0, 1);
@@ -209,7 +212,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
               // headers) back to back in one buffer (one backing store, not
               // one per response) and kResponseRecord numbers per response.
               size_t bytes = 0;
-              for (const loadgen::HttpOutcome& r : responses) bytes += r.body.size() + r.headers.size();
+              for (const loadgen::HttpOutcome& r : responses) bytes += (r.ok ? r.body.size() : r.message.size()) + r.headers.size();
               Napi::Buffer<uint8_t> data = Napi::Buffer<uint8_t>::New(env, bytes);
               Napi::Float64Array meta = Napi::Float64Array::New(env, responses.size() * kResponseRecord);
               size_t at = 0;
@@ -220,14 +223,19 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
                 m[1] = r.index;
                 m[2] = static_cast<double>(r.done_ns);
                 m[3] = r.node;
+                // A failure (hostReadsEveryOutcome) carries its message where a body goes.
+                const uint8_t* bytes_of = r.ok ? r.body.data() : reinterpret_cast<const uint8_t*>(r.message.data());
+                const size_t size = r.ok ? r.body.size() : r.message.size();
                 m[4] = static_cast<double>(at);
-                m[5] = static_cast<double>(r.body.size());
-                if (!r.body.empty()) std::memcpy(data.Data() + at, r.body.data(), r.body.size());
-                at += r.body.size();
+                m[5] = static_cast<double>(size);
+                if (size != 0) std::memcpy(data.Data() + at, bytes_of, size);
+                at += size;
                 m[6] = static_cast<double>(at);
                 m[7] = static_cast<double>(r.headers.size());
                 if (!r.headers.empty()) std::memcpy(data.Data() + at, r.headers.data(), r.headers.size());
                 at += r.headers.size();
+                m[8] = static_cast<double>(r.sent_ns);
+                m[9] = r.ok ? -1.0 : static_cast<double>(static_cast<int>(r.kind));
               }
               callback.Call({meta, data, Napi::Number::New(env, static_cast<double>(responses.size()))});
             },
@@ -240,17 +248,18 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
 
   // Whole responses, one call per wake: onResponses(meta, data, count),
   // kResponseRecord numbers per response in `meta`: id, QSL index, stamp,
-  // node, offset and length of its body in `data`, offset and length of its
-  // captured headers (HttpResponseParser::captured()'s entries;
+  // node, offset and length of its body (a failure's message) in `data`,
+  // offset and length of its captured headers (HttpResponseParser::captured()'s
+  // entries), when its request was sent, and its failure kind (-1: none;
   // lib/net/native-transport.ts).
-  static constexpr size_t kResponseRecord = 8;
+  static constexpr size_t kResponseRecord = 10;
 
   // Stream events, one call per wake: onStream(meta, data, count), the bytes
   // back to back in `data` and kStreamRecord numbers per event in `meta`:
   // id, stamp, offset, length, event (0 bytes, 1 end, 2 failed: the bytes are
   // the message, 3 headers: the captured entries), QSL index, node, failure
-  // kind (lib/net/native-stream.ts).
-  static constexpr size_t kStreamRecord = 8;
+  // kind, and (end and failure) when the request was sent (lib/net/native-stream.ts).
+  static constexpr size_t kStreamRecord = 9;
 
   bool config_streams() const { return sut_->streams(); }
 
@@ -281,6 +290,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
                 m[5] = e.index;
                 m[6] = e.node;
                 m[7] = static_cast<double>(e.failure);
+                m[8] = static_cast<double>(e.sent_ns);
                 m += kStreamRecord;
               }
               const double count = static_cast<double>(events->size());

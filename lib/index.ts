@@ -73,18 +73,27 @@ export {
   type TokenizerProblem,
 } from './errors.js';
 export type {
+  Goodput,
   LatencyPercentilesNs,
   OverheadStatsNs,
   QuerySample,
   QuerySampleLibrary,
   QuerySampleResponse,
   RunMessage,
+  SutDistribution,
   SutReport,
   SystemUnderTest,
   TestResult,
   TokenLatencyStatsNs,
+  TokenLimits,
   TokenResult,
 } from './api/types.js';
+export {
+  LLM_LATENCY_LIMITS,
+  limitsFor,
+  type LlmLatencyLimits,
+  type LlmLimitScenario,
+} from './config/llm-latency-limits.js';
 export { startProgress, type ProgressHandle, type ProgressOptions, type ProgressStream } from './report/progress.js';
 export { currentProgress } from './api/progress.js';
 export { FAILURE_KINDS, type FailureKind } from './net/protocol.js';
@@ -163,7 +172,7 @@ export {
   type SampleSize,
   type SampleSizeOptions,
 } from './rules/stats.js';
-export { checkSettings, type CheckReport, type CheckSettingsOptions, type RuleOutcome } from './rules/check.js';
+export { checkSettings, type CheckReport, type CheckSettingsOptions, type RuleOutcome, type TokenLimitsApplied } from './rules/check.js';
 export { checkRunLog, type CheckRunLogOptions, type RunLogCheck } from './rules/check-logdir.js';
 export { DIVISIONS, RUN_RULES, type Division, type RuleViolation, type RunKind, type RunRule } from './rules/closed-rules.js';
 export { BENCHMARKS, type Benchmark } from './rules/benchmarks.js';

@@ -147,6 +147,7 @@ void HttpSut::on_outcome(HttpOutcome& outcome) {
       event.index = outcome.index;
       event.node = outcome.node;
       event.stamp_ns = outcome.done_ns;
+      event.sent_ns = outcome.sent_ns;
       if (outcome.ok) {
         event.kind = HttpStreamEvent::kEnd;
         push_stream_event(event, nullptr, 0);
@@ -156,10 +157,12 @@ void HttpSut::on_outcome(HttpOutcome& outcome) {
         const std::string message = failure_message(*this, outcome);
         push_stream_event(event, reinterpret_cast<const uint8_t*>(message.data()), message.size());
       }
-    } else if (!outcome.ok) {
+    } else if (!outcome.ok && !host_reads_every_outcome_) {
       session->fail(outcome.done_ns, id, outcome.kind, failure_message(*this, outcome));
-    } else if (host_reads_body(outcome.tag)) {
-      // Kept bodies (even empty ones) are the host's to read and complete.
+    } else if (!outcome.ok || host_reads_body(outcome.tag)) {
+      // Kept bodies (even empty ones) are the host's to read and complete;
+      // so are failures when the host logs every request.
+      if (!outcome.ok) outcome.message = failure_message(*this, outcome);
       bool wake = false;
       {
         std::lock_guard<std::mutex> lock(host_mutex_);

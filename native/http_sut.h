@@ -34,6 +34,7 @@ struct HttpStreamEvent {
   uint32_t index = 0;
   uint32_t node = 0;
   int64_t stamp_ns = 0;  // the read that brought the bytes / the end / the failure
+  int64_t sent_ns = 0;   // end and failure: when the request's first byte was written (0: never sent)
   size_t offset = 0;
   size_t size = 0;
   Kind kind = kData;
@@ -70,10 +71,15 @@ class HttpSut final : public NativeSut, public HttpSink {
   // Every response body goes to the host (token counts or checks the host's
   // reader makes), not only the accuracy-logged ones.
   void set_host_reads_every_body(bool every) { host_reads_every_body_ = every; }
+  // Failed requests go to the host too (a per-request log): it fails their
+  // samples with the native stamp, as this SUT would. Whole responses only
+  // (streams hand the host every outcome anyway).
+  void set_host_reads_every_outcome(bool every) { host_reads_every_outcome_ = every; }
   // Called (from the reactor thread) when responses wait for the host and no
   // earlier call is still unanswered; the host then calls take_host_responses().
   void set_host_wake(std::function<void()> wake) { host_wake_ = std::move(wake); }
-  // Host thread: the waiting responses (ok, body kept), oldest first.
+  // Host thread: the waiting responses (ok, body kept; failed, with
+  // host_reads_every_outcome, the redacted message in `message`), oldest first.
   void take_host_responses(std::vector<HttpOutcome>* out);
 
   // The client streams bodies (HttpClientConfig::stream_bodies): every
@@ -107,6 +113,7 @@ class HttpSut final : public NativeSut, public HttpSink {
   std::atomic<int> in_outcome_{0};  // on_outcome calls using session_ (detach waits for 0)
   std::atomic<bool> abandoning_{false};  // cancelled outcomes complete nothing (abandon_outstanding)
   bool host_reads_every_body_ = false;
+  bool host_reads_every_outcome_ = false;
   // Replaced whole by set_secrets; read (copied under the lock) only for a failure's message.
   mutable std::mutex secrets_mutex_;
   std::shared_ptr<const SecretRedactor> secrets_;

@@ -19,6 +19,8 @@ constexpr int64_t kNotCompleted = Series::kNotCompleted;
 // Histogram bins of a distribution, and the target number of timeline windows.
 constexpr size_t kHistogramBins = 60;
 constexpr int64_t kTimelineWindows = 200;
+// Samples a window of the token timeline holds on average (at least one series window).
+constexpr uint64_t kTokenWindowSamples = 20;
 
 std::string num(int64_t v) { return std::to_string(v); }
 std::string num(uint64_t v) { return std::to_string(v); }
@@ -76,19 +78,26 @@ std::string distribution(ScratchArray<int64_t>& values, int64_t mark_ns) {
   if (hi <= lo) hi = lo + 1;
   const bool log_scale = lo > 0 && static_cast<double>(hi) / static_cast<double>(lo) > 50.0;
   std::vector<int64_t> edges(kHistogramBins + 1);
+  // Linear bins of one integer width, so each holds as many integer values
+  // (token counts over a short range would otherwise alternate widths).
+  const int64_t width = (hi + 1 - lo + static_cast<int64_t>(kHistogramBins) - 1) / static_cast<int64_t>(kHistogramBins);
   for (size_t i = 0; i <= kHistogramBins; ++i) {
     const double f = static_cast<double>(i) / static_cast<double>(kHistogramBins);
     edges[i] = log_scale ? static_cast<int64_t>(std::llround(static_cast<double>(lo) *
                                                              std::pow(static_cast<double>(hi) / lo, f)))
-                         : lo + static_cast<int64_t>(std::llround(f * static_cast<double>(hi - lo)));
+                         : std::min(hi + 1, lo + static_cast<int64_t>(i) * width);
   }
   edges.back() = hi + 1;  // bins are [edge, next edge)
-  std::vector<uint64_t> bins(kHistogramBins, 0);
+  // Integer values (token counts) over a short range: no empty bins of
+  // width 0, each edge above the last (one bin per value at the finest).
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  const size_t bin_count = edges.size() - 1;
+  std::vector<uint64_t> bins(bin_count, 0);
   uint64_t above = 0;
   size_t b = 0;
   for (int64_t v : values) {  // sorted: the bin index only grows
-    while (b < kHistogramBins && v >= edges[b + 1]) ++b;
-    if (b == kHistogramBins) {
+    while (b < bin_count && v >= edges[b + 1]) ++b;
+    if (b == bin_count) {
       ++above;
     } else {
       ++bins[b];
@@ -112,12 +121,94 @@ int64_t window_for(int64_t duration_ns) {
   }
 }
 
+// The token figures of a token-latency series (n_tokens set), from the same
+// per-sample values as the summary (sample_tokens): the TTFT, TPOT and
+// output-length distributions, completed tokens per window (by completion)
+// and TTFT percentiles per window (by the first token's arrival), and, for
+// Server, the bounds and the goodput (samples within both of them).
+std::string tokens_json(const Series& series, const EffectiveSettings& effective, const std::vector<bool>& failed,
+                        int64_t series_window, size_t series_windows) {
+  const uint64_t issued_samples = series.issued_queries * series.samples_per_query;
+  // Windows of whole series windows holding kTokenWindowSamples samples on
+  // average: per-window percentiles and rates of a few samples are noise.
+  uint64_t completed_all = 0;
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    if (series.completed_ns[k].load(std::memory_order_acquire) != kNotCompleted) ++completed_all;
+  }
+  const uint64_t merge = std::max<uint64_t>(
+      1, std::min<uint64_t>(series_windows, (kTokenWindowSamples * series_windows + completed_all - 1) / std::max<uint64_t>(1, completed_all)));
+  const int64_t window = series_window * static_cast<int64_t>(merge);
+  const size_t windows = (series_windows + merge - 1) / merge;
+  const bool limits = effective.scenario == Scenario::Server && effective.use_token_latencies;
+  const int64_t ttft_limit = limits ? effective.server_ttft_latency : 0;
+  const int64_t tpot_limit = limits ? effective.server_tpot_latency : 0;
+  std::vector<uint64_t> tokens_per(windows, 0), ttft_offsets(windows + 1, 0);
+  uint64_t completed = 0, with_ttft = 0, with_tpot = 0, within = 0;
+  const auto window_of = [&](int64_t t) { return std::min(windows - 1, static_cast<size_t>(std::max<int64_t>(0, t) / window)); };
+  const auto succeeded = [&](uint64_t k, int64_t done) { return done != kNotCompleted && (failed.empty() || !failed[k]); };
+  for (uint64_t k = 0; k < issued_samples; ++k) {
+    const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+    if (!succeeded(k, done)) continue;
+    const SampleTokens t = sample_tokens(series, k, done);
+    ++completed;
+    tokens_per[window_of(done)] += static_cast<uint64_t>(t.n);
+    if (!t.has_ttft) continue;
+    ++with_ttft;
+    ++ttft_offsets[window_of(series.first_token_ns[k].load(std::memory_order_acquire)) + 1];
+    if (!t.has_tpot) continue;
+    ++with_tpot;
+    if (limits && t.ttft <= ttft_limit && t.tpot <= tpot_limit) ++within;
+  }
+  for (size_t w = 0; w < windows; ++w) ttft_offsets[w + 1] += ttft_offsets[w];
+  ScratchArray<int64_t> ttft(with_ttft), tpot(with_tpot), lengths(completed);
+  ttft.use_all();
+  {
+    std::vector<uint64_t> fill(ttft_offsets.begin(), ttft_offsets.end() - 1);
+    for (uint64_t k = 0; k < issued_samples; ++k) {
+      const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
+      if (!succeeded(k, done)) continue;
+      const SampleTokens t = sample_tokens(series, k, done);
+      lengths.push_back(t.n);
+      if (t.has_tpot) tpot.push_back(t.tpot);
+      if (!t.has_ttft) continue;
+      const size_t w = window_of(series.first_token_ns[k].load(std::memory_order_acquire));
+      if (fill[w] < ttft_offsets[w + 1]) ttft[fill[w]++] = t.ttft;
+    }
+  }
+  std::string tokens_list, p50_list, p99_list;
+  for (size_t w = 0; w < windows; ++w) {
+    const char* sep = w ? "," : "";
+    tokens_list += sep + num(tokens_per[w]);
+    const auto first = ttft.begin() + static_cast<std::ptrdiff_t>(ttft_offsets[w]);
+    const auto last = ttft.begin() + static_cast<std::ptrdiff_t>(ttft_offsets[w + 1]);
+    if (first == last) {
+      p50_list += std::string(sep) + "null";
+      p99_list += std::string(sep) + "null";
+      continue;
+    }
+    std::sort(first, last);
+    const size_t count = static_cast<size_t>(last - first);
+    p50_list += sep + num(*(first + static_cast<std::ptrdiff_t>(count / 2)));
+    p99_list += sep + num(*(first + static_cast<std::ptrdiff_t>(std::min(count - 1, count * 99 / 100))));
+  }
+  std::string o = "{\"ttft_limit_ns\":" + num(ttft_limit) + ",\"tpot_limit_ns\":" + num(tpot_limit);
+  if (limits) o += ",\"goodput\":{\"within_limits\":" + num(within) + ",\"issued_samples\":" + num(issued_samples) + "}";
+  o += ",\"ttft\":" + (series.needs_first_token ? distribution(ttft, ttft_limit) : std::string("null"));
+  o += ",\"tpot\":" + (series.needs_first_token ? distribution(tpot, tpot_limit) : std::string("null"));
+  o += ",\"output_tokens\":" + distribution(lengths, 0);
+  o += ",\"timeline\":{\"window_ns\":" + num(window) + ",\"completed_tokens\":[" + tokens_list + "]";
+  if (series.needs_first_token) o += ",\"ttft_p50_ns\":[" + p50_list + "],\"ttft_p99_ns\":[" + p99_list + "]";
+  o += "}}";
+  return o;
+}
+
 std::string series_json(const Series& series, const EffectiveSettings& effective) {
   const Scenario scenario = effective.scenario;
   const uint64_t issued = series.issued_queries;
   const uint64_t spq = series.samples_per_query;
   const uint64_t issued_samples = issued * spq;
-  const int64_t bound = scenario == Scenario::Server ? effective.target_latency_ns : 0;
+  // A token run's Server bounds are TTFT and TPOT (its target latency does not apply).
+  const int64_t bound = scenario == Scenario::Server && !effective.use_token_latencies ? effective.target_latency_ns : 0;
 
   // Failed samples (Session::fail) are left out of the completions and
   // latencies, as in the summary; they still extend the series' duration.
@@ -200,6 +291,7 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
        "],\"completed_samples\":[" + completed_list + "],\"latency_p50_ns\":[" + p50_list +
        "],\"latency_p99_ns\":[" + p99_list + "],\"latency_max_ns\":[" + max_list + "]}";
 
+  if (series.n_tokens) o += ",\"tokens\":" + tokens_json(series, effective, failed, window, windows);
   // Loadgen overhead per query, as in the summary; one array at a time.
   {
     ScratchArray<int64_t> lateness = times_since_due(series, scenario, series.issued_ns.get());
@@ -251,6 +343,7 @@ std::string report_data_json(const Series* reported, const EffectiveSettings& ef
   o += ",\"mode\":" + DetailLog::quote(to_string(outcome.mode));
   o += ",\"target_latency_ns\":" + num(effective.target_latency_ns);
   o += ",\"target_latency_percentile\":" + num(effective.target_latency_percentile);
+  o += ",\"use_token_latencies\":" + std::string(effective.use_token_latencies ? "true" : "false");
   o += ",\"files\":{\"summary\":" + DetailLog::quote(basename_of(outcome.summary_path)) +
        ",\"detail\":" + DetailLog::quote(basename_of(outcome.detail_log_path)) +
        ",\"accuracy\":" + DetailLog::quote(basename_of(outcome.accuracy_log_path)) +

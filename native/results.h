@@ -102,6 +102,13 @@ struct PerformanceSummary {
   PercentileLatency target_tpot_percentile;
   PercentileLatency token_latency_percentiles[6];     // TTFT
   PercentileLatency tpot_percentiles[6];
+
+  // Goodput (loadgen's own figure, Server token runs only): of the issued
+  // samples, those that succeeded with TTFT <= server_ttft_latency and TPOT
+  // <= server_tpot_latency (2+ output tokens). Failed, incomplete and
+  // one-token samples are not within. Both 0 elsewhere.
+  uint64_t goodput_samples = 0;
+  uint64_t goodput_issued_samples = 0;
 };
 
 // The Server early-stopping verdict (spec/40 §5.2) for `n` queries issued of

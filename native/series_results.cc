@@ -12,47 +12,61 @@ constexpr int64_t kNotCompleted = Series::kNotCompleted;
 bool is_failed(const std::vector<bool>& failed, uint64_t k) { return !failed.empty() && failed[k]; }
 
 // TTFT/TPOT/token-count arrays in sample-id order (no error counting).
-void fill_token_results(const Series& series, const std::vector<bool>& failed, SeriesResult* raw) {
+// `within_limits` gets the samples whose TTFT and TPOT are both within
+// `ttft_limit` / `tpot_limit` (< 0: no limits, nothing counted): a sample
+// with fewer than 2 output tokens has no TPOT and is not counted.
+void fill_token_results(const Series& series, const std::vector<bool>& failed, int64_t ttft_limit,
+                        int64_t tpot_limit, SeriesResult* raw, uint64_t* within_limits) {
   // spec/30 §9, in sample-id order over the completed samples (the ones in
   // sample_latencies_ns). Offline reports only the token count.
-  const bool needs_first_token = series.needs_first_token;
-  const uint64_t spq = series.samples_per_query;
-  const uint64_t issued_samples = series.issued_queries * spq;
+  const uint64_t issued_samples = series.issued_queries * series.samples_per_query;
   raw->tokens_per_sample.reserve(issued_samples);
-  if (needs_first_token) {
+  if (series.needs_first_token) {
     raw->first_token_latencies_ns.reserve(issued_samples);
     raw->time_per_output_token_ns.reserve(issued_samples);
   }
   for (uint64_t k = 0; k < issued_samples; ++k) {
     const int64_t done = series.completed_ns[k].load(std::memory_order_acquire);
     if (done == kNotCompleted || is_failed(failed, k)) continue;
-    int64_t n = series.n_tokens[k].load(std::memory_order_relaxed);
-    if (n < 0 || n == 1) n = 0;  // the reference's coercions; 0 stays 0
-    raw->tokens_per_sample.push_back(n);
-    if (!needs_first_token) continue;
-    const int64_t first = series.first_token_ns[k].load(std::memory_order_acquire);
-    // A sample completed with no first token failed (Recorder::complete), so
-    // a successful one has its TTFT; the test keeps the reference's INT64_MIN
-    // marker out of the statistics should that ever change.
-    if (first == kNotCompleted) continue;
-    const uint64_t q = k / spq;
-    const int64_t scheduled = scheduled_ns(series, q);
-    // Neither is below the query's issue (nor the completion below the first
-    // token): Recorder replaces such stamps by the time it recorded them.
-    const int64_t ttft = first - scheduled;
-    const int64_t latency = completion_since_scheduled(series, q, done);
-    if (ttft < 0 || latency < ttft) continue;
-    raw->first_token_latencies_ns.push_back(ttft);
-    // TPOT divides the time after the first token by the tokens after it: a
-    // sample with fewer than 2 tokens has none. The reference coerces 1 (and
-    // a negative count) to 0 and divides by -1, giving a negative TPOT; such
-    // samples keep their error lines (check_tokens) and TTFT but add no TPOT.
-    if (n < 2) continue;
-    raw->time_per_output_token_ns.push_back((latency - ttft) / (n - 1));
+    const SampleTokens t = sample_tokens(series, k, done);
+    raw->tokens_per_sample.push_back(t.n);
+    if (!t.has_ttft) continue;
+    raw->first_token_latencies_ns.push_back(t.ttft);
+    if (!t.has_tpot) continue;
+    raw->time_per_output_token_ns.push_back(t.tpot);
+    if (ttft_limit >= 0 && t.ttft <= ttft_limit && t.tpot <= tpot_limit) ++*within_limits;
   }
 }
 
 }  // namespace
+
+SampleTokens sample_tokens(const Series& series, uint64_t k, int64_t done) {
+  SampleTokens t;
+  int64_t n = series.n_tokens[k].load(std::memory_order_relaxed);
+  t.n = n < 0 || n == 1 ? 0 : n;  // the reference's coercions; 0 stays 0
+  if (!series.needs_first_token) return t;
+  const int64_t first = series.first_token_ns[k].load(std::memory_order_acquire);
+  // A sample completed with no first token failed (Recorder::complete), so
+  // a successful one has its TTFT; the test keeps the reference's INT64_MIN
+  // marker out of the statistics should that ever change.
+  if (first == kNotCompleted) return t;
+  const uint64_t q = k / series.samples_per_query;
+  // Neither is below the query's issue (nor the completion below the first
+  // token): Recorder replaces such stamps by the time it recorded them.
+  const int64_t ttft = first - scheduled_ns(series, q);
+  const int64_t latency = completion_since_scheduled(series, q, done);
+  if (ttft < 0 || latency < ttft) return t;
+  t.has_ttft = true;
+  t.ttft = ttft;
+  // TPOT divides the time after the first token by the tokens after it: a
+  // sample with fewer than 2 tokens has none. The reference coerces 1 (and
+  // a negative count) to 0 and divides by -1, giving a negative TPOT; such
+  // samples keep their error lines (check_tokens) and TTFT but add no TPOT.
+  if (t.n < 2) return t;
+  t.has_tpot = true;
+  t.tpot = (latency - ttft) / (t.n - 1);
+  return t;
+}
 
 std::vector<bool> failed_sample_mask(const Series& series) {
   std::vector<bool> mask;
@@ -105,8 +119,18 @@ PerformanceSummary summarize_series(const Series& series, const EffectiveSetting
   raw.final_query_all_samples_done_time_s =
       static_cast<double>(last_done == kNotCompleted ? last_completion : last_done) / 1e9;
   *issue_duration_ns = last_completion;
-  if (series.n_tokens) fill_token_results(series, failed, &raw);
+  // Goodput: Server token runs are held to the TTFT and TPOT bounds.
+  const bool token_limits = effective.scenario == Scenario::Server && effective.use_token_latencies;
+  uint64_t within_limits = 0;
+  if (series.n_tokens) {
+    fill_token_results(series, failed, token_limits ? effective.server_ttft_latency : -1,
+                       token_limits ? effective.server_tpot_latency : -1, &raw, &within_limits);
+  }
   PerformanceSummary summary = summarize(effective, sut_name, std::move(raw));
+  if (token_limits && series.n_tokens) {
+    summary.goodput_samples = within_limits;
+    summary.goodput_issued_samples = issued_samples;
+  }
   // Everything reported is computed; the sorted copies (8 bytes a sample
   // each) would otherwise live as long as the outcome.
   std::vector<int64_t>().swap(summary.raw.sample_latencies_ns);

@@ -34,6 +34,20 @@ inline int64_t completion_since_scheduled(const Series& series, uint64_t q, int6
   return (done < issued ? issued : done) - scheduled_ns(series, q);
 }
 
+// The token figures of sample `k` of a token-latency series (n_tokens set),
+// completed successfully at `done`, exactly as the summary computes them: the
+// token count (the reference's coercions: negative and 1 count as 0), and
+// where measured the TTFT (first token - scheduled; not Offline) and the
+// TPOT ((latency - TTFT) / (n - 1), 2+ tokens).
+struct SampleTokens {
+  int64_t n = 0;
+  bool has_ttft = false;
+  int64_t ttft = 0;
+  bool has_tpot = false;
+  int64_t tpot = 0;
+};
+SampleTokens sample_tokens(const Series& series, uint64_t k, int64_t done);
+
 // Per sample of `series`, whether it completed as failed (Session::fail);
 // empty when none did (the common case costs nothing).
 std::vector<bool> failed_sample_mask(const Series& series);

@@ -83,7 +83,20 @@ class Session {
     return s != nullptr && s->coalesce;
   }
 
+  // The current series' start (its clock reading, the origin of its
+  // figures) and whether it is a performance series, when its first id is
+  // `first_id` and it has begun issuing (its start is published with its
+  // first query); false otherwise. Any thread.
+  bool series_start(uint64_t first_id, int64_t* start_ns, bool* performance) const {
+    const Series* s = current();
+    if (s == nullptr || s->first_id != first_id || s->published.load(std::memory_order_acquire) == 0) return false;
+    *start_ns = s->start_ns;
+    *performance = s->kind == SeriesKind::Performance;
+    return true;
+  }
+
   const QueryTrace& trace() const { return current()->trace; }
+  bool performance_series() const { return current()->kind == SeriesKind::Performance; }
   uint64_t accuracy_sampled_count() const { return current()->accuracy_sampled_count; }
   // Copies the QSL indices of samples [first, first + count) of the current
   // series into `dest` when that series' first id is `first_id` and the

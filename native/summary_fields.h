@@ -108,6 +108,8 @@ inline constexpr SummaryField kRows[] = {
     scalar("inferred_tokens_per_second", &PS::inferred_tokens_per_second, G::Never, O::Tokens, "inferredTokensPerSecond"),
     scalar("inferred_completed_tokens_per_second", &PS::inferred_completed_tokens_per_second, G::Never, O::Tokens,
            "inferredCompletedTokensPerSecond"),
+    scalar("goodput_samples", &PS::goodput_samples, G::Never, O::Tokens, "goodputSamples"),
+    scalar("goodput_issued_samples", &PS::goodput_issued_samples, G::Never, O::Tokens, "goodputIssuedSamples"),
 };
 
 }  // namespace summary_table

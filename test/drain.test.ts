@@ -51,6 +51,7 @@ function seriesInfo(queryCount: number, samplesPerQuery: number, coalesced = fal
     accuracyLogSampled: new Uint8Array(0),
     coalesced,
     tokenLatencies: false,
+    performance: true,
   };
 }
 

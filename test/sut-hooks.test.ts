@@ -108,6 +108,28 @@ describe('SystemUnderTest.report', () => {
     expect(none.sutReportError).toBeUndefined();
   });
 
+  it('distributions: checked, into the report data, and drawn by report.html (a histogram each)', async () => {
+    const dist = {
+      title: 'Queue depth', note: 'Requests waiting per node.', unit: 'tokens' as const, count: 3, min: 1, max: 4, mean: 2,
+      p: [0, 0.5, 1], values: [1, 1, 4], histogram: { scale: 'linear' as const, edges: [1, 2, 5], counts: [2, 1], above: 0 },
+    };
+    const outdir = tempDir();
+    const ok = await startTest(completingSut({ report: () => ({ title: 't', lines: [], distributions: { 'queue-depth': dist } }) }), createSyntheticQsl(64), OFFLINE, { outdir });
+    expect(ok.sutReportError).toBeUndefined();
+    expect(ok.sutReport?.distributions).toEqual({ 'queue-depth': dist });
+    const data = JSON.parse(readFileSync(join(outdir, 'loadgen_report_data.json'), 'utf8')) as { sut_report: { distributions: unknown } };
+    expect(data.sut_report.distributions).toEqual({ 'queue-depth': dist });
+    const html = readFileSync(writeReport(outdir), 'utf8');
+    expect(html).toContain('<h3>Measured by the SUT</h3>');
+    expect(html).toContain('id="chart-sut-queue-depth"');
+    const bad = async (distributions: unknown): Promise<string | undefined> =>
+      (await startTest(completingSut({ report: () => ({ title: 't', lines: [], distributions }) as never }), createSyntheticQsl(64), OFFLINE, { outdir: tempDir() })).sutReportError;
+    expect(await bad({ 'Bad Key': dist })).toMatch(/distributions\['Bad Key'\] key is not 1 to 40 lowercase letters/);
+    expect(await bad({ d: { ...dist, mean: Number.NaN } })).toMatch(/distributions\['d'\]\.mean is not a finite number >= 0/);
+    expect(await bad({ d: { ...dist, values: [1, 2] } })).toMatch(/\.p and \.values differ in length/);
+    expect(await bad({ d: { ...dist, histogram: { ...dist.histogram, edges: [1, 2] } } })).toMatch(/edges is not one longer than its counts/);
+  });
+
   it('is called after a run the SUT failed, into the SutError\'s result', async () => {
     const sut: SystemUnderTest = {
       name: 'throwing',

@@ -15,6 +15,11 @@ export const activeSeries = {
   /** use_token_latencies: completions pass token counts (set once a series, so the off path stays one check). */
   tokens: false,
   /**
+   * A performance series (false: an accuracy series, or none): what network
+   * SUTs' own figures (inter-token gaps, input lengths) cover, as the report's.
+   */
+  performance: false,
+  /**
    * Set when this thread hands queries to issueQueryIds: a NaN id in a
    * completion is then a lent array used after its call (lib/dispatch/lent-query.ts),
    * reported here (the run fails with it). Undefined: NaN ids are only counted.
@@ -28,6 +33,8 @@ export interface AccuracyLogSamples {
   anySampled: boolean;
   allSampled: boolean;
   accuracyLogSampled: Uint8Array;
+  /** A performance series (seriesInfo's; absent: false). */
+  performance?: boolean;
 }
 
 /** `sampled`: the series' seriesInfo(), or the 0/1 flags of its samples (no sample: an empty array). */
@@ -43,11 +50,13 @@ export function setActiveSeries(
     activeSeries.anySampled = sampled.includes(1);
     activeSeries.allSampled = false;
     activeSeries.sampleCount = sampled.length;
+    activeSeries.performance = false;
   } else {
     activeSeries.accuracyLogSampled = sampled.accuracyLogSampled;
     activeSeries.anySampled = sampled.anySampled;
     activeSeries.allSampled = sampled.allSampled;
     activeSeries.sampleCount = sampled.sampleCount;
+    activeSeries.performance = sampled.performance === true;
   }
   activeSeries.tokens = tokens;
   activeSeries.onLentIdsMisuse = onLentIdsMisuse;

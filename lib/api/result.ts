@@ -67,6 +67,10 @@ function tokenResult(
       };
       result.completedTokensPerSecond = t.completedTokensPerSecond;
       result.earlyStopping = { ttftMessage: t.ttftEarlyStoppingMessage, tpotMessage: t.tpotEarlyStoppingMessage };
+      if (scenario === 'Server') {
+        const issued = t.goodputIssuedSamples;
+        result.goodput = { withinLimits: t.goodputSamples, issuedSamples: issued, share: issued > 0 ? t.goodputSamples / issued : 0 };
+      }
     }
     if (scenario === 'SingleStream') {
       result.tpsWithLoadgenOverhead = t.tpsWithLoadgenOverhead;

@@ -6,6 +6,7 @@
  */
 import type { RunAbortSignal } from '../run-abort-signal.js';
 import { applyStartTestAuditConfig } from '../config/audit-config.js';
+import { settingsOriginOf } from '../config/load-settings.js';
 import { dispatchWorkerPlanOf, DispatchWorkerPool } from '../dispatch/dispatch.js';
 import { SutError } from '../errors.js';
 import { ensureOutputDirectory } from '../fs/output-dir.js';
@@ -24,6 +25,7 @@ import { ActiveRun } from './active-run.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';
 import { removeStaleRunFiles } from './stale-files.js';
 import { addSutReport, withSutDefaults } from './sut-report.js';
+import { addTokenLimits } from './token-limits.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
 
 /** Options of {@link startTest} beyond the reference's settings. */
@@ -125,6 +127,10 @@ export async function startTest(
     throw new TypeError(`startTest: options.reportData must be a boolean, got ${options.reportData === null ? 'null' : typeof options.reportData}`);
   }
   signal?.throwIfAborted();
+  // Where the token limits came from (the summary says): read before the SUT's defaults copy the settings.
+  const origin = typeof settings === 'object' && settings !== null ? settingsOriginOf(settings) : undefined;
+  const input = settings;
+  const sutDefaults = typeof sut === 'object' && sut !== null ? (sut.defaultSettings as TestSettingsInput | undefined) : undefined;
   if (typeof sut === 'object' && sut !== null) settings = withSutDefaults(sut, settings);
   const workerDispatch = (settings as { dispatch?: unknown } | undefined)?.dispatch === 'worker';
   checkSut(sut as SystemUnderTest, !workerDispatch);
@@ -180,12 +186,14 @@ export async function startTest(
       const nativeSut = resolved.dispatch === 'worker' ? undefined : nativeSutOf(sut);
       const result = await new ActiveRun(native, sut as SystemUnderTest, qsl, resolved, config, pool, signal, nativeSut).run();
       addInferredAndPower(result, log, await powerRun());
+      addTokenLimits(result, log, origin, input, sutDefaults);
       addSutReport(sut, result, log);
       return result;
     } catch (error) {
       // A failed run whose logs were written still gets the SUT's block.
       if (error instanceof SutError && typeof error.result === 'object' && error.result !== null) {
         addInferredAndPower(error.result as TestResult, log, await powerRun());
+        addTokenLimits(error.result as TestResult, log, origin, input, sutDefaults);
         addSutReport(sut, error.result as TestResult, log);
       }
       await sampler?.stop();

@@ -14,7 +14,7 @@ import { reportDataFileName } from '../report/report.js';
 import { echo } from '../settings/messages.js';
 import type { ResolvedLogSettings, TestSettingsInput } from '../settings/types.js';
 import { describe, messageOf } from './checks.js';
-import type { SutReport, SystemUnderTest, TestResult } from './types.js';
+import type { SutDistribution, SutReport, SystemUnderTest, TestResult } from './types.js';
 
 /** Longest title or line of the summary block, and most lines, in characters / lines. */
 const MAX_LINE_CHARS = 500;
@@ -79,12 +79,25 @@ export function addSutReport(sut: Pick<SystemUnderTest, 'report'>, result: TestR
  * report data as `sut_report` (the rest of the file is kept byte for byte).
  */
 function addToReportData(path: string, report: SutReport): void {
+  const entry = {
+    title: report.title, lines: report.lines,
+    ...(report.table !== undefined ? { table: report.table } : {}),
+    ...(report.distributions !== undefined ? { distributions: report.distributions } : {}),
+  };
+  appendToReportData(path, { sut_report: entry });
+}
+
+/**
+ * Adds top-level entries to a report data file (kept byte for byte
+ * otherwise); nothing when the run wrote none (reportData: false).
+ */
+export function appendToReportData(path: string, entries: Record<string, unknown>): void {
   if (!existsSync(path)) return;
   const text = readFileSync(path, 'utf8');
   const end = text.lastIndexOf('}');
   if (end < 0) return;
-  const entry = { title: report.title, lines: report.lines, ...(report.table !== undefined ? { table: report.table } : {}) };
-  writeFileSync(path, `${text.slice(0, end)},"sut_report":${JSON.stringify(entry)}${text.slice(end)}`);
+  const added = Object.entries(entries).map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`).join('');
+  writeFileSync(path, `${text.slice(0, end)}${added}${text.slice(end)}`);
 }
 
 /**
@@ -97,7 +110,7 @@ function checkedReport(value: unknown): SutReport | undefined {
   if (value === undefined) return undefined;
   const bad = (what: string, got: unknown): InterfaceError => new InterfaceError(`returned ${what}, got ${describe(got)}`);
   if (typeof value !== 'object' || value === null) throw bad('something that is not a SutReport ({ title, lines, table?, data? })', value);
-  const { title, lines, table, data } = value as Record<string, unknown>;
+  const { title, lines, table, distributions, data } = value as Record<string, unknown>;
   if (typeof title !== 'string') throw bad('a report whose title is not a string', title);
   if (!Array.isArray(lines) || !lines.every((l) => typeof l === 'string')) throw bad('a report whose lines are not an array of strings', lines);
   const report: SutReport = {
@@ -112,6 +125,7 @@ function checkedReport(value: unknown): SutReport | undefined {
       throw bad('a report whose table.rows is not an array of rows of strings and numbers', rows);
     report.table = { columns: [...(columns as string[])], rows: (rows as (string | number)[][]).map((r) => [...r]) };
   }
+  if (distributions !== undefined) report.distributions = checkedDistributions(distributions, bad);
   if (data !== undefined) {
     // It goes into `loadgen run --json`: plain data (bigints are written as text there).
     try {
@@ -122,4 +136,49 @@ function checkedReport(value: unknown): SutReport | undefined {
     report.data = data;
   }
   return report;
+}
+
+/** Most distributions a report carries, and most points / bins of one. */
+const MAX_DISTRIBUTIONS = 16;
+const MAX_POINTS = 1000;
+
+/** A report's distributions, checked (each number finite and >= 0, each array sized): report.html draws them as given. */
+function checkedDistributions(value: unknown, bad: (what: string, got: unknown) => InterfaceError): Record<string, SutDistribution> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad('a report whose distributions is not an object of distributions', value);
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_DISTRIBUTIONS) throw bad(`a report with more than ${MAX_DISTRIBUTIONS} distributions`, entries.length);
+  const out: Record<string, SutDistribution> = {};
+  for (const [key, d] of entries) {
+    const what = `distributions['${echo(key, 40)}']`;
+    if (!/^[a-z0-9-]{1,40}$/.test(key)) throw bad(`a report whose ${what} key is not 1 to 40 lowercase letters, digits and '-'`, key);
+    const { title, note, unit, count, min, max, mean, p, values, histogram } = (typeof d === 'object' && d !== null ? d : {}) as Record<string, unknown>;
+    const figure = (name: string, v: unknown): number => {
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw bad(`a report whose ${what}.${name} is not a finite number >= 0`, v);
+      return v;
+    };
+    const figures = (name: string, v: unknown, most: number): number[] => {
+      if (!Array.isArray(v) || v.length > most) throw bad(`a report whose ${what}.${name} is not an array of at most ${most} numbers`, v);
+      return v.map((x, i) => figure(`${name}[${i}]`, x));
+    };
+    if (typeof title !== 'string' || typeof note !== 'string') throw bad(`a report whose ${what}.title or .note is not a string`, typeof title !== 'string' ? title : note);
+    if (unit !== 'ns' && unit !== 'tokens') throw bad(`a report whose ${what}.unit is not 'ns' or 'tokens'`, unit);
+    const cdf = figures('p', p, MAX_POINTS);
+    const at = figures('values', values, MAX_POINTS);
+    if (cdf.length !== at.length) throw bad(`a report whose ${what}.p and .values differ in length`, `${cdf.length} and ${at.length}`);
+    const h = (typeof histogram === 'object' && histogram !== null ? histogram : {}) as Record<string, unknown>;
+    if (h.scale !== 'log' && h.scale !== 'linear') throw bad(`a report whose ${what}.histogram.scale is not 'log' or 'linear'`, h.scale);
+    const counts = figures('histogram.counts', h.counts, MAX_POINTS);
+    const edges = figures('histogram.edges', h.edges, MAX_POINTS + 1);
+    if (edges.length !== counts.length + 1) throw bad(`a report whose ${what}.histogram.edges is not one longer than its counts`, `${edges.length} edges, ${counts.length} counts`);
+    out[key] = {
+      title: echo(title, MAX_LINE_CHARS), note: echo(note, MAX_LINE_CHARS), unit,
+      count: figure('count', count), min: figure('min', min), max: figure('max', max), mean: figure('mean', mean),
+      p: cdf, values: at,
+      histogram: {
+        scale: h.scale, edges, counts, above: figure('histogram.above', h.above),
+        ...(h.zeros !== undefined ? { zeros: figure('histogram.zeros', h.zeros) } : {}),
+      },
+    };
+  }
+  return out;
 }

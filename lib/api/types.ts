@@ -85,8 +85,37 @@ export interface SutReport {
   lines: string[];
   /** A table for report.html (and `--json`): column names and rows of cells. */
   table?: { columns: string[]; rows: (string | number)[][] };
+  /**
+   * Distributions the SUT measured, each drawn in report.html as a histogram
+   * and a CDF (a network SUT's inter-token latency and input lengths), by a
+   * key of lowercase letters, digits and '-' (at most 16).
+   */
+  distributions?: Record<string, SutDistribution>;
   /** Anything else for `result.sutReport` / `--json` (not written to the logs); plain data that JSON can hold. */
   data?: unknown;
+}
+
+/** A distribution a SUT measured (SutReport.distributions): finite numbers, >= 0. */
+export interface SutDistribution {
+  /** The chart's heading, e.g. 'Inter-token latency'. */
+  title: string;
+  /** One sentence under it: what was measured, and how exact the figures are. */
+  note: string;
+  /** 'ns': durations (drawn in ms or µs); 'tokens': counts. */
+  unit: 'ns' | 'tokens';
+  count: number;
+  min: number;
+  max: number;
+  mean: number;
+  /** The CDF: the value at fraction p[i] is values[i] (at most 1000 points). */
+  p: number[];
+  values: number[];
+  /**
+   * Bins [edges[i], edges[i + 1]) holding counts[i] values (at most 1000
+   * bins); `above`: values from the last edge on; `zeros`: values of 0,
+   * which a log axis cannot show (counted in neither the bins nor above).
+   */
+  histogram: { scale: 'log' | 'linear'; edges: number[]; counts: number[]; above: number; zeros?: number };
 }
 
 /** The query sample library: the data set the SUT draws samples from. */
@@ -145,6 +174,10 @@ export interface TokenResult {
   inferredCompletedTokensPerSecond?: number;
   /** Not Offline: the summary's "TTFT/TPOT Early Stopping Result:" texts (TTFT empty when TPOT failed). */
   earlyStopping?: { ttftMessage: string; tpotMessage: string };
+  /** Server (useTokenLatencies): the TTFT and TPOT limits the run was held to, and where they came from. */
+  limits?: TokenLimits;
+  /** Server (useTokenLatencies): the samples within both limits (loadgen's own figure; the reference has none). */
+  goodput?: Goodput;
   /** Samples with token errors (each also an error line in the detail log). */
   errors: {
     /**
@@ -165,6 +198,58 @@ export interface TokenResult {
     /** nTokens == 1 (counted as 0). */
     oneToken: number;
   };
+}
+
+/**
+ * The TTFT/TPOT limits of a Server token run (TokenResult.limits; the
+ * summary's "Token Latency Limits" block).
+ */
+export interface TokenLimits {
+  /** The model the config files were read for (loadSettings()' model); absent when the settings did not come from loadSettings(). */
+  model?: string;
+  /**
+   * 'Interactive' for an `-interactive` model of mlperf.conf (LoadGen runs
+   * the Interactive variants as Server runs with tighter limits), else 'Server'.
+   */
+  scenario: 'Server' | 'Interactive';
+  /** server_ttft_latency and server_tpot_latency, in ns. */
+  ttftNs: number;
+  tpotNs: number;
+  /**
+   * Where each came from: a config line ('mlperf.conf (built-in):146
+   * llama3_1-8b-interactive.Server.ttft_latency = 500'), an override layer
+   * ('--set'), 'the settings passed to startTest', or "LoadGen's default".
+   */
+  ttftSource: string;
+  tpotSource: string;
+  /**
+   * The model's limits in MLCommons' submission checker (LLM_LATENCY_LIMITS)
+   * and its test of this run: the 99th-percentile TTFT and TPOT each strictly
+   * below the limit. Absent when the checker's table has no entry for the model.
+   */
+  checker?: {
+    /** The checker's benchmark name, e.g. 'llama3.1-8b'. */
+    benchmark: string;
+    scenario: 'Server' | 'Interactive';
+    ttftNs: number;
+    tpotNs: number;
+    /** tokens.ttftNs.percentiles[99] < ttftNs, tokens.tpotNs.percentiles[99] < tpotNs. */
+    ttftMet: boolean;
+    tpotMet: boolean;
+  };
+}
+
+/**
+ * Goodput of a Server token run: of the issued samples, those that succeeded
+ * with TTFT <= the TTFT limit and TPOT <= the TPOT limit. A failed or
+ * incomplete sample, or one with fewer than 2 output tokens (no TPOT), is
+ * not within.
+ */
+export interface Goodput {
+  withinLimits: number;
+  issuedSamples: number;
+  /** withinLimits / issuedSamples; 0 when nothing was issued. */
+  share: number;
 }
 
 /** A message logged during the run (reference keys: error_runtime, warning_generic_message, …). */

@@ -60,6 +60,8 @@ export interface NetworkCliOptions {
   returnTokenIds?: boolean;
   logprobs?: boolean;
   excludeReasoning?: boolean;
+  /** --request-log FILE: one JSON line per request. */
+  requestLog?: string;
   mlperfConf?: string;
   userConf?: string;
 }
@@ -127,6 +129,7 @@ export function addNetworkOptions(command: Command): Command {
     .option('--http2', 'network SUT: HTTP/2 where the server offers it (https: nodes, negotiated by ALPN)')
     .addOption(choiceOption('--transport <client>', "network SUT: the HTTP client: native (the core's, plain http: and whole responses), undici (JS; https, HTTP/2, token streams) or auto (default: native where it can)", TRANSPORTS))
     .option('--no-read-every-response', 'network SUT, native transport: check each response\'s status and framing only; the protocol reads a body only where it is logged (no JS per response)')
+    .option('--request-log <file>', 'network SUT: write one JSON line per request to FILE (sample id, QSL index, node, sent / first token / last byte in ns from the series start, input and output tokens, outcome)')
     .addOption(new Option('--response-poll-us <us>', 'network SUT, native transport: the reactor polls for each response up to this long (and up to twice the recent median response time) instead of sleeping (default 200; 0: never)').argParser(nonNegativeInteger('--response-poll-us')));
 }
 
@@ -156,6 +159,7 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.readEveryResponse === false ? '--no-read-every-response' : '',
       o.responsePollUs !== undefined ? '--response-poll-us' : '',
       ...llmFlagsGiven(o),
+      o.requestLog !== undefined ? '--request-log' : '',
     ].filter((s) => s !== '');
     if (used.length > 0)
       throw new SettingsError(used[0]!, undefined, `${used.join(', ')} ${used.length === 1 ? 'applies' : 'apply'} only to a network SUT (--sut ${NETWORK_SUTS.join('|')}), not to ${what}`);
@@ -182,6 +186,9 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
   if (sut === 'http' && o.request === undefined) throw new SettingsError('--request', undefined, '--sut http needs --request ./map.mjs (a module exporting request(index) and totalSampleCount)');
   if (o.apiKeyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(o.apiKeyEnv))
     throw new SettingsError('--api-key-env', o.apiKeyEnv, `--api-key-env takes the NAME of an environment variable (letters, digits, _), got '${echo(o.apiKeyEnv, 60)}'`);
+  if (o.requestLog !== undefined && o.readEveryResponse === false)
+    throw new SettingsError('--request-log', o.requestLog,
+      '--request-log cannot be combined with --no-read-every-response: the native transport then reads only the responses the accuracy log keeps, so the log would miss requests; drop --no-read-every-response to log every request');
   apiKeyOf(o);  // a named variable that is not set: an error now, not after the probes
 }
 
@@ -258,6 +265,7 @@ async function buildCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Pr
     ...(o.transport !== undefined ? { transport: o.transport as TransportChoice } : {}),
     ...(o.readEveryResponse === false ? { readEveryResponse: false } : {}),
     ...(o.responsePollUs !== undefined ? { responsePollUs: o.responsePollUs } : {}),
+    ...(o.requestLog !== undefined ? { requestLog: o.requestLog } : {}),
     signal,
   };
   switch (o.sut) {

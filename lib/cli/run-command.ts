@@ -153,6 +153,8 @@ async function runPhases(input: RunOptions, signal: AbortSignal, signals: RunSig
   // Dispatch workers send through their own undici pools: before any node is contacted.
   if (network && inWorkers && options.transport === 'native')
     throw new SettingsError('--transport', 'native', "--transport native cannot serve --set dispatch=worker: dispatch workers send through their own undici pools; use --transport auto or undici with dispatch=worker, or dispatch=wake/poll with --transport native");
+  if (network && inWorkers && options.requestLog !== undefined)
+    throw new SettingsError('--request-log', options.requestLog, '--request-log cannot be used with --set dispatch=worker: the log is written from the thread that reads the responses; use dispatch=wake (the default) or dispatch=poll');
   let sutModule: string | undefined;
   if (options.sut === 'null' || options.sut === 'null-native') {
     if (!usesConfigFiles(options)) {

@@ -147,7 +147,25 @@ export function loadSettings(options: LoadSettingsOptions): LoadedSettings {
   const defaulted = new Set<string>();
   for (const [field, source] of provenance) if (source.origin === 'default') defaulted.add(field);
   defaultedFields.set(settings, defaulted);
+  loadedOrigins.set(settings, { model: options.model, provenance });
   return { settings, provenance, warnings: problems.warnings, referenceSettings, returnCodes, messages };
+}
+
+/** Where a loadSettings() result came from: the model its config lines were looked up under, and each field's source. */
+export interface SettingsOrigin {
+  readonly model: string;
+  readonly provenance: ReadonlyMap<keyof TestSettings, SettingSource>;
+}
+
+const loadedOrigins = new WeakMap<object, SettingsOrigin>();
+
+/**
+ * The model and sources of `settings` when it is the very object a
+ * loadSettings() call returned (startTest says where a run's token limits
+ * came from); undefined for any other object.
+ */
+export function settingsOriginOf(settings: object): SettingsOrigin | undefined {
+  return loadedOrigins.get(settings);
 }
 
 // The fields of loadSettings() results that nothing set (their origin is

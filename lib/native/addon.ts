@@ -49,6 +49,8 @@ export interface NativeSeriesInfo {
   coalesced: boolean;
   /** use_token_latencies: completions carry token counts. */
   tokenLatencies: boolean;
+  /** A performance series (not an accuracy one). */
+  performance: boolean;
 }
 
 export interface NativeMessage {
@@ -118,6 +120,9 @@ export interface NativeTokenSummary {
   inferredCompletedTokensPerSecond: number;
   ttftEarlyStoppingMessage: string;
   tpotEarlyStoppingMessage: string;
+  /** Server token runs: issued samples within both the TTFT and TPOT bounds, and the issued samples (0 and 0 elsewhere). */
+  goodputSamples: number;
+  goodputIssuedSamples: number;
 }
 
 export interface NativeEffectiveSettings {
@@ -324,6 +329,12 @@ export interface NativeHttpSutOptions {
   /** Every body goes to onResponses, not only the accuracy-logged samples'. */
   hostReadsEveryBody?: boolean;
   /**
+   * Failed requests go to onResponses too (failure kind and message in their
+   * record), and JS fails their samples with the native stamp: a per-request
+   * log sees every request. Whole responses only (onStream gets every outcome).
+   */
+  hostReadsEveryOutcome?: boolean;
+  /**
    * The secrets (lib/net/secrets.ts Secrets.list()) no failure message the
    * client writes may carry any run of 8 or more characters of (shorter
    * ones: whole); replaced by '<redacted>'. setSecrets() replaces them.
@@ -337,11 +348,13 @@ export interface NativeHttpSutOptions {
   responseHeaders?: readonly string[];
   /**
    * Responses whose bodies JS reads, stamped already (their last byte's
-   * clockNs()), one call per batch: response i is meta[8i..8i+7] = id, QSL
-   * index, stamp, node, offset and length of its body in `data`, offset and
-   * length of its headers in `data` (the listed ones it carried: per value
-   * one entry [index in responseHeaders: 1 byte][length: 2 bytes,
-   * little-endian][the value's bytes]).
+   * clockNs()), one call per batch: response i is meta[10i..10i+9] = id, QSL
+   * index, stamp, node, offset and length of its body in `data` (a failure's
+   * message), offset and length of its headers in `data` (the listed ones it
+   * carried: per value one entry [index in responseHeaders: 1 byte][length:
+   * 2 bytes, little-endian][the value's bytes]), when the request was sent
+   * (clockNs(); 0: never), failure kind (-1: none; else the index in
+   * tables.failureKinds: only with hostReadsEveryOutcome).
    */
   onResponses?: (meta: Float64Array, data: Uint8Array, count: number) => void;
   /**
@@ -351,12 +364,13 @@ export interface NativeHttpSutOptions {
    */
   streamBodies?: boolean;
   /**
-   * Stream events, one call per batch: event i is meta[8i..8i+7] = id, stamp
+   * Stream events, one call per batch: event i is meta[9i..9i+8] = id, stamp
    * (clockNs() of the read that brought the bytes / of the end or failure),
    * offset and length in `data` (the body bytes; a failure's message; the
    * headers' entries, as onResponses'), event (0 bytes, 1 end, 2 failed,
    * 3 headers: once per 2xx response before its bytes, when responseHeaders
-   * lists any), QSL index, node, failure kind (index in tables.failureKinds).
+   * lists any), QSL index, node, failure kind (index in tables.failureKinds),
+   * and for an end or failure when its request was sent (clockNs(); 0: never).
    */
   onStream?: (meta: Float64Array, data: Uint8Array, count: number) => void;
 }
@@ -479,6 +493,12 @@ export interface NativeAddon {
   /** Live progress of the process's active run; null when none is running. Cheap: safe to poll. */
   progress(): NativeProgress | null;
   clockNs(): number;
+  /**
+   * The current series' start (its clockNs() reading: the origin of its
+   * figures) and kind, when its first sample id is `firstId` and it has begun
+   * issuing; null otherwise.
+   */
+  seriesStart(firstId: number): { startNs: number; performance: boolean } | null;
   /**
    * Registers this thread as an issue-query thread (spec/30 §6). Events:
    * (0, published, firstId) drain; (1, published, firstId, index, stride)

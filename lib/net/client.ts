@@ -29,7 +29,7 @@
 import type { Dispatcher } from 'undici';
 
 import { untilAborted } from '../api/abortable.js';
-import { wantsResponse } from '../api/active.js';
+import { activeSeries, wantsResponse } from '../api/active.js';
 import { firstTokenComplete, querySampleComplete, querySampleFailed } from '../api/completion.js';
 import type { QuerySample } from '../api/types.js';
 import { NetworkSetupError } from '../errors.js';
@@ -39,15 +39,16 @@ import { NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, USER_FUNCTION_TIMEOUT_MS, type FailureKind, type NetworkProtocol, type NodeProbe, type ResponseHeaders, type ResponseOutcome, type ResponseReader } from './protocol.js';
 import type { ClientConfig } from './client-config.js';
+import type { RequestLog } from './request-log.js';
 import { secretsOf, type Secrets } from './secrets.js';
-import { classify, onlyChunked, REQUEST_ERROR_CODES, TIMEOUT_CODES, TransportAbort } from './undici-errors.js';
+import { STREAM_SLICE_LENGTH, StreamStatsRecorder, traceOutputEvents, type EventTrace } from './stream-stats.js';
+import { classify, onlyChunked, REQUEST_ERROR_CODES, TransportAbort } from './undici-errors.js';
+import { PROBE_BODY_LIMIT, probeRequest } from './undici-probe.js';
 import { ConnectionPool, RequestQueue, type Connection, type PooledRequest } from './undici-pool.js';
 export type { ClientConfig };
 
 /** Longest excerpt of an error response's body in a failure message. */
 const BODY_EXCERPT_BYTES = 200;
-/** Largest probe response read (metadata, model lists). */
-const PROBE_BODY_LIMIT = 8 << 20;
 /** How often a dispatch worker looks at the main thread's stop flag while requests are out. */
 const CANCEL_POLL_MS = 100;
 
@@ -73,7 +74,7 @@ export class NetworkNode {
  * One request in flight: the undici handler, reused for later requests once
  * both the sample is completed and undici is done with it.
  */
-class InFlight implements PooledRequest {
+class InFlight implements PooledRequest, EventTrace {
   id = 0;
   index = 0;
   node!: NetworkNode;
@@ -82,6 +83,11 @@ class InFlight implements PooledRequest {
   /** clockNs() when undici wrote it to its connection (0: not yet). */
   sentNs = 0;
   lastChunkNs = 0;
+  /** The read that brought the first output (0: none yet). */
+  firstTokenNs = 0;
+  /** Output events seen, and the stamp of the read that brought the last (inter-token gaps). */
+  events = 0;
+  lastEventNs = 0;
   status = 0;
   /** A byte of the response arrived (then it is never sent again). */
   responseStarted = false;
@@ -148,14 +154,19 @@ class InFlight implements PooledRequest {
       return;
     }
     let first: Uint8Array | undefined;
+    const reader = this.reader!;
     try {
-      first = this.reader!.onData(chunk);
+      first = reader.onData(chunk);
     } catch (error) {
       // The contract says a reader never throws; one that does fails its sample, not the socket.
       this.client.fail(this, 'malformed_response', `the ${this.client.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}`, stamp);
       return;
     }
-    if (first !== undefined && this.client.streamsTokens) firstTokenComplete(this.id, first, stamp);
+    if (first !== undefined && this.client.streamsTokens) {
+      this.firstTokenNs = stamp;
+      firstTokenComplete(this.id, first, stamp);
+    }
+    if (this.client.streamsTokens) traceOutputEvents(this, reader, stamp, this.client.streamStats);
   }
 
   onResponseEnd(): void {
@@ -185,7 +196,7 @@ class InFlight implements PooledRequest {
           this.client.completeWhenSettled(this, verdict, stamp);
         } else {
           const outcome = checkedOutcome(verdict, this.client.protocol.kind);
-          if (outcome.ok) this.client.succeed(this, outcome.data, outcome.nTokens, stamp);
+          if (outcome.ok) this.client.succeed(this, outcome, stamp);
           else this.client.fail(this, outcome.kind, outcome.message, stamp);
         }
       }
@@ -254,6 +265,9 @@ export class NetworkClient {
   private lastMerged: Record<string, string> | undefined;
   /** What no message may carry (the API key, the protocol's secret headers). */
   readonly secrets: Secrets;
+  /** Inter-token gaps and input lengths (lib/net/stream-stats.ts), into this thread's slice. */
+  readonly streamStats: StreamStatsRecorder;
+  private readonly requestLog: RequestLog | undefined;
 
   constructor(
     readonly protocol: NetworkProtocol,
@@ -262,11 +276,15 @@ export class NetworkClient {
     statsSlices: readonly Float64Array[],
     /** Shared with the main thread (dispatch workers): non-zero once the run was stopped. */
     private readonly cancelFlag?: Int32Array,
+    /** This thread's stream-stats slice, and the request log (main thread only). */
+    extras: { streamSlice?: Float64Array; requestLog?: RequestLog } = {},
   ) {
     const native = loadNative();
     this.clock = () => native.clockNs();
     this.streamsTokens = protocol.streamsTokens;
     this.secrets = secretsOf(protocol, config.apiKey);
+    this.streamStats = new StreamStatsRecorder(extras.streamSlice ?? new Float64Array(STREAM_SLICE_LENGTH));
+    this.requestLog = extras.requestLog;
     this.timeoutNs = config.requestTimeoutMs * 1e6;
     this.timeoutMessage = `no complete response within ${config.requestTimeoutMs} ms of the request's write`;
     this.backoffNs = config.backoffMs * 1e6;
@@ -299,7 +317,9 @@ export class NetworkClient {
     const node = this.nodes[index]!;
     return {
       origin: node.address.url,
-      request: (method, path, body, headers) => this.probeRequest(node, method, path, body, headers, stop, bodyLimit),
+      request: (method, path, body, headers) =>
+        probeRequest(node.pool, node.label, node.address.basePath + path, method, path,
+          this.headers(headers ?? (body !== undefined ? { 'content-type': 'application/json' } : {})), body, this.config.probeTimeoutMs, (t) => this.redact(t), stop, bodyLimit),
     };
   }
 
@@ -312,55 +332,6 @@ export class NetworkClient {
       // Protocols quote what the node answered (an error body, a model list): never a secret.
       if (error instanceof NetworkSetupError) throw this.secrets.redactError(error);
       throw new NetworkSetupError(`node ${node.label}: ${this.redact((error as Error)?.message ?? String(error))}`, { url: node.label, cause: error });
-    }
-  }
-
-  private async probeRequest(
-    node: NetworkNode,
-    method: 'GET' | 'POST',
-    path: string,
-    body?: string | Uint8Array,
-    headers?: Record<string, string>,
-    stop?: AbortSignal,
-    bodyLimit = PROBE_BODY_LIMIT,
-  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Uint8Array }> {
-    const ms = this.config.probeTimeoutMs;
-    const timeout = AbortSignal.timeout(ms);
-    // The run's stop ends a probe at once too (a node that never answers must not hold a Ctrl-C).
-    const signal = stop === undefined ? timeout : AbortSignal.any([timeout, stop]);
-    try {
-      const response = await node.pool.request({
-        method,
-        path: node.address.basePath + path,
-        headers: this.headers(headers ?? (body !== undefined ? { 'content-type': 'application/json' } : {})),
-        ...(body !== undefined ? { body } : {}),
-        headersTimeout: ms,
-        bodyTimeout: ms,
-        signal,
-      });
-      const chunks: Buffer[] = [];
-      let length = 0;
-      for await (const chunk of response.body) {
-        length += (chunk as Buffer).length;
-        if (length > bodyLimit) {
-          response.body.destroy();
-          throw new NetworkSetupError(`node ${node.label}: ${method} ${path} answered with more than ${bodyLimit} bytes`, { url: node.label });
-        }
-        chunks.push(chunk as Buffer);
-      }
-      return { status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks) };
-    } catch (error) {
-      if (stop?.aborted === true) throw stop.reason;
-      if (error instanceof NetworkSetupError) throw error;
-      const code = (error as { code?: unknown }).code;
-      // The connection's own cap (the protocol's response limit) ended the body first.
-      if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
-        throw new NetworkSetupError(`node ${node.label}: ${method} ${path} answered with more than ${Math.min(bodyLimit, node.pool.maxResponseBytes)} bytes`, { url: node.label });
-      const timedOut = timeout.aborted || (typeof code === 'string' && TIMEOUT_CODES.has(code));
-      const why = timedOut
-        ? `no answer within ${ms} ms`
-        : `cannot connect or read: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`;
-      throw new NetworkSetupError(`node ${node.label} is not reachable: ${method} ${path}: ${this.redact(why)}`, { url: node.label, cause: error });
     }
   }
 
@@ -394,6 +365,9 @@ export class NetworkClient {
     request.seq++;
     request.sentNs = 0;
     request.lastChunkNs = 0;
+    request.firstTokenNs = 0;
+    request.events = 0;
+    request.lastEventNs = 0;
     request.status = 0;
     request.responseStarted = false;
     request.retried = false;
@@ -467,15 +441,18 @@ export class NetworkClient {
     const timeoutMs = this.config.requestTimeoutMs > 0 ? this.config.requestTimeoutMs : USER_FUNCTION_TIMEOUT_MS;
     settleOutcome(pending, this.protocol.kind, timeoutMs, (outcome) => {
       if (request.settled) return;  // timed out or cancelled meanwhile
-      if (outcome.ok) this.succeed(request, outcome.data, outcome.nTokens, stampNs);
+      if (outcome.ok) this.succeed(request, outcome, stampNs);
       else this.fail(request, outcome.kind, outcome.message, stampNs);
     });
   }
 
-  succeed(request: InFlight, data: Uint8Array | undefined, nTokens: number | undefined, stampNs: number): void {
+  succeed(request: InFlight, outcome: ResponseOutcome & { ok: true }, stampNs: number): void {
     this.settle(request);
     request.node.stats.completed(stampNs - request.sentNs);
-    querySampleComplete(request.id, request.wantData ? data : undefined, nTokens, stampNs);
+    querySampleComplete(request.id, request.wantData ? outcome.data : undefined, outcome.nTokens, stampNs);
+    // After the completion, with its stamps: nothing here is inside a latency.
+    if (activeSeries.performance) this.streamStats.input(outcome.inputTokens);
+    this.requestLog?.record(request.id, request.index, request.node.index, request.sentNs, request.firstTokenNs, stampNs, outcome.inputTokens, outcome.nTokens, undefined);
   }
 
   fail(request: InFlight, kind: FailureKind, message: string, stampNs: number): void {
@@ -485,6 +462,7 @@ export class NetworkClient {
     if (kind === 'connection') node.backoffUntilNs = this.clock() + this.backoffNs;
     // The detail line reads 'Sample failed (<kind>): node <url>: <message>'.
     querySampleFailed(request.id, kind, this.redact(`node ${node.label}: ${message}`), stampNs);
+    this.requestLog?.record(request.id, request.index, node.index, request.sentNs, request.firstTokenNs, stampNs, undefined, undefined, kind);
   }
 
   private settle(request: InFlight): void {

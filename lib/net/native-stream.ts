@@ -8,14 +8,16 @@
  * stamp, so neither the JS thread's wake nor the parsing is inside TTFT,
  * TPOT or the latency.
  */
-import { wantsResponse } from '../api/active.js';
+import { activeSeries, wantsResponse } from '../api/active.js';
 import { firstTokenComplete, querySampleComplete, querySampleFailed } from '../api/completion.js';
 import type { NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
 import { FAILURE_KINDS, type FailureKind, type NetworkProtocol, type ResponseHeaders, type ResponseOutcome, type ResponseReader } from './protocol.js';
+import type { RequestLog } from './request-log.js';
+import { traceOutputEvents, type EventTrace, type StreamStatsRecorder } from './stream-stats.js';
 
 /** Numbers per event in onStream's `meta` (bindings/http_sut_binding.cc, kStreamRecord). */
-export const STREAM_RECORD = 8;
+export const STREAM_RECORD = 9;
 /** The event field: body bytes, the end of a 2xx response, a failure (its message in the bytes). */
 export const STREAM_DATA = 0;
 export const STREAM_END = 1;
@@ -49,11 +51,14 @@ export function decodeHeaders(bytes: Uint8Array, names: readonly string[]): Resp
 }
 
 /** One response being read. */
-interface StreamState {
+interface StreamState extends EventTrace {
   reader: ResponseReader | undefined;
   wantData: boolean;
-  /** The reader refused the bytes: the sample failed already (this kind), the rest is skipped. */
+  /** The reader refused the bytes: the sample failed already (this kind, at failedNs), the rest is skipped. */
   failedKind: FailureKind | undefined;
+  failedNs: number;
+  /** The read that brought the first output (0: none). */
+  firstTokenNs: number;
 }
 
 const decoder = new TextDecoder();
@@ -71,6 +76,9 @@ export class NativeStreamReader {
     private readonly redact: (text: string) => string,
     /** How long an async reader's outcome may take (the request timeout, or USER_FUNCTION_TIMEOUT_MS for none). */
     private readonly outcomeTimeoutMs: number,
+    /** Inter-token gaps and input lengths (lib/net/stream-stats.ts). */
+    private readonly streamStats: StreamStatsRecorder,
+    private readonly requestLog: RequestLog | undefined,
   ) {}
 
   /** onStream: the events of one batch, in order. */
@@ -83,8 +91,8 @@ export class NativeStreamReader {
       try {
         if (event === STREAM_DATA) this.data(id, meta[m + 5]!, meta[m + 6]!, bytes, stamp);
         else if (event === STREAM_HEADERS) this.headers(id, meta[m + 5]!, meta[m + 6]!, bytes, stamp);
-        else if (event === STREAM_END) this.end(id, meta[m + 5]!, meta[m + 6]!, stamp);
-        else this.failed(id, FAILURE_KINDS[meta[m + 7]!] ?? 'connection', decoder.decode(bytes), stamp);
+        else if (event === STREAM_END) this.end(id, meta[m + 5]!, meta[m + 6]!, stamp, meta[m + 8]!);
+        else this.failed(id, meta[m + 5]!, meta[m + 6]!, FAILURE_KINDS[meta[m + 7]!] ?? 'connection', decoder.decode(bytes), stamp, meta[m + 8]!);
       } catch {
         // No run to complete into any more (events after the run ended): nothing to record.
         this.streams.delete(id);
@@ -104,7 +112,7 @@ export class NativeStreamReader {
     let state = this.streams.get(id);
     if (state === undefined) {
       const wantData = wantsResponse(id);
-      state = { reader: undefined, wantData, failedKind: undefined };
+      state = { reader: undefined, wantData, failedKind: undefined, failedNs: 0, firstTokenNs: 0, events: 0, lastEventNs: 0 };
       try {
         state.reader = this.protocol.reader(index, wantData);
       } catch (error) {
@@ -129,20 +137,26 @@ export class NativeStreamReader {
     const state = this.state(id, index, node, stamp);
     if (state.failedKind !== undefined) return;
     let first: Uint8Array | undefined;
+    const reader = state.reader!;
     try {
-      first = state.reader!.onData(bytes);
+      first = reader.onData(bytes);
     } catch (error) {
       return this.refuse(id, node, state, error, stamp);
     }
-    if (first !== undefined) firstTokenComplete(id, first, stamp);
+    if (first !== undefined) {
+      state.firstTokenNs = stamp;
+      firstTokenComplete(id, first, stamp);
+    }
+    traceOutputEvents(state, reader, stamp, this.streamStats);
   }
 
-  private end(id: number, index: number, node: number, stamp: number): void {
+  private end(id: number, index: number, node: number, stamp: number, sentNs: number): void {
     const state = this.state(id, index, node, stamp);
     this.streams.delete(id);
     // The client counted the response completed; the reader's verdict may say otherwise.
     if (state.failedKind !== undefined) {
       this.corrections[node]?.reclassified(state.failedKind);
+      this.requestLog?.record(id, index, node, sentNs, state.firstTokenNs, state.failedNs, undefined, undefined, state.failedKind);
       return;
     }
     let verdict: ResponseOutcome | PromiseLike<ResponseOutcome>;
@@ -152,30 +166,40 @@ export class NativeStreamReader {
       verdict = { ok: false, kind: 'malformed_response', message: this.threw(error) };
     }
     // An async user function maps the response: completed with the end's stamp once it settles.
-    if (isPendingOutcome(verdict)) settleOutcome(verdict, this.protocol.kind, this.outcomeTimeoutMs, (outcome) => this.complete(id, node, state.wantData, outcome, stamp));
-    else this.complete(id, node, state.wantData, checkedOutcome(verdict, this.protocol.kind), stamp);
+    const done = (outcome: ResponseOutcome): void => this.complete(id, index, node, state, outcome, stamp, sentNs);
+    if (isPendingOutcome(verdict)) settleOutcome(verdict, this.protocol.kind, this.outcomeTimeoutMs, done);
+    else done(checkedOutcome(verdict, this.protocol.kind));
   }
 
-  private complete(id: number, node: number, wantData: boolean, outcome: ResponseOutcome, stamp: number): void {
+  private complete(id: number, index: number, node: number, state: StreamState, outcome: ResponseOutcome, stamp: number, sentNs: number): void {
     if (outcome.ok) {
-      querySampleComplete(id, wantData ? outcome.data : undefined, outcome.nTokens, stamp);
+      querySampleComplete(id, state.wantData ? outcome.data : undefined, outcome.nTokens, stamp);
+      // After the completion, with its stamps: nothing here is inside a latency.
+      if (activeSeries.performance) this.streamStats.input(outcome.inputTokens);
+      this.requestLog?.record(id, index, node, sentNs, state.firstTokenNs, stamp, outcome.inputTokens, outcome.nTokens, undefined);
     } else {
       this.corrections[node]?.reclassified(outcome.kind);
       querySampleFailed(id, outcome.kind, this.redact(`${this.nodeText(node)}${outcome.message}`), stamp);
+      this.requestLog?.record(id, index, node, sentNs, state.firstTokenNs, stamp, undefined, undefined, outcome.kind);
     }
   }
 
   /** A failure the client saw (status, connection, framing, timeout, cancel): its message names the node. */
-  private failed(id: number, kind: FailureKind, message: string, stamp: number): void {
+  private failed(id: number, index: number, node: number, kind: FailureKind, message: string, stamp: number, sentNs: number): void {
     const state = this.streams.get(id);
     this.streams.delete(id);
-    if (state?.failedKind !== undefined) return;
+    if (state?.failedKind !== undefined) {
+      this.requestLog?.record(id, index, node, sentNs, state.firstTokenNs, state.failedNs, undefined, undefined, state.failedKind);
+      return;
+    }
     querySampleFailed(id, kind, this.redact(message), stamp);
+    this.requestLog?.record(id, index, node, sentNs, state?.firstTokenNs ?? 0, stamp, undefined, undefined, kind);
   }
 
   /** The reader threw (its contract says it never does): the sample fails, the rest of its bytes are skipped. */
   private refuse(id: number, node: number, state: StreamState, error: unknown, stamp: number): void {
     state.failedKind = 'malformed_response';
+    state.failedNs = stamp;
     querySampleFailed(id, 'malformed_response', this.redact(`${this.nodeText(node)}${this.threw(error)}`), stamp);
   }
 

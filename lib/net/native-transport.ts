@@ -13,7 +13,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { yieldToEventLoop } from '../api/abortable.js';
-import { wantsResponse } from '../api/active.js';
+import { activeSeries, wantsResponse } from '../api/active.js';
 import { querySampleComplete, querySampleFailed } from '../api/completion.js';
 import { InterfaceError, NetworkSetupError, SettingsError } from '../errors.js';
 import { loadNative, type NativeHttpSut } from '../native/index.js';
@@ -22,8 +22,10 @@ import type { NodeAddress } from './nodes.js';
 import { decodeHeaders, NativeStreamReader } from './native-stream.js';
 import { createStatsBuffer, nodeSlice, NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, USER_FUNCTION_TIMEOUT_MS, type NetworkProtocol, type PreparedRequest, type ResponseOutcome } from './protocol.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, FAILURE_KINDS, USER_FUNCTION_TIMEOUT_MS, type FailureKind, type NetworkProtocol, type PreparedRequest, type ResponseOutcome } from './protocol.js';
+import type { RequestLog } from './request-log.js';
 import type { Secrets } from './secrets.js';
+import { StreamStatsRecorder } from './stream-stats.js';
 
 /** File descriptors left to the rest of the process when the pools are checked against the open-file limit. */
 const RESERVED_FILES = 100;
@@ -74,8 +76,10 @@ export function nativeTransportObstacle(protocol: NetworkProtocol, addresses: re
   return nativeHeaderNames(protocol).problem;
 }
 
+const decoder = new TextDecoder();
+
 /** Numbers per response in onResponses' `meta` (bindings/http_sut_binding.cc, kResponseRecord). */
-const RESPONSE_RECORD = 8;
+const RESPONSE_RECORD = 10;
 
 /** Samples whose requests are built between two reads of the clock (load). */
 const LOAD_SLICE = 256;
@@ -150,6 +154,7 @@ export class NativeTransport {
   /** How long an async reader's outcome may take (the request timeout, or USER_FUNCTION_TIMEOUT_MS for none). */
   private readonly outcomeTimeoutMs: number;
   private readonly requestTimeoutMs: number;
+  private readonly streamStats: StreamStatsRecorder;
 
   constructor(
     private readonly protocol: NetworkProtocol,
@@ -158,6 +163,10 @@ export class NativeTransport {
     readEveryResponse: boolean,
     /** What no failure message may carry (lib/net/secrets.ts). */
     private readonly secrets: Secrets,
+    /** The stream-stats slice of this thread (lib/net/stream-stats.ts). */
+    streamSlice: Float64Array,
+    /** The per-request log: then every outcome, failures included, reaches JS. */
+    private readonly requestLog?: RequestLog,
   ) {
     const maxBodyBytes = protocol.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     if (typeof maxBodyBytes !== 'number' || !Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1)
@@ -177,8 +186,10 @@ export class NativeTransport {
     const headers = nativeHeaderNames(protocol);
     if (headers.problem !== '') throw new InterfaceError(headers.problem);
     const headerNames = (this.headerNames = headers.names);
+    this.streamStats = new StreamStatsRecorder(streamSlice);
     const streams = (this.streams = protocol.streamsTokens
-      ? new NativeStreamReader(protocol, headerNames, addresses.map((a) => a.url), this.correctionRecorders, (text) => this.redact(text), this.outcomeTimeoutMs)
+      ? new NativeStreamReader(protocol, headerNames, addresses.map((a) => a.url), this.correctionRecorders, (text) => this.redact(text), this.outcomeTimeoutMs,
+          this.streamStats, requestLog)
       : undefined);
     // The client's own failure messages (an error status's body excerpt)
     // pass its redactor, which applies secrets.ts's rule to these.
@@ -193,6 +204,7 @@ export class NativeTransport {
       nodeBackoffMs: config.backoffMs,
       maxBodyBytes,
       hostReadsEveryBody: readEveryResponse,
+      hostReadsEveryOutcome: requestLog !== undefined,
       responsePollUs: config.responsePollUs,
       secrets: secretList,
       responseHeaders: headerNames,
@@ -200,8 +212,14 @@ export class NativeTransport {
       onResponses: (meta, data, count) => {
         for (let i = 0, m = 0; i < count; i++, m += RESPONSE_RECORD) {
           const body = data.subarray(meta[m + 4]!, meta[m + 4]! + meta[m + 5]!);
+          const failure = meta[m + 9]!;
+          if (failure >= 0) {
+            // hostReadsEveryOutcome: a failure the client saw, its message where the body goes.
+            this.failed(meta[m]!, meta[m + 1]!, meta[m + 2]!, meta[m + 3]!, FAILURE_KINDS[failure] ?? 'connection', decoder.decode(body), meta[m + 8]!);
+            continue;
+          }
           const headerBytes = data.subarray(meta[m + 6]!, meta[m + 6]! + meta[m + 7]!);
-          this.read(meta[m]!, meta[m + 1]!, meta[m + 2]!, body, meta[m + 3]!, headerBytes);
+          this.read(meta[m]!, meta[m + 1]!, meta[m + 2]!, body, meta[m + 3]!, headerBytes, meta[m + 8]!);
         }
       },
     });
@@ -338,7 +356,7 @@ export class NativeTransport {
    * A response whose body JS reads: through the protocol's reader (its
    * headers first, as undici's onResponseStart), completed with the native stamp.
    */
-  private read(id: number, index: number, stampNs: number, body: Uint8Array, node: number, headerBytes: Uint8Array): void {
+  private read(id: number, index: number, stampNs: number, body: Uint8Array, node: number, headerBytes: Uint8Array, sentNs: number): void {
     const label = this.addresses[node]?.url ?? this.addresses[0]!.url;
     const wantData = wantsResponse(id);
     let verdict: ResponseOutcome | PromiseLike<ResponseOutcome>;
@@ -351,20 +369,35 @@ export class NativeTransport {
       verdict = { ok: false, kind: 'malformed_response', message: `the ${this.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}` };
     }
     // An async user function maps the response: completed with the native stamp once it settles.
-    if (isPendingOutcome(verdict)) settleOutcome(verdict, this.protocol.kind, this.outcomeTimeoutMs, (outcome) => this.complete(id, wantData, node, label, stampNs, outcome));
-    else this.complete(id, wantData, node, label, stampNs, checkedOutcome(verdict, this.protocol.kind));
+    const done = (outcome: ResponseOutcome): void => this.complete(id, index, wantData, node, label, stampNs, sentNs, outcome);
+    if (isPendingOutcome(verdict)) settleOutcome(verdict, this.protocol.kind, this.outcomeTimeoutMs, done);
+    else done(checkedOutcome(verdict, this.protocol.kind));
   }
 
-  private complete(id: number, wantData: boolean, node: number, label: string, stampNs: number, outcome: ResponseOutcome): void {
+  private complete(id: number, index: number, wantData: boolean, node: number, label: string, stampNs: number, sentNs: number, outcome: ResponseOutcome): void {
     try {
       if (outcome.ok) {
         querySampleComplete(id, wantData ? outcome.data : undefined, outcome.nTokens, stampNs);
+        // After the completion, with its stamps: nothing here is inside a latency.
+        if (activeSeries.performance) this.streamStats.input(outcome.inputTokens);
+        this.requestLog?.record(id, index, node, sentNs, 0, stampNs, outcome.inputTokens, outcome.nTokens, undefined);
       } else {
         this.correctionRecorders[node]?.reclassified(outcome.kind);
         querySampleFailed(id, outcome.kind, this.redact(`node ${label}: ${outcome.message}`), stampNs);
+        this.requestLog?.record(id, index, node, sentNs, 0, stampNs, undefined, undefined, outcome.kind);
       }
     } catch {
       // No run to complete into any more (a response after the run ended): nothing to record.
+    }
+  }
+
+  /** A failure the client saw (hostReadsEveryOutcome: the request log wants every request); its message names the node. */
+  private failed(id: number, index: number, stampNs: number, node: number, kind: FailureKind, message: string, sentNs: number): void {
+    try {
+      querySampleFailed(id, kind, this.redact(message), stampNs);
+      this.requestLog?.record(id, index, node, sentNs, 0, stampNs, undefined, undefined, kind);
+    } catch {
+      // No run to complete into any more.
     }
   }
 

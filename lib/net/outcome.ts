@@ -17,8 +17,8 @@ export function isPendingOutcome(value: ResponseOutcome | PromiseLike<ResponseOu
 
 /**
  * `value` when it is a well-formed outcome, else a 'malformed_response'
- * naming what the reader of protocol `kind` gave: nTokens outside
- * 0..2^31-1 or not an integer, data that is not bytes, an unknown kind.
+ * naming what the reader of protocol `kind` gave: nTokens or inputTokens
+ * outside 0..2^31-1 or not an integer, data that is not bytes, an unknown kind.
  * Builds no string unless the outcome is bad (it runs per response).
  */
 export function checkedOutcome(value: unknown, kind: string): ResponseOutcome {
@@ -30,6 +30,10 @@ export function checkedOutcome(value: unknown, kind: string): ResponseOutcome {
         return malformed(`the ${kind} reader: nTokens ${tokenCountProblem(n)}`);
       }
       if (outcome.data !== undefined && !(outcome.data instanceof Uint8Array)) return malformed(`the ${kind} reader: data must be a Uint8Array, got ${typeof outcome.data}`);
+      const input = outcome.inputTokens;
+      if (input !== undefined && !(typeof input === 'number' && Number.isInteger(input) && input >= 0 && input <= MAX_TOKEN_COUNT)) {
+        return malformed(`the ${kind} reader: inputTokens ${tokenCountProblem(input)}`);
+      }
       return value as ResponseOutcome;
     }
     if (outcome.ok === false && typeof outcome.message === 'string' && (FAILURE_KINDS as readonly unknown[]).includes(outcome.kind)) return value as ResponseOutcome;

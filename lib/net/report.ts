@@ -4,6 +4,7 @@
  */
 import type { SutReport } from '../api/types.js';
 import { FAILURE_KINDS } from './node-stats.js';
+import type { StreamReport } from './stream-stats.js';
 import type { NetworkStats } from './types.js';
 
 /** SystemUnderTest.report() of a network SUT: `data` is its stats(). */
@@ -14,11 +15,13 @@ export interface NetworkSutReport extends SutReport {
 
 const ms = (ns: number): string => (ns / 1e6).toFixed(3);
 
-export function networkReport(stats: NetworkStats, protocolNote: string | undefined, accuracyNote?: string): NetworkSutReport {
+export function networkReport(stats: NetworkStats, protocolNote: string | undefined, accuracyNote?: string, streams?: StreamReport, requestLog?: string): NetworkSutReport {
   const lines: string[] = [`Nodes : ${stats.nodes.length}`, `Transport : ${stats.transport === 'native' ? "native (the core's HTTP/1.1 client)" : stats.dispatchWorkers ? 'undici (dispatch workers)' : 'undici (JS thread)'}`];
   // A protocol's note may have several lines (token sources): each its own line.
   if (protocolNote !== undefined && protocolNote !== '') for (const note of protocolNote.split('\n')) lines.push(`Note : ${note}`);
   if (accuracyNote !== undefined && accuracyNote !== '') lines.push(`Accuracy data : ${accuracyNote}`);
+  if (streams !== undefined) lines.push(...streams.lines);
+  if (requestLog !== undefined) lines.push(requestLog);
   const rows: (string | number)[][] = [];
   for (const n of stats.nodes) {
     const failed = FAILURE_KINDS.reduce((sum, k) => sum + n.failed[k], 0);
@@ -42,6 +45,7 @@ export function networkReport(stats: NetworkStats, protocolNote: string | undefi
       columns: ['node', 'url', 'requests', 'completed', 'failed', ...FAILURE_KINDS, 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'mean ms'],
       rows,
     },
+    ...(streams !== undefined && Object.keys(streams.distributions).length > 0 ? { distributions: streams.distributions } : {}),
     data: stats,
   };
 }

@@ -21,7 +21,9 @@ import { createStatsBuffer, nodeSlice, summarizeNode } from './node-stats.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, type NetworkProtocol } from './protocol.js';
 import { isRegisteredProtocol } from './registry.js';
 import { networkReport } from './report.js';
+import { RequestLog } from './request-log.js';
 import { secretsOf } from './secrets.js';
+import { createStreamStatsBuffer, streamReport, streamSlice } from './stream-stats.js';
 import type { NetworkWorkerOptions } from './worker-sut.js';
 import { BALANCE_POLICIES, type NetworkStats, type NetworkSut, type TransportOptions } from './types.js';
 
@@ -64,6 +66,13 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
   if (options.readEveryResponse !== undefined && typeof options.readEveryResponse !== 'boolean')
     throw new SettingsError('readEveryResponse', options.readEveryResponse, `readEveryResponse must be true or false, got ${typeof options.readEveryResponse}`);
   const responsePollUs = integerOption('responsePollUs', options.responsePollUs, DEFAULT_RESPONSE_POLL_US, 0, MAX_RESPONSE_POLL_US);
+  if (options.requestLog !== undefined) {
+    if (typeof options.requestLog !== 'string' || options.requestLog === '' || options.requestLog.includes('\0'))
+      throw new SettingsError('requestLog', options.requestLog, `requestLog must be a file path (a non-empty string without NUL), got ${typeof options.requestLog === 'string' ? "''" : typeof options.requestLog}`);
+    if (options.readEveryResponse === false)
+      throw new SettingsError('readEveryResponse', false,
+        'readEveryResponse false cannot be combined with requestLog: the native transport then reads only the responses the accuracy log keeps, so the log would miss requests; leave readEveryResponse on (the default) to log every request');
+  }
   return {
     balance,
     connections,
@@ -97,7 +106,13 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
   const config = checkTransportOptions(options);
   const addresses = parseNodeUrls(options.urls);
   const stats = createStatsBuffer(addresses.length, 1, false);
-  const client = new NetworkClient(protocol, addresses, config, addresses.map((_, i) => nodeSlice(stats, addresses.length, 0, i)));
+  // This thread's stream figures: the undici client's slice, then the native transport's.
+  const streams = createStreamStatsBuffer(2, false);
+  // Created now: a path that cannot be written is bad input before any node is contacted.
+  const secretsForLog = secretsOf(protocol, config.apiKey);
+  const requestLog = options.requestLog !== undefined ? new RequestLog(options.requestLog, addresses.map((a) => a.url), (t) => secretsForLog.redact(t)) : undefined;
+  const client = new NetworkClient(protocol, addresses, config, addresses.map((_, i) => nodeSlice(stats, addresses.length, 0, i)), undefined,
+    { streamSlice: streamSlice(streams, 0), ...(requestLog !== undefined ? { requestLog } : {}) });
   let names: string[];
   try {
     // The SUT's signal (the CLI's Ctrl-C) ends the probes and the check before the run too.
@@ -107,6 +122,7 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
     if (stop?.aborted === true) throw stop.reason;
   } catch (error) {
     await client.close();
+    requestLog?.closeNow();
     throw error;
   }
   const nodeNames = uniqueNodeNames(
@@ -116,23 +132,30 @@ export async function createNetworkSut(protocol: NetworkProtocol, options: Trans
   );
   let native: NativeTransport | undefined;
   try {
-    native = await startNativeTransport(protocol, addresses, config);
+    native = await startNativeTransport(protocol, addresses, config, streamSlice(streams, 1), requestLog);
   } catch (error) {
     await client.close();
+    requestLog?.closeNow();
     throw error;
   }
-  return buildNetworkSut(protocol, client, addresses, nodeNames, config, stats, options, native);
+  return buildNetworkSut(protocol, client, addresses, nodeNames, config, { stats, streams }, options, native, requestLog);
 }
 
 /** The native transport when `transport` asks for it or ('auto') it can serve the SUT; its connections open. */
-async function startNativeTransport(protocol: NetworkProtocol, addresses: readonly NodeAddress[], config: ClientConfig): Promise<NativeTransport | undefined> {
+async function startNativeTransport(
+  protocol: NetworkProtocol,
+  addresses: readonly NodeAddress[],
+  config: ClientConfig,
+  streamStats: Float64Array,
+  requestLog: RequestLog | undefined,
+): Promise<NativeTransport | undefined> {
   if (config.transport === 'undici') return undefined;
   const obstacle = nativeTransportObstacle(protocol, addresses, config);
   if (obstacle !== '') {
     if (config.transport === 'auto') return undefined;
     throw new SettingsError('transport', 'native', `transport 'native' cannot serve this SUT: ${obstacle}; use 'undici' or 'auto'`);
   }
-  const native = new NativeTransport(protocol, addresses, config, config.readEveryResponse, secretsOf(protocol, config.apiKey));
+  const native = new NativeTransport(protocol, addresses, config, config.readEveryResponse, secretsOf(protocol, config.apiKey), streamStats, requestLog);
   try {
     await native.start();
   } catch (error) {
@@ -151,13 +174,16 @@ function buildNetworkSut(
   addresses: readonly NodeAddress[],
   nodeNames: readonly string[],
   config: ClientConfig,
-  stats: Float64Array,
+  buffers: { stats: Float64Array; streams: Float64Array },
   options: TransportOptions,
   native: NativeTransport | undefined,
+  requestLog: RequestLog | undefined,
 ): NetworkSut {
+  const { stats, streams } = buffers;
   const signal = options.signal;
   // Every thread's statistics: this thread's, then each worker run's (shared).
   const statsBuffers: Float64Array[] = [stats];
+  const streamBuffers: Float64Array[] = [streams];
   // A run with dispatch workers sends through their undici pools, not the
   // native client (startTest hands the core no native SUT then).
   let workerRuns = false;
@@ -212,14 +238,18 @@ function buildNetworkSut(
       // Called before the run starts anything: a transport the workers cannot use is bad input.
       if (config.transport === 'native')
         throw new SettingsError('transport', 'native', "transport 'native' cannot serve dispatch 'worker': dispatch workers send through their own undici pools; use transport 'auto' or 'undici' with dispatch 'worker', or another dispatch mode ('wake', 'poll') with 'native'");
+      if (requestLog !== undefined)
+        throw new SettingsError('requestLog', requestLog.path, "requestLog cannot be used with dispatch 'worker': the log is written from the thread that reads the responses; use dispatch 'wake' or 'poll' (the default is 'wake')");
       if (!isRegisteredProtocol(protocol.kind))
         throw new InterfaceError(`dispatch 'worker': the network SUT's protocol '${protocol.kind}' cannot be re-created in worker threads (only openai, kserve and http can)`);
       const shared = createStatsBuffer(addresses.length, workerCount, true);
       statsBuffers.push(shared);
+      const sharedStreams = createStreamStatsBuffer(workerCount, true);
+      streamBuffers.push(sharedStreams);
       workerRuns = true;
       const { signal: _signal, ...protocolOptions } = options as TransportOptions & Record<string, unknown>;
       void _signal;
-      return { kind: protocol.kind, protocolOptions, addresses: [...addresses], config, stats: shared, cancelled };
+      return { kind: protocol.kind, protocolOptions, addresses: [...addresses], config, stats: shared, streams: sharedStreams, cancelled };
     },
   };
   const sut: NetworkSut & { report(): ReturnType<typeof networkReport> } = {
@@ -238,11 +268,12 @@ function buildNetworkSut(
     },
     stats: networkStats,
     // The block after the summary, report.html's table and result.sutReport.
-    report: () => networkReport(networkStats(), protocol.describe?.(), protocol.accuracyDataNote?.()),
+    report: () => networkReport(networkStats(), protocol.describe?.(), protocol.accuracyDataNote?.(), streamReport(streamBuffers, protocol.streamsTokens), requestLog?.summary()),
     close: async () => {
       signal?.removeEventListener('abort', onAbort);
       native?.close();
       await client.close();
+      await requestLog?.close();
     },
   };
   Object.defineProperty(sut, DISPATCH_WORKER_PLAN, { value: plan });

@@ -65,6 +65,17 @@ export interface TransportOptions {
   /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
   probeTimeoutMs?: number;
   /**
+   * A file to write one JSON line per request to (created, or emptied, when
+   * the SUT is created): series, sample id, QSL index, node, when it was sent,
+   * its first token and its last byte (ns from its series' start, on the
+   * core's clock), input and output tokens, outcome and failure kind
+   * (README "Reports for token runs"). Written after each completion, off
+   * the timing path; complete once close() resolves. Not with dispatch
+   * 'worker', nor with readEveryResponse false (the native transport would
+   * not show every response).
+   */
+  requestLog?: string;
+  /**
    * Stops the SUT's requests when aborted (e.g. startTest's signal): every
    * request in flight, and every later one, fails at once as 'cancelled'.
    */

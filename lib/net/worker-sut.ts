@@ -11,6 +11,7 @@ import type { NodeAddress } from './nodes.js';
 import { nodeSlice } from './node-stats.js';
 import { createRegisteredProtocol } from './registry.js';
 import { secretsOf } from './secrets.js';
+import { streamSlice } from './stream-stats.js';
 import type { QuerySample, SystemUnderTest } from '../api/types.js';
 
 /** What the main thread's NetworkSut hands each worker (structured-cloned). */
@@ -21,6 +22,8 @@ export interface NetworkWorkerOptions {
   config: ClientConfig;
   /** workerCount × nodes stats slices (shared). */
   stats: Float64Array;
+  /** workerCount stream-stats slices (shared; lib/net/stream-stats.ts). */
+  streams: Float64Array;
   /** Non-zero once the run was stopped: in-flight requests are cancelled. */
   cancelled: Int32Array;
 }
@@ -43,6 +46,7 @@ export async function createSut(context: DispatchWorkerContext): Promise<Pick<Sy
     o.config,
     o.addresses.map((_, i) => nodeSlice(o.stats, nodes, context.workerIndex, i)),
     o.cancelled,
+    { streamSlice: streamSlice(o.streams, context.workerIndex) },
   );
   return {
     issueQuery: (samples: QuerySample[]) => {

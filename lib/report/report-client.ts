@@ -5,6 +5,7 @@
  * lib/report/report.ts) and marks each drawn chart with data-rendered="1".
  */
 import { POWER_CHART_JS } from './energy-section.js';
+import { TOKEN_CHART_JS } from './token-section.js';
 
 export const REPORT_CLIENT_JS = String.raw`
 (function () {
@@ -13,9 +14,21 @@ export const REPORT_CLIENT_JS = String.raw`
   var COLORS = { main: '#2563eb', second: '#16a34a', third: '#dc2626', mark: '#dc2626', target: '#9333ea' };
   var charts = [];
 
-  function chartWidth() {
-    var main = document.querySelector('main');
-    return Math.max(320, Math.min(1100, (main ? main.clientWidth : 900) - 16));
+  // The width of the chart's box (a full row, or half of one in a .pair).
+  function chartWidth(host) {
+    var w = host && host.clientWidth > 0 ? host.clientWidth : 0;
+    if (w === 0) {
+      var main = document.querySelector('main');
+      w = (main ? main.clientWidth : 900) - 16;
+    }
+    return Math.max(260, Math.min(1100, w));
+  }
+
+  // A display unit for ns values of this magnitude (as the page's server side picks them).
+  function unitOf(maxNs) {
+    if (maxNs >= 1e7) return { name: 'ms', div: 1e6 };
+    if (maxNs >= 1e4) return { name: 'µs', div: 1e3 };
+    return { name: 'ns', div: 1 };
   }
 
   // Dashed marker lines drawn by a uPlot draw hook: {x|y, label, color}.
@@ -45,7 +58,8 @@ export const REPORT_CLIENT_JS = String.raw`
               var y = u.valToPos(m.y, m.scale || 'y', true);
               if (y < top || y > bottom) return;
               ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(right, y); ctx.stroke();
-              ctx.fillText(m.label, left + 6 * pr, y - 4 * pr);
+              // Near the top (a CDF's 99 %): under the line, where a CDF's left part is low.
+              ctx.fillText(m.label, left + 6 * pr, y - top < 16 * pr ? y + 14 * pr : y - 4 * pr);
             }
           });
           ctx.restore();
@@ -57,7 +71,7 @@ export const REPORT_CLIENT_JS = String.raw`
   function draw(id, opts, data) {
     var host = document.getElementById(id);
     if (!host) return;
-    opts.width = chartWidth();
+    opts.width = chartWidth(host);
     opts.height = opts.height || 260;
     opts.legend = opts.legend || { show: true };
     var u = new uPlot(opts, data, host);
@@ -146,9 +160,16 @@ export const REPORT_CLIENT_JS = String.raw`
   }
 
 ${POWER_CHART_JS}
+${TOKEN_CHART_JS}
   window.addEventListener('resize', function () {
-    var w = chartWidth();
-    charts.forEach(function (u) { u.setSize({ width: w, height: u.height }); });
+    charts.forEach(function (u) {
+      var host = u.root.parentElement;
+      // The chart's own width must not hold its box open: measure the box without it.
+      u.root.style.display = 'none';
+      var w = chartWidth(host);
+      u.root.style.display = '';
+      u.setSize({ width: w, height: u.height });
+    });
   });
   document.body.setAttribute('data-charts', String(charts.length));
 })();

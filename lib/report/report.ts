@@ -12,8 +12,10 @@ import { basename, dirname, join } from 'node:path';
 import { InterfaceError } from '../errors.js';
 import type { InferredResults } from '../power/inferred.js';
 import type { PowerResult } from '../power/run-extras.js';
+import type { SutDistribution, TokenLimits } from '../api/types.js';
 import { energySections, powerChartBox } from './energy-section.js';
 import { REPORT_CLIENT_JS } from './report-client.js';
+import { sutDistributionSection, tokenSection, type ReportTokens } from './token-section.js';
 
 /** One distribution in loadgen_report_data.json (ns). */
 export interface ReportDistribution {
@@ -49,6 +51,8 @@ export interface ReportSeries {
   };
   issue_lateness: ReportDistribution | null;
   delivery_lag: ReportDistribution | null;
+  /** Token runs (use_token_latencies): TTFT, TPOT, output lengths, tokens and TTFT over time, goodput. */
+  tokens?: ReportTokens;
 }
 
 /** loadgen_report_data.json (version 1). */
@@ -60,10 +64,19 @@ export interface ReportData {
   mode: string;
   target_latency_ns: number;
   target_latency_percentile: number;
+  /** The run measured token latencies: a Server run is then held to TTFT/TPOT, not to target_latency_ns. */
+  use_token_latencies?: boolean;
   files: { summary: string; detail: string; accuracy: string; trace: string };
   series: ReportSeries | null;
   /** The SUT's own block (SystemUnderTest.report(), added by startTest after the run). */
-  sut_report?: { title: string; lines: string[]; table?: { columns: string[]; rows: (string | number)[][] } };
+  sut_report?: {
+    title: string;
+    lines: string[];
+    table?: { columns: string[]; rows: (string | number)[][] };
+    distributions?: Record<string, SutDistribution>;
+  };
+  /** Server token runs: the limits and where they came from (added by startTest after the run). */
+  token_limits?: TokenLimits;
   /** SingleStream/MultiStream: the inferred figures (added by startTest after the run). */
   inferred?: InferredResults;
   /** With startTest's `power` option: the power figures and readings. */
@@ -196,6 +209,7 @@ export function parseSummary(text: string): ParsedSummary {
   const out: ParsedSummary = { verdict: '', metrics: [], checks: [], recommendations: [], earlyStopping: [], overhead: [] };
   let section = '';
   let list: string[] | undefined;
+  let heading: string | undefined;
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; ++i) {
     const line = lines[i]!;
@@ -217,10 +231,13 @@ export function parseSummary(text: string): ParsedSummary {
     }
     if (/^.*Early Stopping Result:$/.test(line)) {
       list = out.earlyStopping;
-      if (!line.startsWith('Early')) out.earlyStopping.push(line.trim());
+      // A token run's TTFT / TPOT heading is listed only when bullets follow it (TTFT's is empty when TPOT failed).
+      heading = line.startsWith('Early') ? undefined : line.trim();
       continue;
     }
     if (list !== undefined && line.startsWith(' * ')) {
+      if (heading !== undefined && list === out.earlyStopping) list.push(heading);
+      heading = undefined;
       list.push(line.slice(3).trim());
       continue;
     }
@@ -282,7 +299,8 @@ function sutReportSection(report: ReportData['sut_report']): string {
   if (report === undefined || t === undefined) return '';
   const head = t.columns.map((c) => `<th>${escapeHtml(String(c))}</th>`).join('');
   const body = t.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(String(c))}</td>`).join('')}</tr>`).join('');
-  return `<h2>${escapeHtml(String(report.title))}</h2>\n<table class="sut-report"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>\n`;
+  // Wide tables (a column per failure kind) scroll in their box rather than widen the page.
+  return `<h2>${escapeHtml(String(report.title))}</h2>\n<div class="scroll"><table class="sut-report"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>\n`;
 }
 
 function uplotAssets(): { js: string; css: string } {
@@ -326,7 +344,9 @@ export function renderReport(inputs: ReportInputs): string {
   const series = data?.series ?? null;
   const latency = scenario === 'MultiStream' && series?.query_latency ? series.query_latency : series?.sample_latency;
   const targetPercentile = data?.target_latency_percentile ?? Number(settings.get('target_latency_percentile') ?? 0);
-  const boundNs = scenario === 'Server' ? (data?.target_latency_ns ?? 0) : 0;
+  // A token run's Server bounds are TTFT and TPOT: its target latency is no bound (often 0, else a default).
+  const tokenRun = data?.use_token_latencies === true || series?.tokens !== undefined;
+  const boundNs = scenario === 'Server' && !tokenRun ? (data?.target_latency_ns ?? 0) : 0;
   const overheadMax = Math.max(series?.issue_lateness?.max ?? 0, series?.delivery_lag?.max ?? 0);
   const clientData = {
     scenario,
@@ -352,7 +372,8 @@ export function renderReport(inputs: ReportInputs): string {
   const charts = series
     ? [
         chart('chart-latency-histogram', `${scenario === 'MultiStream' ? 'Query' : 'Sample'} latency histogram`,
-          'Latency from the scheduled time to completion. Dashed lines: the target percentile' + (boundNs > 0 ? ' and the latency bound.' : '.')),
+          'Latency from the scheduled time to completion. Dashed lines: the target percentile' + (boundNs > 0 ? ' and the latency bound.' : '.') +
+          (tokenRun && scenario === 'Server' ? ' No end-to-end bound: a token run is held to its TTFT and TPOT limits (Token latencies).' : '')),
         chart('chart-latency-cdf', 'Latency CDF', 'Fraction of samples completed within each latency.'),
         chart('chart-latency-time', 'Latency over time', `Percentiles of the samples completing in each ${series.timeline.window_ns / 1e6} ms window.`),
         powerChartBox(data?.power),
@@ -383,6 +404,10 @@ th, td { text-align: left; padding: 3px 12px 3px 6px; border-bottom: 1px solid #
 th { font-weight: 500; color: #374151; } td { font-variant-numeric: tabular-nums; }
 .grid { display: flex; flex-wrap: wrap; gap: 24px; }
 .chart { background: #fff; border: 1px solid #e5e7eb; border-radius: 8px; padding: 12px; margin: 16px 0; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; }
+.pair > .chart { margin: 8px 0; min-width: 0; }
+@media (max-width: 900px) { .pair { grid-template-columns: minmax(0, 1fr); } }
 pre { background: #fff; border: 1px solid #e5e7eb; padding: 12px; overflow-x: auto; font-size: 12px; }
 li { margin: 2px 0; }
 </style>
@@ -397,7 +422,8 @@ ${table(s.checks)}
 </section>
 <h2>Key metrics</h2>
 <div class="grid">${table(s.metrics)}${s.overhead.length > 0 ? `<div><h3>Loadgen overhead</h3>${table(s.overhead)}</div>` : ''}</div>
-${energySections(data?.inferred, data?.power)}${sutReportSection(data?.sut_report)}<h2>Charts</h2>
+${energySections(data?.inferred, data?.power)}${sutReportSection(data?.sut_report)}${sutDistributionSection(data?.sut_report?.distributions, series?.tokens !== undefined)}
+${tokenSection(series?.tokens, data?.token_limits, data?.sut_report?.distributions)}<h2>Charts</h2>
 ${charts}
 <h2>Effective settings</h2>
 ${table(settingsRows)}

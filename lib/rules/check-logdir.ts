@@ -12,6 +12,7 @@ import { SettingsError } from '../errors.js';
 import { parseDetailLog } from '../report/report.js';
 import { echo, PATH_ECHO_LIMIT, show } from '../settings/messages.js';
 import { SCENARIOS, type Scenario, type TestMode } from '../settings/types.js';
+import { confModelOf, isInteractiveModel, limitsFor } from '../config/llm-latency-limits.js';
 import { benchmarkOf } from './benchmarks.js';
 import { evaluateRules, factsOfSettings, officialSettings, unknownModel, type CheckReport } from './check.js';
 import { DIVISIONS, type Division, type RunKind } from './closed-rules.js';
@@ -134,23 +135,42 @@ export function factsOfDetailLog(text: string, file = 'detail log'): RunFacts {
   };
 }
 
-/** A model name on the path: the closest folder that mlperf.conf knows. */
-function modelFromPath(dir: string, scenario: Scenario): string | undefined {
-  const parts = resolve(dir).split(sep).filter(Boolean).reverse();
-  return parts.find((p) => /^[A-Za-z0-9_.-]+$/.test(p) && officialSettings(p, scenario, 'PerformanceOnly').known);
+/** A submission's Interactive folder on the path (results/<system>/<benchmark>/Interactive/...): the checker holds it to the Interactive limits. */
+function interactiveFolder(dir: string): boolean {
+  return resolve(dir).split(sep).includes('Interactive');
 }
 
-function checkOne(file: string, kind: RunKind, model: string, division: Division, reference?: RunFacts): { report: CheckReport; facts: RunFacts } {
+/**
+ * A model name on the path: the closest folder that mlperf.conf knows, or
+ * that the checker names (llama3.1-8b, llama2-70b-99.9): under an
+ * Interactive folder, the model's `-interactive` variant.
+ */
+function modelFromPath(dir: string, scenario: Scenario): string | undefined {
+  const parts = resolve(dir).split(sep).filter(Boolean).reverse();
+  const interactive = interactiveFolder(dir);
+  const known = (m: string): boolean => officialSettings(m, scenario, 'PerformanceOnly').known;
+  for (const p of parts) {
+    if (!/^[A-Za-z0-9_.-]+$/.test(p)) continue;
+    const conf = confModelOf(p, interactive) ?? p;
+    if (interactive && !isInteractiveModel(conf) && known(`${conf}-interactive`)) return `${conf}-interactive`;
+    if (known(conf)) return conf;
+  }
+  return undefined;
+}
+
+function checkOne(file: string, kind: RunKind, model: string, division: Division, interactive: boolean, reference?: RunFacts): { report: CheckReport; facts: RunFacts } {
   const facts = factsOfDetailLog(readFileSync(file, 'utf8'), file);
   const mode = (['PerformanceOnly', 'AccuracyOnly', 'SubmissionRun', 'FindPeakPerformance'].includes(facts.mode) ? facts.mode : 'PerformanceOnly') as TestMode;
   const official = officialSettings(model, facts.scenario, mode);
   if (!official.known && division === 'closed') unknownModel(model);
   const benchmark = benchmarkOf(model);
+  const tokenLimits = limitsFor(model, facts.scenario, interactive);
   const report = evaluateRules({
     model, division, kind, facts,
     official: factsOfSettings(official.loaded, facts.qslTotal || 1, Math.max(1, facts.qslPerformance), false),
     ...(benchmark ? { benchmark } : {}),
     ...(reference ? { reference } : {}),
+    ...(tokenLimits ? { tokenLimits } : {}),
   }, file);
   return { report, facts };
 }
@@ -175,20 +195,21 @@ export function checkRunLog(dir: string, options: CheckRunLogOptions = {}): RunL
   if (model === undefined) {
     throw new SettingsError('model', undefined, `${echo(dir, PATH_ECHO_LIMIT)}: the detail log does not name the model and no folder on the path is a model mlperf.conf knows; give --model.`);
   }
-  const run = checkOne(main, 'run', model, division);
+  const interactive = interactiveFolder(dir);
+  const run = checkOne(main, 'run', model, division, interactive);
   const reports = [run.report];
   // A run's own folder holds an accuracy run's files when that is what it ran.
   const warnings = submissionFileWarnings(dirname(main), run.facts.mode === 'AccuracyOnly' && dirname(main) === dir ? 'accuracy' : 'performance');
   const accuracy = detailIn(join(dir, 'accuracy'));
   if (accuracy !== undefined) {
-    reports.push(checkOne(accuracy, 'run', model, division).report);
+    reports.push(checkOne(accuracy, 'run', model, division, interactive).report);
     warnings.push(...submissionFileWarnings(dirname(accuracy), 'accuracy'));
   }
   for (const test of ['TEST01', 'TEST04'] as const) {
     const testDir = join(dir, test);
     const file = detailIn(testDir);
     if (file !== undefined) {
-      reports.push(checkOne(file, test, model, division, run.facts).report);
+      reports.push(checkOne(file, test, model, division, interactive, run.facts).report);
       warnings.push(...submissionFileWarnings(dirname(file), 'compliance performance'));
     } else if (existsSync(testDir)) {
       reports.push({ ...run.report, kind: test, file: testDir, compliant: false, rules: [], notes: [],

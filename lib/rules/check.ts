@@ -8,8 +8,9 @@ import type { ConfigSource, LoadedSettings, SettingsLayer } from '../config/type
 import { SettingsError } from '../errors.js';
 import { closest, show } from '../settings/messages.js';
 import { SCENARIOS, TEST_MODES, type Scenario, type TestMode } from '../settings/types.js';
+import { limitMs, limitsFor, LLM_LIMITS_SOURCE, type LlmLatencyLimits } from '../config/llm-latency-limits.js';
 import { BENCHMARKS, benchmarkOf } from './benchmarks.js';
-import { DIVISIONS, type Division, RUN_RULES, type RuleContext, type RuleViolation, type RunKind } from './closed-rules.js';
+import { DIVISIONS, type Division, RUN_RULES, TPOT_P99_KEY, TTFT_P99_KEY, type RuleContext, type RuleViolation, type RunKind } from './closed-rules.js';
 import { factNumber, type FactValue, type RunFacts } from './facts.js';
 
 /** Options of {@link checkSettings}. */
@@ -57,8 +58,41 @@ export interface CheckReport {
   readonly rules: RuleOutcome[];
   /** Scenarios the rules' suites require for the benchmark (absent for a model their tables do not list). */
   readonly requiredScenarios?: { readonly datacenter?: readonly Scenario[]; readonly edge?: readonly Scenario[] };
+  /**
+   * Server runs of an LLM benchmark: the TTFT/TPOT limits of the submission
+   * checker's table that applied (Server, or Interactive for an
+   * `-interactive` model or an Interactive folder), and for a finished run
+   * the 99th percentiles it compares with them (its llm_check).
+   */
+  readonly tokenLimits?: TokenLimitsApplied;
   /** Assumptions and config warnings worth reading. */
   readonly notes: string[];
+}
+
+/** Which TTFT/TPOT limits a check held a run to. */
+export interface TokenLimitsApplied {
+  /** The checker's benchmark name (e.g. llama3.1-8b) and scenario. */
+  readonly benchmark: string;
+  readonly scenario: 'Server' | 'Interactive';
+  readonly ttftNs: number;
+  readonly tpotNs: number;
+  /** Where the limits come from. */
+  readonly source: string;
+  /** A finished run: its result_first_token_99.00_percentile_latency_ns and result_time_per_output_token_99.00_percentile_ns (null: absent). */
+  readonly measured?: { readonly ttftP99Ns: number | null; readonly tpotP99Ns: number | null };
+}
+
+/** The check report's account of the limits (and a note saying it). */
+function tokenLimitsApplied(limits: LlmLatencyLimits, facts: RunFacts, notes: string[]): TokenLimitsApplied {
+  const num = (key: string): number | null => (typeof facts.results?.[key] === 'number' ? (facts.results[key] as number) : null);
+  const measured = facts.results !== undefined ? { ttftP99Ns: num(TTFT_P99_KEY), tpotP99Ns: num(TPOT_P99_KEY) } : undefined;
+  notes.push(`TTFT/TPOT limits: ${limits.benchmark} ${limits.scenario}, TTFT under ${limitMs(limits.ttftNs)} and TPOT under ${limitMs(limits.tpotNs)} at the 99th percentile ` +
+    `(${LLM_LIMITS_SOURCE}; it reads ${TTFT_P99_KEY} and ${TPOT_P99_KEY})` +
+    (measured !== undefined ? `; this run: TTFT ${measured.ttftP99Ns ?? '(missing)'} ns, TPOT ${measured.tpotP99Ns ?? '(missing)'} ns.` : '.'));
+  return {
+    benchmark: limits.benchmark, scenario: limits.scenario, ttftNs: limits.ttftNs, tpotNs: limits.tpotNs, source: LLM_LIMITS_SOURCE,
+    ...(measured !== undefined ? { measured } : {}),
+  };
 }
 
 /** Applies every rule to one run's facts. */
@@ -75,11 +109,13 @@ export function evaluateRules(ctx: RuleContext, file?: string, notes: string[] =
     rules.push({ id: rule.id, description: rule.description, status: found.length > 0 ? 'fail' : 'pass' });
   }
   const b = ctx.benchmark;
+  const limits = ctx.tokenLimits !== undefined && ctx.facts.scenario === 'Server' ? tokenLimitsApplied(ctx.tokenLimits, ctx.facts, notes) : undefined;
   return {
     model: ctx.model, scenario: ctx.facts.scenario, division: ctx.division, kind: ctx.kind,
     ...(file !== undefined ? { file } : {}),
     compliant: violations.length === 0, violations, rules,
     ...(b ? { requiredScenarios: { ...(b.datacenter ? { datacenter: b.datacenter } : {}), ...(b.edge ? { edge: b.edge } : {}) } } : {}),
+    ...(limits !== undefined ? { tokenLimits: limits } : {}),
     notes,
   };
 }
@@ -175,9 +211,11 @@ export function checkSettings(options: CheckSettingsOptions): CheckReport {
   const facts = factsOfSettings(loaded, total, performance, true);
   const benchmark = benchmarkOf(options.model);
   if (benchmark === undefined && official.known) notes.push(`${options.model} is in mlperf.conf but not in the rules' suite tables (seeds/000): its required scenarios are not checked.`);
+  const tokenLimits = limitsFor(options.model, options.scenario);
   return evaluateRules({
     model: options.model, division, kind: 'run', facts,
     official: factsOfSettings(official.loaded, total, performance, false),
     ...(benchmark ? { benchmark } : {}),
+    ...(tokenLimits ? { tokenLimits } : {}),
   }, undefined, notes);
 }

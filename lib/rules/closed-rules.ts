@@ -4,6 +4,7 @@
  * compares a run's settings with what the official mlperf.conf gives the same
  * model and scenario (`official`), so the numbers are the rules' own.
  */
+import { limitMs, type LlmLatencyLimits } from '../config/llm-latency-limits.js';
 import { type Benchmark, suitesRequiring } from './benchmarks.js';
 import { factFlag, factNumber, factSeed, type FactValue, type RunFacts } from './facts.js';
 
@@ -40,6 +41,8 @@ export interface RuleContext {
   readonly benchmark?: Benchmark;
   /** A compliance test's run: the normal run it is compared with. */
   readonly reference?: RunFacts;
+  /** An LLM benchmark's TTFT/TPOT limits in the submission checker's table (Server or Interactive), when it has them. */
+  readonly tokenLimits?: LlmLatencyLimits;
 }
 
 /** A rule: an id, what it holds, and its check. */
@@ -76,6 +79,10 @@ const isPerformance = (ctx: RuleContext): boolean => ctx.facts.mode === 'Perform
 const finished = (ctx: RuleContext): boolean => ctx.facts.results !== undefined;
 const BOTH: readonly Division[] = ['closed', 'open'];
 const CLOSED: readonly Division[] = ['closed'];
+
+/** The detail-log keys the submission checker holds to the TTFT/TPOT limits (performance_check.py, llm_check). */
+export const TTFT_P99_KEY = 'result_first_token_99.00_percentile_latency_ns';
+export const TPOT_P99_KEY = 'result_time_per_output_token_99.00_percentile_ns';
 
 /** TEST01's accuracy-log seed (spec/10 §5: the shipped audit.config). */
 export const TEST01_ACCURACY_LOG_RNG_SEED = 720381539243781796n;
@@ -200,6 +207,26 @@ export const RUN_RULES: readonly RunRule[] = [
       const need = factNumber(ctx.official.effective, 'target_latency_ns');
       const have = factNumber(ctx.facts.effective, 'target_latency_ns');
       return have <= need && have > 0 ? [] : [violation(ctx, 'latency-bound', 'server_target_latency_ns', have, `at most ${need} ns (the benchmark's bound)`)];
+    },
+  },
+  {
+    id: 'token-latency-p99',
+    description: 'a finished Server run of an LLM benchmark: its 99th-percentile TTFT and TPOT are each below the submission checker\'s limit (the keys its llm_check reads)',
+    divisions: CLOSED,
+    applies: (ctx) => ctx.tokenLimits !== undefined && ctx.facts.scenario === 'Server' && finished(ctx) && isPerformance(ctx),
+    check: (ctx) => {
+      const limits = ctx.tokenLimits!;
+      const out: RuleViolation[] = [];
+      for (const [key, need, name] of [[TTFT_P99_KEY, limits.ttftNs, 'TTFT'], [TPOT_P99_KEY, limits.tpotNs, 'TPOT']] as const) {
+        const raw = ctx.facts.results![key];
+        const have = typeof raw === 'number' ? raw : Number.NaN;
+        // The checker: `ttft < limit and tpot < limit`, strictly; a missing key fails.
+        if (!(have < need)) {
+          out.push(violation(ctx, 'token-latency-p99', key, raw === undefined ? '(missing)' : String(raw),
+            `below ${need} ns (${limits.benchmark} ${limits.scenario}: ${name} under ${limitMs(need)})`));
+        }
+      }
+      return out;
     },
   },
   {
