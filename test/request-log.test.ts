@@ -90,9 +90,11 @@ describe('the request log and inter-token gaps', () => {
       expect(l.qsl_index).toBeLessThan(8);
       expect(l.sent_ns).toBeGreaterThanOrEqual(0);
       expect(l.last_byte_ns).toBeGreaterThanOrEqual(l.sent_ns!);
-      expect(l.input_tokens).toBeNull();  // the OpenAI reader gives none yet
     }
+    for (const l of failed) expect(l.input_tokens).toBeNull();
     for (const l of ok) {
+      // The stub's usage.prompt_tokens: the prompt's words.
+      expect(Number.isInteger(l.input_tokens) && l.input_tokens! > 0, String(l.input_tokens)).toBe(true);
       expect(l.failure).toBeNull();
       expect(l.output_tokens).toBe(MAX_TOKENS);
       expect(l.first_token_ns).toBeGreaterThanOrEqual(l.sent_ns!);
