@@ -64,6 +64,7 @@ export class LoadedTokenizer implements Tokenizer {
     this.logprobs = new LogprobIndex({
       ids,
       tokenToId: (piece) => this.tokenToId(piece),
+      idToToken: (id) => this.idToToken(id),
       decodeRaw: (list, clean) => (list.length === 0 ? '' : hf.decode(list as number[], { skip_special_tokens: false, clean_up_tokenization_spaces: clean })),
       stripsLeadingSpace: summary.decoderTypes.includes('Strip') || summary.decoderTypes.includes('Metaspace'),
       cleanUp: cleanUp.value,
