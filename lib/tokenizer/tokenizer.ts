@@ -60,7 +60,7 @@ export class LoadedTokenizer implements Tokenizer {
     const flavour = summary.decoderTypes.includes('ByteLevel') ? ', byte-level' : summary.decoderTypes.includes('ByteFallback') ? ', byte fallback' : '';
     this.description =
       `${summary.modelType}${flavour}, ${grouped(this.vocabSize)} tokens (${grouped(added.length)} added, ${grouped(this.special.size)} special), ${basename(file)}` +
-      (cleanUp.value ? `, decode cleans up spaces (${cleanUp.from ?? 'tokenizer_config.json'})` : '');
+      (cleanUp.value ? `, decode cleans up spaces (${basename(cleanUp.from ?? 'tokenizer_config.json')})` : '');
     this.logprobs = new LogprobIndex({
       ids,
       tokenToId: (piece) => this.tokenToId(piece),
