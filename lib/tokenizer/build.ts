@@ -16,6 +16,7 @@ import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 
 import { yieldToEventLoop } from '../api/abortable.js';
 import { TokenizerError } from '../errors.js';
+import { unpacker, type PackedBpe } from './parse.js';
 import { checkMerge, checkVocabEntry, SUPPORTED_COMPONENT_TYPES, SUPPORTED_MODEL_TYPES } from './validate.js';
 
 /** A node of the library's BPE merge queue (its `add_node` scores and queues one). */
@@ -110,46 +111,52 @@ function strictByteFallback(decoder: unknown): void {
   visit(decoder);
 }
 
-/** Builds the library's tokenizer from a validated tokenizer.json, yielding between slices of the BPE maps. */
-export async function buildHfTokenizer(file: string, json: Record<string, unknown>, signal?: AbortSignal): Promise<HfTokenizer> {
+/**
+ * Builds the library's tokenizer from a validated tokenizer.json, yielding
+ * between slices of the BPE maps; `bpe`: the BPE model's vocabulary and
+ * merges as the parsing thread packed them (the json then has them empty).
+ */
+export async function buildHfTokenizer(file: string, json: Record<string, unknown>, bpe: PackedBpe | null, signal?: AbortSignal): Promise<HfTokenizer> {
   const model = json.model as Record<string, unknown>;
-  if (model.type !== 'BPE') {
+  if (model.type !== 'BPE' || bpe === null) {
     // WordPiece and Unigram vocabularies are built by the constructor at once (none of the LLMs MLPerf runs has one).
     const tokenizer = construct(file, json);
     strictByteFallback((tokenizer as unknown as HfInternals).decoder);
     return tokenizer;
   }
-  const vocab = model.vocab as Record<string, number>;
-  const merges = model.merges as (string | string[])[];
+  if (bpe.badVocab !== null) checkVocabEntry(file, bpe.badVocab[0], JSON.parse(bpe.badVocab[1]) as unknown);
+  if (bpe.badMerge !== null) checkMerge(file, bpe.badMerge[0], JSON.parse(bpe.badMerge[1]) as unknown);
   const tokenizer = construct(file, { ...json, model: { ...model, vocab: {}, merges: [] } });
   const fields = (tokenizer as unknown as { model: BpeModelFields }).model;
   if (!(fields.tokens_to_ids instanceof Map) || !Array.isArray(fields.vocab) || !(fields.bpe_ranks instanceof Map) || typeof fields.add_node !== 'function') {
     throw new TokenizerError(file, 'unsupported', `${file}: the installed @huggingface/tokenizers keeps its BPE model in a form this loadgen does not know (it needs 0.2.0)`);
   }
-  // As the constructor: tokens_to_ids from the vocabulary's entries, vocab[id] = piece, merges as pairs, ranks keyed by JSON.stringify(pair).
-  const pieces = Object.keys(vocab);
+  // As the constructor: tokens_to_ids from the vocabulary's entries in the file's order, vocab[id] = piece, merges as pairs.
+  const count = bpe.ids.length;
   const tokensToIds = new Map<string, number>();
-  const idsToPieces: string[] = new Array(pieces.length);
-  await inSlices(pieces.length, (i) => {
-    const piece = pieces[i]!;
-    const id = vocab[piece]!;
-    checkVocabEntry(file, piece, id);
-    tokensToIds.set(piece, id);
-    idsToPieces[id] = piece;
+  const idsToPieces: string[] = new Array(count);
+  const piece = unpacker(bpe.pieces);
+  await inSlices(count, (i) => {
+    const p = piece(i);
+    const id = bpe.ids[i]!;
+    checkVocabEntry(file, p, id);
+    tokensToIds.set(p, id);
+    idsToPieces[id] = p;
   }, signal);
   // The rank of a merge by its left then right piece. The library keys one map by JSON.stringify([left, right])
   // and stringifies each candidate pair while it merges: 45% of Mistral's encode time (a text is one BPE word
   // there), 1.7x faster with two lookups. A later duplicate overrides an earlier one, as in the library and Rust.
-  const pairs: string[][] = new Array(merges.length);
+  const mergeCount = bpe.left.lengths.length;
+  const pairs: string[][] = new Array(mergeCount);
   const ranks = new Map<string, Map<string, number>>();
-  await inSlices(merges.length, (i) => {
-    const merge = merges[i]!;
-    checkMerge(file, i, merge);
-    const pair = typeof merge === 'string' ? merge.split(' ', 2) : merge;
+  const left = unpacker(bpe.left);
+  const right = unpacker(bpe.right);
+  await inSlices(mergeCount, (i) => {
+    const pair = [left(i), right(i)];
     pairs[i] = pair;
-    let right = ranks.get(pair[0]!);
-    if (right === undefined) ranks.set(pair[0]!, (right = new Map()));
-    right.set(pair[1]!, i);
+    let rights = ranks.get(pair[0]!);
+    if (rights === undefined) ranks.set(pair[0]!, (rights = new Map()));
+    rights.set(pair[1]!, i);
   }, signal);
   fields.tokens_to_ids = tokensToIds;
   fields.vocab = idsToPieces;

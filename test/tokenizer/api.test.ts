@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 
 import { SettingsError, TokenizerError } from '../../lib/errors.js';
 import { inSlices } from '../../lib/tokenizer/build.js';
+import { parseTokenizerFile } from '../../lib/tokenizer/parse.js';
 import { loadTokenizer, type Tokenizer } from '../../lib/tokenizer/index.js';
 import { tempDir } from '../helpers.js';
 import { TOKENIZER_FILES } from './fixtures.js';
@@ -244,6 +245,23 @@ describe('loading yields to the event loop and stops on a signal', () => {
     const loading = loadTokenizer(TOKENIZER_FILES.llama3_1, { signal: controller.signal });
     setImmediate(() => controller.abort(reason));
     await expect(loading).rejects.toBe(reason);
+  });
+
+  it('parses the file on a worker thread: the event loop keeps turning meanwhile', async () => {
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const parsed = await parseTokenizerFile(TOKENIZER_FILES.llama3_1);
+    ticking = false;
+    // Parsing 9 MB takes tens of milliseconds at least; on the main thread the loop would not turn at all meanwhile.
+    expect(turns).toBeGreaterThan(50);
+    expect(parsed.bpe!.ids.length).toBe(128000);
+    expect(parsed.bpe!.left.lengths.length).toBe(280147);
+    expect((parsed.json as { model: { vocab: object } }).model.vocab).toEqual({});
   });
 
   it('slices long work: the event loop turns between slices', async () => {
