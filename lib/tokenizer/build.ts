@@ -36,7 +36,13 @@ interface BpeModelFields {
   unk_token: string | undefined;
   unk_token_id: number | undefined;
   add_node(queue: { push(node: BpeNode): void }, node: BpeNode): void;
+  encode(words: string[]): string[];
 }
+
+/** Where a SentencePiece-style text splits into words: before a "▁" (a space) that follows another character. */
+const WORD_START = /(?<=[^\u2581])(?=\u2581)/u;
+/** A piece that spans such a word start: a merge that makes one would join two words. */
+const SPANS_WORD_START = /[^\u2581]\u2581/u;
 
 /** The library's fields this layer reads (declared private in its types). */
 export interface HfInternals {
@@ -158,6 +164,20 @@ export async function buildHfTokenizer(file: string, json: Record<string, unknow
     if (rights === undefined) ranks.set(pair[0]!, (rights = new Map()));
     rights.set(pair[1]!, i);
   }, signal);
+  // A file without a pre-tokenizer (Llama 2, Mistral: SentencePiece-style, spaces written "▁") hands the model
+  // each text as one word, merged in one priority queue of thousands of symbols and never cached. When no merge
+  // makes a piece that spans a word start, no merge can join two words, and merging word by word gives the same
+  // pieces: the model then gets words, which its cache also serves (Mistral encode 4 to 10x faster).
+  let spansWordStart = json.pre_tokenizer !== null && json.pre_tokenizer !== undefined;
+  if (!spansWordStart) {
+    await inSlices(mergeCount, (i) => {
+      if (!spansWordStart && SPANS_WORD_START.test(pairs[i]![0]! + pairs[i]![1]!)) spansWordStart = true;
+    }, signal);
+    if (!spansWordStart) {
+      const encodeWords = fields.encode.bind(fields);
+      fields.encode = (words) => encodeWords(words.flatMap((word) => word.split(WORD_START)));
+    }
+  }
   fields.tokens_to_ids = tokensToIds;
   fields.vocab = idsToPieces;
   fields.merges = pairs;

@@ -148,6 +148,24 @@ describe("Mistral / Mixtral 8x7B (SentencePiece-style BPE with byte fallback, as
   });
 });
 
+describe('a text with no pre-tokenizer (SentencePiece-style) is merged word by word only where no merge joins words', () => {
+  const sentencePiece = (merges: string[]) =>
+    tinyTokenizer(
+      { normalizer: { type: 'Replace', pattern: { String: ' ' }, content: '\u2581' }, pre_tokenizer: null, added_tokens: [] },
+      { vocab: { a: 0, b: 1, '\u2581': 2, 'a\u2581': 3, 'a\u2581b': 4, '\u2581b': 5 }, merges, unk_token: null },
+    );
+
+  it('merges across a word start when the merges say so (a piece "a▁b")', async () => {
+    const tiny = await loadTokenizer(writeJson(tempDir(), 'tokenizer.json', sentencePiece(['a \u2581', 'a\u2581 b'])));
+    expect(tiny.encode('a b')).toEqual([4]);
+  });
+
+  it('gives the same pieces word by word when no merge spans a word start', async () => {
+    const tiny = await loadTokenizer(writeJson(tempDir(), 'tokenizer.json', sentencePiece(['\u2581 b'])));
+    expect(tiny.encode('a b')).toEqual([0, 5]);
+  });
+});
+
 describe('errors name the file, what was wrong and what is supported', () => {
   const dir = tempDir();
 
