@@ -14,9 +14,10 @@
  */
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 
-import { yieldToEventLoop } from '../api/abortable.js';
 import { TokenizerError } from '../errors.js';
+import type { TokenizerAbortSignal } from './types.js';
 import { unpacker, type PackedBpe } from './parse.js';
+import { inSlices } from './slices.js';
 import { checkMerge, checkVocabEntry, SUPPORTED_COMPONENT_TYPES, SUPPORTED_MODEL_TYPES } from './validate.js';
 
 /** A node of the library's BPE merge queue (its `add_node` scores and queues one). */
@@ -49,25 +50,6 @@ export interface HfInternals {
   model: { vocab: (string | undefined)[]; tokens_to_ids: Map<string, number> };
   added_tokens: { id: number; content: string; special: boolean }[];
   decoder: unknown;
-}
-
-/** Longest stretch of synchronous work between yields, ms. */
-const SLICE_MS = 8;
-
-/**
- * Runs `step(i)` for i in [0, count), yielding to the event loop whenever a
- * slice has run SLICE_MS; rejects with the signal's reason between slices.
- */
-export async function inSlices(count: number, step: (i: number) => void, signal?: AbortSignal): Promise<void> {
-  let sliceStart = performance.now();
-  for (let i = 0; i < count; i += 1) {
-    step(i);
-    if ((i & 1023) === 1023 && performance.now() - sliceStart >= SLICE_MS) {
-      await yieldToEventLoop();
-      signal?.throwIfAborted();
-      sliceStart = performance.now();
-    }
-  }
 }
 
 /** The library's constructor, its errors (an unknown component, a bad pattern) turned into TokenizerErrors. */
@@ -158,7 +140,7 @@ function adaptDecoders(decoder: unknown): void {
  * between slices of the BPE maps; `bpe`: the BPE model's vocabulary and
  * merges as the parsing thread packed them (the json then has them empty).
  */
-export async function buildHfTokenizer(file: string, json: Record<string, unknown>, bpe: PackedBpe | null, signal?: AbortSignal): Promise<HfTokenizer> {
+export async function buildHfTokenizer(file: string, json: Record<string, unknown>, bpe: PackedBpe | null, signal?: TokenizerAbortSignal): Promise<HfTokenizer> {
   const model = json.model as Record<string, unknown>;
   if (model.type !== 'BPE' || bpe === null) {
     // WordPiece and Unigram vocabularies are built by the constructor at once (none of the LLMs MLPerf runs has one).

@@ -13,6 +13,7 @@ import { yieldToEventLoop } from '../api/abortable.js';
 import { TokenizerError } from '../errors.js';
 import { buildHfTokenizer } from './build.js';
 import { parseTokenizerFile } from './parse.js';
+import { throwIfAborted } from './slices.js';
 import { LoadedTokenizer } from './tokenizer.js';
 import type { LoadTokenizerOptions, Tokenizer } from './types.js';
 import { validateTokenizerJson } from './validate.js';
@@ -78,12 +79,12 @@ async function readCleanUp(file: string, config: string | false | undefined): Pr
 export async function loadTokenizer(file: string, options: LoadTokenizerOptions = {}): Promise<Tokenizer> {
   if (typeof file !== 'string' || file.length === 0) throw new TypeError(`loadTokenizer(file): file must be a non-empty path, got ${JSON.stringify(file)}`);
   const { signal } = options;
-  signal?.throwIfAborted();
+  throwIfAborted(signal);
   const path = await resolveFile(file);
   const { json, bpe } = await parseTokenizerFile(path, signal);
   const summary = validateTokenizerJson(path, json);
   await yieldToEventLoop();
-  signal?.throwIfAborted();
+  throwIfAborted(signal);
   const cleanUp = await readCleanUp(path, options.config);
   const hf = await buildHfTokenizer(path, json as Record<string, unknown>, bpe, signal);
   return new LoadedTokenizer(path, hf, summary, cleanUp);

@@ -18,8 +18,8 @@
  * re-encodes the response text, or asks the server for ids (vLLM
  * `return_token_ids`, `--return-tokens-as-token-ids`).
  */
-import { inSlices } from './build.js';
-import type { LogprobTokenCandidates, LogprobTokenForm, LogprobTokenOptions, LogprobTokensResult } from './types.js';
+import { inSlices } from './slices.js';
+import type { LogprobTokenCandidates, LogprobTokenForm, LogprobTokenOptions, LogprobTokensResult, TokenizerAbortSignal } from './types.js';
 
 /** What the index needs of the tokenizer. */
 export interface LogprobSource {
@@ -63,7 +63,7 @@ export class LogprobIndex {
   }
 
   /** Builds the text index in slices that yield (see Tokenizer.prepareLogprobTokens). */
-  prepare(signal?: AbortSignal): Promise<void> {
+  prepare(signal?: TokenizerAbortSignal): Promise<void> {
     if (this.maps !== undefined) return Promise.resolve();
     this.building ??= this.build(signal).finally(() => {
       this.building = undefined;
@@ -155,7 +155,7 @@ export class LogprobIndex {
     return this.maps;
   }
 
-  private async build(signal?: AbortSignal): Promise<void> {
+  private async build(signal?: TokenizerAbortSignal): Promise<void> {
     const maps = this.emptyMaps();
     await inSlices(this.source.ids.length, this.adder(maps), signal);
     this.maps ??= maps;

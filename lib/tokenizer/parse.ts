@@ -13,6 +13,8 @@
 import { Worker } from 'node:worker_threads';
 
 import { TokenizerError } from '../errors.js';
+import { throwIfAborted } from './slices.js';
+import type { TokenizerAbortSignal } from './types.js';
 
 /** A list of strings as one string and each one's length. */
 export interface PackedStrings {
@@ -112,8 +114,8 @@ type WorkerReply = ParsedTokenizerFile | { error: 'unreadable' | 'not-json'; mes
  * (unreadable, not JSON), or with `signal`'s reason when it aborts (the
  * worker is terminated).
  */
-export function parseTokenizerFile(file: string, signal?: AbortSignal): Promise<ParsedTokenizerFile> {
-  signal?.throwIfAborted();
+export function parseTokenizerFile(file: string, signal?: TokenizerAbortSignal): Promise<ParsedTokenizerFile> {
+  throwIfAborted(signal);
   return new Promise((resolve, reject) => {
     // execArgv: [] keeps the parent's flags (an inspector, a loader) off the worker.
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file }, execArgv: [] });

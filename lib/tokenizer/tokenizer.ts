@@ -18,6 +18,7 @@ import type {
   LogprobTokenOptions,
   LogprobTokensResult,
   Tokenizer,
+  TokenizerAbortSignal,
 } from './types.js';
 import type { TokenizerJsonSummary } from './validate.js';
 
@@ -115,7 +116,7 @@ export class LoadedTokenizer implements Tokenizer {
     return this.logprobs.toIds(tokens, options);
   }
 
-  prepareLogprobTokens(signal?: AbortSignal): Promise<void> {
+  prepareLogprobTokens(signal?: TokenizerAbortSignal): Promise<void> {
     return this.logprobs.prepare(signal);
   }
 

@@ -68,6 +68,17 @@ export interface LogprobTokensResult {
   matchesText: boolean | undefined;
 }
 
+/**
+ * A standard AbortSignal (`new AbortController().signal`), written out so that
+ * the public types need neither the DOM library nor @types/node.
+ */
+export interface TokenizerAbortSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 export interface LoadTokenizerOptions {
   /**
    * The tokenizer_config.json to read `clean_up_tokenization_spaces` from:
@@ -75,7 +86,7 @@ export interface LoadTokenizerOptions {
    */
   config?: string | false;
   /** Stops the load between its slices (rejecting with the signal's reason). */
-  signal?: AbortSignal;
+  signal?: TokenizerAbortSignal;
 }
 
 /** A loaded tokenizer.json. Every method is synchronous; loading yields to the event loop (see loadTokenizer). */
@@ -122,5 +133,5 @@ export interface Tokenizer {
    * needs it builds it otherwise, synchronously (a vocabulary of 128k takes
    * about a second): call this before a run that maps logprob tokens.
    */
-  prepareLogprobTokens(signal?: AbortSignal): Promise<void>;
+  prepareLogprobTokens(signal?: TokenizerAbortSignal): Promise<void>;
 }

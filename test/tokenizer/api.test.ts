@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 import { SettingsError, TokenizerError } from '../../lib/errors.js';
-import { inSlices } from '../../lib/tokenizer/build.js';
+import { inSlices } from '../../lib/tokenizer/slices.js';
 import { parseTokenizerFile } from '../../lib/tokenizer/parse.js';
 import { loadTokenizer, type Tokenizer } from '../../lib/tokenizer/index.js';
 import { tempDir } from '../helpers.js';
