@@ -186,7 +186,8 @@ export async function buildHfTokenizer(file: string, json: Record<string, unknow
   // each text as one word, merged in one priority queue of thousands of symbols and never cached. When no merge
   // makes a piece that spans a word start, no merge can join two words, and merging word by word gives the same
   // pieces: the model then gets words, which its cache also serves (Mistral encode 4 to 10x faster).
-  let spansWordStart = json.pre_tokenizer !== null && json.pre_tokenizer !== undefined;
+  // (With ignore_merges, a word found whole in the vocabulary skips merging: words and texts would differ there.)
+  let spansWordStart = (json.pre_tokenizer !== null && json.pre_tokenizer !== undefined) || model.ignore_merges === true;
   if (!spansWordStart) {
     await inSlices(mergeCount, (i) => {
       if (!spansWordStart && SPANS_WORD_START.test(pairs[i]![0]! + pairs[i]![1]!)) spansWordStart = true;

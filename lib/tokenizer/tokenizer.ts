@@ -84,11 +84,13 @@ export class LoadedTokenizer implements Tokenizer {
     return ids as number[];
   }
 
-  decode(ids: ArrayLike<number>, options?: DecodeOptions): string {
+  decode(ids: ArrayLike<number | bigint>, options?: DecodeOptions): string {
     const skip = options?.skipSpecialTokens ?? false;
     const kept: number[] = [];
     for (let i = 0; i < ids.length; i += 1) {
-      const id = ids[i]!;
+      const raw = ids[i]!;
+      // int64 ids read as a BigInt64Array (MLPerf's accuracy logs) decode as their numbers.
+      const id = typeof raw === 'bigint' ? Number(raw) : raw;
       if (!Number.isInteger(id) || id < 0 || id > this.maxId || this.pieces[id] === undefined) throw this.badId(id, i);
       if (!skip || !this.special.has(id)) kept.push(id);
     }

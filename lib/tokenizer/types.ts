@@ -105,8 +105,12 @@ export interface Tokenizer {
   readonly cleanUpTokenizationSpaces: boolean;
   /** The ids of `text`, identical to Hugging Face tokenizers' `encode(text).ids`. */
   encode(text: string, options?: EncodeOptions): number[];
-  /** The text of `ids`, identical to Hugging Face tokenizers' `decode`; an id without a token throws a TokenizerError. */
-  decode(ids: ArrayLike<number>, options?: DecodeOptions): string;
+  /**
+   * The text of `ids` (numbers, or bigints as a BigInt64Array holds them),
+   * identical to Hugging Face tokenizers' `decode`; an id without a token
+   * throws a TokenizerError.
+   */
+  decode(ids: ArrayLike<number | bigint>, options?: DecodeOptions): string;
   /** The id of a vocabulary piece or added token (`Ġthe`, `<|eot_id|>`), else undefined. */
   tokenToId(piece: string): number | undefined;
   /** The vocabulary piece or added token of an id, else undefined. */

@@ -71,6 +71,8 @@ describe('Llama 3.1 (byte-level BPE)', () => {
     expect(llama.decode([128000, ...ids], { skipSpecialTokens: true })).toBe('Hi');
     expect(llama.decode([128000, 128009], { skipSpecialTokens: true })).toBe('');
     expect(llama.decode([])).toBe('');
+    expect(llama.decode(BigInt64Array.from([128000n, 13347n]), { skipSpecialTokens: true })).toBe('Hi');
+    expect(llama.decode(Int32Array.from([13347, 128009]))).toBe('Hi<|eot_id|>');
     expect(llama.specialTokenIds).toContain(128009);
   });
 
