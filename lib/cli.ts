@@ -20,6 +20,7 @@ import { runNetworkBench } from './bench/net.js';
 import { evaluateNetworkTargets, formatNetworkBench } from './bench/net-format.js';
 import { targetsTable } from './bench/targets.js';
 import { formatSoakReport, runSoak } from './bench/soak.js';
+import { formatTokenizerBench, runTokenizerBench } from './bench/tokenizer.js';
 import { MAX_CONFIRM_RUNS, MAX_CONFIRM_SECONDS, peakConfirmation } from './bench/peak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { registerAccuracyCommand } from './cli/accuracy-command.js';
@@ -135,10 +136,21 @@ function buildProgram(): Command {
     .addOption(new Option('--soak-run <seconds>', 'length of each run of a soak (default 60)').argParser(positiveInteger('--soak-run')))
     .addOption(new Option('--network', 'only the network rows: stamp server, autocannon, wrk, open-loop peaks, client share, TTFT/TPOT').conflicts(['soak']))
     .addOption(new Option('--accuracy', 'only the accuracy row: loadgen accuracy on 13,368 generated CNN-length samples (--tiny: 500)').conflicts(['soak', 'network']))
+    .addOption(new Option('--tokenizer [file]', "instead: tokenizer encode/decode tokens/s on 10,000 CNN-length texts (200 with --tiny), loadgen's library and Rust tokenizers (default file: Llama 3.1's from the dev dependencies)")
+      .conflicts(['soak', 'network', 'accuracy', 'repeat', 'confirmRuns', 'confirmSeconds']))
     .addHelpText('after', '\n--soak exit status: 0 no lost completions and RSS flat (or too short to judge), 1 otherwise.')
     .action(async (options: {
       json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number; network?: boolean; accuracy?: boolean; confirmRuns?: number; confirmSeconds?: number;
+      tokenizer?: string | true;
     }) => {
+      if (options.tokenizer !== undefined) {
+        const report = await runTokenizerBench({
+          ...(typeof options.tokenizer === 'string' ? { file: options.tokenizer } : {}),
+          ...(options.tiny ? { tiny: true } : {}),
+        });
+        process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatTokenizerBench(report)}\n`);
+        return;
+      }
       if (options.soak !== undefined) {
         const soak = await runSoak({ seconds: options.soak, ...(options.soakRun !== undefined ? { runSeconds: options.soakRun } : {}) });
         process.stdout.write(options.json ? `${JSON.stringify(soak, null, 2)}\n` : `${formatSoakReport(soak)}\n`);

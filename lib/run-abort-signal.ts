@@ -10,8 +10,3 @@ export interface RunAbortSignal {
   addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
   removeEventListener(type: 'abort', listener: () => void): void;
 }
-
-/** Throws the signal's reason once it is aborted (AbortSignal.throwIfAborted, for any RunAbortSignal). */
-export function throwIfAborted(signal: RunAbortSignal | undefined): void {
-  if (signal?.aborted === true) throw signal.reason ?? new Error('aborted');
-}

@@ -129,7 +129,7 @@ function accuracyPlan(config: OpenAiConfig, idPrompts: number, tokenizer: LlmTok
  */
 export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<NetworkProtocol> {
   const config = checkOptions(options);
-  const tokenizer = config.tokenizer === undefined ? undefined : await loadLlmTokenizer(config.tokenizer);
+  const tokenizer = config.tokenizer === undefined ? undefined : await loadLlmTokenizer(config.tokenizer, { logprobs: config.logprobs });
   const dataset = await readDataset(config.dataset, {
     refuse: refusals(config.api),
     ...(config.promptField !== undefined ? { promptField: config.promptField } : {}),
@@ -166,7 +166,8 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
     if (sample.promptIds !== undefined) return { count: sample.promptIds.length, source: S.IN_DATASET_IDS };
     if (sample.inputTokens !== undefined) return { count: sample.inputTokens, source: S.IN_DATASET_FIELD };
     if (promptTokens === undefined || sample.prompt === undefined) return undefined;
-    if (promptTokens[index] === -1) promptTokens[index] = tokenizer!.encode(sample.prompt).length;
+    // As the server counts a prompt: with the special tokens the file's post-processor adds (BOS).
+    if (promptTokens[index] === -1) promptTokens[index] = tokenizer!.encode(sample.prompt, { addSpecialTokens: true }).length;
     return { count: promptTokens[index]!, source: S.IN_TOKENIZER };
   };
 

@@ -2,9 +2,9 @@
  * loadTokenizer: a Hugging Face tokenizer.json (Llama 2 and 3, Mixtral,
  * DeepSeek, gpt-oss, Qwen: whatever the file describes) read, checked and
  * built into a {@link Tokenizer} whose ids are those of Python's tokenizers.
- * The file is read asynchronously and the vocabulary built in slices that
- * yield (lib/tokenizer/build.ts), so a signal stops a load promptly; only
- * JSON.parse of the file is one synchronous stretch (a 9 MB file: ~0.1 s).
+ * The file is read and parsed on a worker thread (lib/tokenizer/parse.ts)
+ * and the vocabulary built in slices that yield (lib/tokenizer/build.ts), so
+ * the event loop keeps turning and a signal stops a load promptly.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -12,6 +12,8 @@ import { dirname, join } from 'node:path';
 import { yieldToEventLoop } from '../api/abortable.js';
 import { TokenizerError } from '../errors.js';
 import { buildHfTokenizer } from './build.js';
+import { parseTokenizerFile } from './parse.js';
+import { throwIfAborted } from './slices.js';
 import { LoadedTokenizer } from './tokenizer.js';
 import type { LoadTokenizerOptions, Tokenizer } from './types.js';
 import { validateTokenizerJson } from './validate.js';
@@ -77,15 +79,13 @@ async function readCleanUp(file: string, config: string | false | undefined): Pr
 export async function loadTokenizer(file: string, options: LoadTokenizerOptions = {}): Promise<Tokenizer> {
   if (typeof file !== 'string' || file.length === 0) throw new TypeError(`loadTokenizer(file): file must be a non-empty path, got ${JSON.stringify(file)}`);
   const { signal } = options;
-  signal?.throwIfAborted();
+  throwIfAborted(signal);
   const path = await resolveFile(file);
-  const text = await readText(path, 'tokenizer file');
-  signal?.throwIfAborted();
-  const json = parseJson(path, text, 'tokenizer file');
+  const { json, bpe } = await parseTokenizerFile(path, signal);
   const summary = validateTokenizerJson(path, json);
   await yieldToEventLoop();
-  signal?.throwIfAborted();
+  throwIfAborted(signal);
   const cleanUp = await readCleanUp(path, options.config);
-  const hf = await buildHfTokenizer(path, json as Record<string, unknown>, signal);
+  const hf = await buildHfTokenizer(path, json as Record<string, unknown>, bpe, signal);
   return new LoadedTokenizer(path, hf, summary, cleanUp);
 }

@@ -18,14 +18,15 @@
  * re-encodes the response text, or asks the server for ids (vLLM
  * `return_token_ids`, `--return-tokens-as-token-ids`).
  */
-import { inSlices } from './build.js';
-import type { LogprobTokenCandidates, LogprobTokenForm, LogprobTokenOptions, LogprobTokensResult } from './types.js';
+import { inSlices } from './slices.js';
+import type { LogprobTokenCandidates, LogprobTokenForm, LogprobTokenOptions, LogprobTokensResult, TokenizerAbortSignal } from './types.js';
 
 /** What the index needs of the tokenizer. */
 export interface LogprobSource {
   /** Every id that has a token, ascending. */
   ids: readonly number[];
   tokenToId(piece: string): number | undefined;
+  idToToken(id: number): string | undefined;
   /** decode(ids) without skipping special tokens, with or without transformers' clean-up. */
   decodeRaw(ids: readonly number[], cleanUp: boolean): string;
   /** The file's decoder drops a leading space of the first token (a Strip or Metaspace decoder). */
@@ -35,13 +36,25 @@ export interface LogprobSource {
 }
 
 const TOKEN_ID = /^token_id:(\d{1,10})$/;
+const BYTE_TOKEN = /^<0x[0-9A-Fa-f]{2}>$/;
 
 type TextMap = Map<string, number | number[]>;
-/** Which texts: each id's text alone (decode([id]), cleaned up or not), the text it adds inside a sequence, or either. */
-type TextKind = 'alone' | 'inside' | 'any';
+/**
+ * The texts of each id, by how a server may have made them: decoded alone
+ * (`decode([id])`), decoded alone and cleaned up (transformers 4.x with
+ * `clean_up_tokenization_spaces`; only where it differs), and the text it
+ * adds inside a sequence (only where the decoder drops a leading space).
+ */
+interface TextMaps {
+  alone: TextMap;
+  cleaned: TextMap | undefined;
+  inside: TextMap | undefined;
+}
+type TextKind = keyof TextMaps;
+const ALL_KINDS: readonly TextKind[] = ['alone', 'cleaned', 'inside'];
 
 export class LogprobIndex {
-  private maps: { alone: TextMap; inside: TextMap | undefined } | undefined;
+  private maps: TextMaps | undefined;
   private building: Promise<void> | undefined;
   private readonly hasToken: Set<number>;
 
@@ -50,7 +63,7 @@ export class LogprobIndex {
   }
 
   /** Builds the text index in slices that yield (see Tokenizer.prepareLogprobTokens). */
-  prepare(signal?: AbortSignal): Promise<void> {
+  prepare(signal?: TokenizerAbortSignal): Promise<void> {
     if (this.maps !== undefined) return Promise.resolve();
     this.building ??= this.build(signal).finally(() => {
       this.building = undefined;
@@ -64,28 +77,34 @@ export class LogprobIndex {
     return {
       tokenId: n !== undefined && this.hasToken.has(n) ? n : undefined,
       piece: this.source.tokenToId(token),
-      text: this.textIds(token, 'any'),
+      text: this.textIds(token, ALL_KINDS),
     };
   }
 
   toId(token: string, options?: LogprobTokenOptions): number | undefined {
-    return this.read(token, options?.form ?? 'auto', 'any');
+    return this.read(token, options?.form ?? 'auto', ALL_KINDS);
   }
 
   toIds(tokens: readonly string[], options?: LogprobTokenOptions & { text?: string }): LogprobTokensResult {
     const expected = options?.text;
-    const reading = (form: LogprobTokenForm, kind: TextKind = 'any'): LogprobTokensResult => {
-      const ids = tokens.map((t) => this.read(t, form, kind));
+    const reading = (form: LogprobTokenForm, kinds: readonly TextKind[] = ALL_KINDS): LogprobTokensResult => {
+      const ids = tokens.map((t) => this.read(t, form, kinds));
       const unresolved = ids.filter((id) => id === undefined).length;
       return { ids, form, unresolved, matchesText: expected === undefined ? undefined : unresolved === 0 && this.decodesTo(ids as number[], expected) };
     };
     const form = options?.form ?? 'auto';
     if (form === 'token-id' || form === 'piece') return reading(form);
     if (form === 'auto' && tokens.length > 0 && tokens.every((t) => TOKEN_ID.test(t))) return reading('token-id');
-    // A server writes every token of a response in one form: the reading that maps them all (and reproduces the text) is it.
-    // Texts alone and texts inside differ only where the decoder drops a leading space (Llama 2: "the" is `the`, or `▁the` alone).
+    // A server writes every token of a response in one way: the reading that maps them all (and reproduces the text) is it.
+    // Texts from one way alone are less ambiguous than from all ways together (Mistral: "the" is `the`, or `▁the` decoded
+    // alone; Llama 3 cleaned up: "." is `.`, or `Ġ.` cleaned up).
+    const { cleaned, inside } = this.index();
     const candidates = [reading('text')];
-    if (this.index().inside !== undefined) candidates.push(reading('text', 'alone'), reading('text', 'inside'));
+    if (cleaned !== undefined || inside !== undefined) {
+      candidates.push(reading('text', ['alone', 'inside']), reading('text', ['alone']));
+      if (cleaned !== undefined) candidates.push(reading('text', ['alone', 'cleaned']));
+      if (inside !== undefined) candidates.push(reading('text', ['inside']));
+    }
     if (form === 'auto') candidates.push(reading('piece'));
     return candidates.reduce((best, r) => {
       if (expected !== undefined && r.matchesText !== best.matchesText) return r.matchesText ? r : best;
@@ -93,33 +112,40 @@ export class LogprobIndex {
     });
   }
 
-  private read(token: string, form: LogprobTokenForm | 'auto', kind: TextKind): number | undefined {
+  private read(token: string, form: LogprobTokenForm | 'auto', kinds: readonly TextKind[]): number | undefined {
     if (form === 'piece') return this.source.tokenToId(token);
     const match = TOKEN_ID.exec(token);
     const tokenId = match !== null && this.hasToken.has(Number(match[1])) ? Number(match[1]) : undefined;
     if (form === 'token-id') return tokenId;
     if (form === 'auto' && tokenId !== undefined) return tokenId;
-    const text = this.textIds(token, kind);
+    const text = this.textIds(token, kinds);
     if (text.length === 1) return text[0];
     // A text of several ids is ambiguous even when it is also a piece: a server that writes texts may have meant any of them.
     return form === 'auto' && text.length === 0 ? this.source.tokenToId(token) : undefined;
   }
 
-  private textIds(token: string, kind: TextKind): readonly number[] {
-    const { alone, inside } = this.index();
-    const list = (found: number | number[] | undefined): readonly number[] => (found === undefined ? [] : typeof found === 'number' ? [found] : found);
-    if (kind === 'alone' || inside === undefined) return list(alone.get(token));
-    if (kind === 'inside') return list(inside.get(token));
-    const a = list(alone.get(token));
-    const b = list(inside.get(token));
-    return b.length === 0 ? a : a.length === 0 ? b : [...new Set([...a, ...b])];
+  private textIds(token: string, kinds: readonly TextKind[]): readonly number[] {
+    const maps = this.index();
+    const ids: number[] = [];
+    for (const kind of kinds) {
+      const found = maps[kind]?.get(token);
+      if (found === undefined) continue;
+      for (const id of typeof found === 'number' ? [found] : found) if (!ids.includes(id)) ids.push(id);
+    }
+    // A byte-fallback token (<0x2C>) decodes to the same text as the piece of its character (","), but the
+    // tokenizer falls back to bytes only for characters without a piece: where a piece has the text, it is meant.
+    if (ids.length > 1) {
+      const pieces = ids.filter((id) => !BYTE_TOKEN.test(this.source.idToToken(id) ?? ''));
+      if (pieces.length > 0 && pieces.length < ids.length) return pieces;
+    }
+    return ids;
   }
 
   private decodesTo(ids: number[], text: string): boolean {
     return this.source.decodeRaw(ids, false) === text || (this.source.cleanUp && this.source.decodeRaw(ids, true) === text);
   }
 
-  private index(): { alone: TextMap; inside: TextMap | undefined } {
+  private index(): TextMaps {
     if (this.maps === undefined) {
       const maps = this.emptyMaps();
       const add = this.adder(maps);
@@ -129,19 +155,23 @@ export class LogprobIndex {
     return this.maps;
   }
 
-  private async build(signal?: AbortSignal): Promise<void> {
+  private async build(signal?: TokenizerAbortSignal): Promise<void> {
     const maps = this.emptyMaps();
     await inSlices(this.source.ids.length, this.adder(maps), signal);
     this.maps ??= maps;
   }
 
-  private emptyMaps(): { alone: TextMap; inside: TextMap | undefined } {
-    return { alone: new Map(), inside: this.source.stripsLeadingSpace ? new Map() : undefined };
+  private emptyMaps(): TextMaps {
+    return {
+      alone: new Map(),
+      cleaned: this.source.cleanUp ? new Map() : undefined,
+      inside: this.source.stripsLeadingSpace ? new Map() : undefined,
+    };
   }
 
   /** Adds the texts of the i-th id to the maps. */
-  private adder(maps: { alone: TextMap; inside: TextMap | undefined }): (i: number) => void {
-    const { ids, decodeRaw, cleanUp } = this.source;
+  private adder(maps: TextMaps): (i: number) => void {
+    const { ids, decodeRaw } = this.source;
     // Inside a sequence: after an anchor token whose own text is stable ("a").
     const anchor = this.source.tokenToId('a') ?? this.source.tokenToId('\u2581a');
     const anchorText = maps.inside !== undefined && anchor !== undefined ? decodeRaw([anchor], false) : undefined;
@@ -154,8 +184,12 @@ export class LogprobIndex {
     };
     return (i) => {
       const id = ids[i]!;
-      put(maps.alone, decodeRaw([id], false), id);
-      if (cleanUp) put(maps.alone, decodeRaw([id], true), id);
+      const alone = decodeRaw([id], false);
+      put(maps.alone, alone, id);
+      if (maps.cleaned !== undefined) {
+        const cleaned = decodeRaw([id], true);
+        if (cleaned !== alone) put(maps.cleaned, cleaned, id);
+      }
       if (maps.inside !== undefined && anchorText !== undefined) {
         const inside = decodeRaw([anchor!, id], false);
         if (inside.startsWith(anchorText)) put(maps.inside, inside.slice(anchorText.length), id);

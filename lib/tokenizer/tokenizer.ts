@@ -18,6 +18,7 @@ import type {
   LogprobTokenOptions,
   LogprobTokensResult,
   Tokenizer,
+  TokenizerAbortSignal,
 } from './types.js';
 import type { TokenizerJsonSummary } from './validate.js';
 
@@ -60,10 +61,11 @@ export class LoadedTokenizer implements Tokenizer {
     const flavour = summary.decoderTypes.includes('ByteLevel') ? ', byte-level' : summary.decoderTypes.includes('ByteFallback') ? ', byte fallback' : '';
     this.description =
       `${summary.modelType}${flavour}, ${grouped(this.vocabSize)} tokens (${grouped(added.length)} added, ${grouped(this.special.size)} special), ${basename(file)}` +
-      (cleanUp.value ? `, decode cleans up spaces (${cleanUp.from ?? 'tokenizer_config.json'})` : '');
+      (cleanUp.value ? `, decode cleans up spaces (${basename(cleanUp.from ?? 'tokenizer_config.json')})` : '');
     this.logprobs = new LogprobIndex({
       ids,
       tokenToId: (piece) => this.tokenToId(piece),
+      idToToken: (id) => this.idToToken(id),
       decodeRaw: (list, clean) => (list.length === 0 ? '' : hf.decode(list as number[], { skip_special_tokens: false, clean_up_tokenization_spaces: clean })),
       stripsLeadingSpace: summary.decoderTypes.includes('Strip') || summary.decoderTypes.includes('Metaspace'),
       cleanUp: cleanUp.value,
@@ -82,11 +84,13 @@ export class LoadedTokenizer implements Tokenizer {
     return ids as number[];
   }
 
-  decode(ids: ArrayLike<number>, options?: DecodeOptions): string {
+  decode(ids: ArrayLike<number | bigint>, options?: DecodeOptions): string {
     const skip = options?.skipSpecialTokens ?? false;
     const kept: number[] = [];
     for (let i = 0; i < ids.length; i += 1) {
-      const id = ids[i]!;
+      const raw = ids[i]!;
+      // int64 ids read as a BigInt64Array (MLPerf's accuracy logs) decode as their numbers.
+      const id = typeof raw === 'bigint' ? Number(raw) : raw;
       if (!Number.isInteger(id) || id < 0 || id > this.maxId || this.pieces[id] === undefined) throw this.badId(id, i);
       if (!skip || !this.special.has(id)) kept.push(id);
     }
@@ -114,7 +118,7 @@ export class LoadedTokenizer implements Tokenizer {
     return this.logprobs.toIds(tokens, options);
   }
 
-  prepareLogprobTokens(signal?: AbortSignal): Promise<void> {
+  prepareLogprobTokens(signal?: TokenizerAbortSignal): Promise<void> {
     return this.logprobs.prepare(signal);
   }
 

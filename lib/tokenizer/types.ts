@@ -3,6 +3,8 @@
  * by {@link loadTokenizer} (lib/tokenizer/load.ts).
  */
 
+import type { RunAbortSignal } from '../run-abort-signal.js';
+
 export interface EncodeOptions {
   /**
    * Add the special tokens the file's post-processor adds (Llama's `<s>` /
@@ -68,6 +70,9 @@ export interface LogprobTokensResult {
   matchesText: boolean | undefined;
 }
 
+/** A standard AbortSignal (lib/run-abort-signal.ts: no DOM or @types/node needed). */
+export type TokenizerAbortSignal = RunAbortSignal;
+
 export interface LoadTokenizerOptions {
   /**
    * The tokenizer_config.json to read `clean_up_tokenization_spaces` from:
@@ -75,7 +80,7 @@ export interface LoadTokenizerOptions {
    */
   config?: string | false;
   /** Stops the load between its slices (rejecting with the signal's reason). */
-  signal?: AbortSignal;
+  signal?: TokenizerAbortSignal;
 }
 
 /** A loaded tokenizer.json. Every method is synchronous; loading yields to the event loop (see loadTokenizer). */
@@ -94,8 +99,12 @@ export interface Tokenizer {
   readonly cleanUpTokenizationSpaces: boolean;
   /** The ids of `text`, identical to Hugging Face tokenizers' `encode(text).ids`. */
   encode(text: string, options?: EncodeOptions): number[];
-  /** The text of `ids`, identical to Hugging Face tokenizers' `decode`; an id without a token throws a TokenizerError. */
-  decode(ids: ArrayLike<number>, options?: DecodeOptions): string;
+  /**
+   * The text of `ids` (numbers, or bigints as a BigInt64Array holds them),
+   * identical to Hugging Face tokenizers' `decode`; an id without a token
+   * throws a TokenizerError.
+   */
+  decode(ids: ArrayLike<number | bigint>, options?: DecodeOptions): string;
   /** The id of a vocabulary piece or added token (`Ġthe`, `<|eot_id|>`), else undefined. */
   tokenToId(piece: string): number | undefined;
   /** The vocabulary piece or added token of an id, else undefined. */
@@ -122,5 +131,5 @@ export interface Tokenizer {
    * needs it builds it otherwise, synchronously (a vocabulary of 128k takes
    * about a second): call this before a run that maps logprob tokens.
    */
-  prepareLogprobTokens(signal?: AbortSignal): Promise<void>;
+  prepareLogprobTokens(signal?: TokenizerAbortSignal): Promise<void>;
 }

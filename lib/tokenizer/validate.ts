@@ -33,8 +33,6 @@ const SEQUENCE_KEYS: Record<Component, string> = {
 
 export interface TokenizerJsonSummary {
   modelType: (typeof SUPPORTED_MODEL_TYPES)[number];
-  /** Entries of model.vocab. */
-  vocabEntries: number;
   /** Every decoder type in the file, Sequence members included (e.g. ['Sequence', 'Replace', 'ByteFallback', 'Fuse', 'Strip']). */
   decoderTypes: string[];
   /** Every pre-tokenizer type, Sequence members included. */
@@ -51,8 +49,7 @@ const show = (value: unknown): string => {
 
 /** Checks `json` (the parsed file) and summarizes it; throws a TokenizerError for anything the library cannot tokenize exactly. */
 export function validateTokenizerJson(file: string, json: unknown): TokenizerJsonSummary {
-  const notTokenizer = (what: string) =>
-    new TokenizerError(file, 'not-tokenizer', `${file} is not a Hugging Face tokenizer.json: ${what} (--tokenizer wants the tokenizer.json of a model, e.g. Llama 3.1's, with "model", "added_tokens", "normalizer", "pre_tokenizer", "post_processor" and "decoder")`);
+  const notTokenizer = (what: string) => notTokenizerError(file, what);
   if (!isObject(json)) throw notTokenizer(`it holds ${Array.isArray(json) ? 'an array' : `the JSON value ${show(json)}`}, not an object`);
   const model = json.model;
   if (!isObject(model)) throw notTokenizer(model === undefined ? 'it has no "model"' : `"model" is ${show(model)}, not an object`);
@@ -62,25 +59,14 @@ export function validateTokenizerJson(file: string, json: unknown): TokenizerJso
     throw new TokenizerError(file, 'unsupported', `${file}: model.type ${show(type)} is not supported (supported: ${SUPPORTED_MODEL_TYPES.join(', ')})`);
   }
   const vocab = model.vocab;
-  let vocabEntries: number;
   if (type === 'Unigram') {
     if (!Array.isArray(vocab)) throw notTokenizer(`the Unigram model's vocab is ${vocab === undefined ? 'missing' : 'not an array of [piece, score]'}`);
-    vocabEntries = vocab.length;
   } else {
     if (!isObject(vocab)) throw notTokenizer(`the ${type} model's vocab is ${vocab === undefined ? 'missing' : 'not an object of piece: id'}`);
-    vocabEntries = 0;
-    for (const piece in vocab) {
-      const id = vocab[piece];
-      if (!Number.isInteger(id) || (id as number) < 0) throw notTokenizer(`model.vocab[${show(piece)}] is ${show(id)}, not a token id (a non-negative integer)`);
-      vocabEntries += 1;
-    }
+    // BPE entries are checked while the vocabulary is built, in slices (lib/tokenizer/build.ts).
+    if (type !== 'BPE') for (const piece in vocab) checkVocabEntry(file, piece, vocab[piece]);
   }
-  if (type === 'BPE') {
-    const merges = model.merges;
-    if (!Array.isArray(merges)) throw notTokenizer(`the BPE model's merges are ${merges === undefined ? 'missing' : 'not an array'}`);
-    const bad = merges.findIndex((m) => !(typeof m === 'string' ? m.includes(' ') : Array.isArray(m) && m.length === 2 && m.every((p) => typeof p === 'string')));
-    if (bad >= 0) throw notTokenizer(`model.merges[${bad}] is ${show(merges[bad])}, not "left right" or ["left", "right"]`);
-  }
+  if (type === 'BPE' && !Array.isArray(model.merges)) throw notTokenizer(`the BPE model's merges are ${model.merges === undefined ? 'missing' : 'not an array'}`);
   const added = json.added_tokens ?? [];
   if (!Array.isArray(added)) throw notTokenizer(`"added_tokens" is ${show(added)}, not an array`);
   added.forEach((token, i) => {
@@ -92,7 +78,22 @@ export function validateTokenizerJson(file: string, json: unknown): TokenizerJso
   for (const component of Object.keys(SUPPORTED_COMPONENT_TYPES) as Component[]) {
     checkComponent(file, component, json[component], component, types[component]);
   }
-  return { modelType: type as TokenizerJsonSummary['modelType'], vocabEntries, decoderTypes: types.decoder, preTokenizerTypes: types.pre_tokenizer };
+  return { modelType: type as TokenizerJsonSummary['modelType'], decoderTypes: types.decoder, preTokenizerTypes: types.pre_tokenizer };
+}
+
+const notTokenizerError = (file: string, what: string) =>
+  new TokenizerError(file, 'not-tokenizer', `${file} is not a Hugging Face tokenizer.json: ${what} (--tokenizer wants the tokenizer.json of a model, e.g. Llama 3.1's, with "model", "added_tokens", "normalizer", "pre_tokenizer", "post_processor" and "decoder")`);
+
+/** One entry of model.vocab: its id must be a non-negative integer. */
+export function checkVocabEntry(file: string, piece: string, id: unknown): void {
+  if (!Number.isInteger(id) || (id as number) < 0) throw notTokenizerError(file, `model.vocab[${show(piece)}] is ${show(id)}, not a token id (a non-negative integer)`);
+}
+
+/** One entry of a BPE model's merges: "left right" or ["left", "right"]. */
+export function checkMerge(file: string, index: number, merge: unknown): void {
+  if (!(typeof merge === 'string' ? merge.includes(' ') : Array.isArray(merge) && merge.length === 2 && merge.every((p) => typeof p === 'string'))) {
+    throw notTokenizerError(file, `model.merges[${index}] is ${show(merge)}, not "left right" or ["left", "right"]`);
+  }
 }
 
 function checkComponent(file: string, component: Component, value: unknown, path: string, seen: string[]): void {

