@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { invalidRunHint } from '../api/invalid-hint.js';
 import { startTest } from '../api/start-test.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../api/types.js';
 import { demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from '../demo/cli.js';
@@ -17,7 +18,7 @@ import { SETTINGS_FIELDS } from '../settings/fields.js';
 import { closest } from '../settings/messages.js';
 import type { TestSettingsInput } from '../settings/types.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
-import { minDurationHint, withNullSutDefaults } from '../suts/null-defaults.js';
+import { withNullSutDefaults } from '../suts/null-defaults.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
 import { loadCliSettings, usesConfigFiles } from './config.js';
 import { checkNetworkOptions, configModelView, createCliNetworkSut, isNetworkSut, type NetworkCliOptions } from './network.js';
@@ -216,7 +217,7 @@ async function runPhases(input: RunOptions, signal: AbortSignal, signals: RunSig
       if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
       if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
     }
-    const hint = result.valid || result.interrupted !== undefined ? undefined : minDurationHint(result);
+    const hint = invalidRunHint(result);
     if (hint !== undefined && !options.quiet) process.stderr.write(`loadgen: hint: ${hint}\n`);
     return result.valid ? EXIT_VALID : EXIT_INVALID;
   }
