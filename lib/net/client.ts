@@ -50,6 +50,32 @@ const BODY_EXCERPT_BYTES = 200;
 const PROBE_BODY_LIMIT = 8 << 20;
 /** How often a dispatch worker looks at the main thread's stop flag while requests are out. */
 const CANCEL_POLL_MS = 100;
+/** With waitForNodesMs: a node that is not up yet is probed again after this long. */
+export const NODE_WAIT_RETRY_MS = 250;
+/** HTTP 503 Service Unavailable: a server that is starting (loading its model) answers it. */
+const NOT_READY_STATUS = 503;
+
+/** Probe failures where the node could not be reached at all (not an answer it gave). */
+const unreachable = new WeakSet<object>();
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+function pause(ms: number, stop: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolvePause, rejectPause) => {
+    if (stop?.aborted === true) {
+      rejectPause(stop.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      rejectPause(stop!.reason);
+    };
+    const timer = setTimeout(() => {
+      stop?.removeEventListener('abort', onAbort);
+      resolvePause();
+    }, ms);
+    stop?.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 /** One node: its connections, statistics and rotation state. */
 export class NetworkNode {
@@ -303,16 +329,51 @@ export class NetworkClient {
     };
   }
 
+  /**
+   * Probes one node through the protocol. With waitForNodesMs, a node that
+   * could not be reached or answered 503 is probed again every
+   * NODE_WAIT_RETRY_MS until it answers or the wait is over.
+   */
   private async probeNode(node: NetworkNode, stop: AbortSignal | undefined): Promise<string> {
-    const probe = this.nodeProbe(node.index, stop);
-    try {
-      return await this.protocol.probe(probe);
-    } catch (error) {
-      if (stop?.aborted === true) throw stop.reason;
-      // Protocols quote what the node answered (an error body, a model list): never a secret.
-      if (error instanceof NetworkSetupError) throw this.secrets.redactError(error);
-      throw new NetworkSetupError(`node ${node.label}: ${this.redact((error as Error)?.message ?? String(error))}`, { url: node.label, cause: error });
+    const waitMs = this.config.waitForNodesMs;
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      let notReady = false;
+      const base = this.nodeProbe(node.index, stop);
+      const probe: NodeProbe = {
+        origin: base.origin,
+        request: async (method, path, body, headers) => {
+          const response = await base.request(method, path, body, headers);
+          if (response.status === NOT_READY_STATUS) notReady = true;
+          return response;
+        },
+      };
+      try {
+        return await this.protocol.probe(probe);
+      } catch (error) {
+        if (stop?.aborted === true) throw stop.reason;
+        const retryable = notReady || (typeof error === 'object' && error !== null && unreachable.has(error));
+        const waited = Date.now() - started;
+        if (waitMs > 0 && retryable && waited + NODE_WAIT_RETRY_MS < waitMs) {
+          await pause(NODE_WAIT_RETRY_MS, stop);
+          continue;
+        }
+        const failure = this.probeFailure(node, error);
+        if (waitMs > 0 && retryable) {
+          throw new NetworkSetupError(
+            `node ${node.label} did not come up: still not answering after waiting ${+(waitMs / 1000).toPrecision(6)} s for it (${attempt} probes); the last: ${failure.message}`,
+            { url: node.label, cause: error },
+          );
+        }
+        throw failure;
+      }
     }
+  }
+
+  private probeFailure(node: NetworkNode, error: unknown): NetworkSetupError {
+    // Protocols quote what the node answered (an error body, a model list): never a secret.
+    if (error instanceof NetworkSetupError) return this.secrets.redactError(error) as NetworkSetupError;
+    return new NetworkSetupError(`node ${node.label}: ${this.redact((error as Error)?.message ?? String(error))}`, { url: node.label, cause: error });
   }
 
   private async probeRequest(
@@ -360,7 +421,9 @@ export class NetworkClient {
       const why = timedOut
         ? `no answer within ${ms} ms`
         : `cannot connect or read: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`;
-      throw new NetworkSetupError(`node ${node.label} is not reachable: ${method} ${path}: ${this.redact(why)}`, { url: node.label, cause: error });
+      const failure = new NetworkSetupError(`node ${node.label} is not reachable: ${method} ${path}: ${this.redact(why)}`, { url: node.label, cause: error });
+      unreachable.add(failure);
+      throw failure;
     }
   }
 
