@@ -138,6 +138,10 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
         const hint = demoRunHint(run);
         if (hint !== undefined) process.stdout.write(`  hint: ${hint}\n`);
       }
+      // As `loadgen run` says where its settings came from (lib/cli/config.ts).
+      const given = options.set.length > 0 || options.mode !== undefined ? ', then --set/--mode' : '';
+      process.stdout.write(`Settings: the TestSettings defaults (no mlperf.conf; seeds 0), with the demo's min_duration_ms ${settings.minDurationMs ?? 10_000} ` +
+        `and the rates it measured where --set gives none${given}\n`);
     }
     return outcome.ok ? 0 : 1;
   });
