@@ -354,14 +354,15 @@ export class NetworkClient {
         if (stop?.aborted === true) throw stop.reason;
         const retryable = notReady || (typeof error === 'object' && error !== null && unreachable.has(error));
         const waited = Date.now() - started;
-        if (waitMs > 0 && retryable && waited + NODE_WAIT_RETRY_MS < waitMs) {
-          await pause(NODE_WAIT_RETRY_MS, stop);
+        // The last probe comes once the whole wait has passed.
+        if (waitMs > 0 && retryable && waited < waitMs) {
+          await pause(Math.min(NODE_WAIT_RETRY_MS, waitMs - waited), stop);
           continue;
         }
         const failure = this.probeFailure(node, error);
         if (waitMs > 0 && retryable) {
           throw new NetworkSetupError(
-            `node ${node.label} did not come up: still not answering after waiting ${+(waitMs / 1000).toPrecision(6)} s for it (${attempt} probes); the last: ${failure.message}`,
+            `node ${node.label} did not come up within the ${+(waitMs / 1000).toPrecision(6)} s it was waited for (${attempt} probes); the last: ${failure.message}`,
             { url: node.label, cause: error },
           );
         }
