@@ -35,6 +35,7 @@ import type { QuerySample } from '../api/types.js';
 import { NetworkSetupError } from '../errors.js';
 import { loadNative } from '../native/index.js';
 import type { NodeAddress } from './nodes.js';
+import { markUnreachable, probeUntilUp } from './node-wait.js';
 import { NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, USER_FUNCTION_TIMEOUT_MS, type FailureKind, type NetworkProtocol, type NodeProbe, type ResponseHeaders, type ResponseOutcome, type ResponseReader } from './protocol.js';
@@ -50,33 +51,6 @@ const BODY_EXCERPT_BYTES = 200;
 const PROBE_BODY_LIMIT = 8 << 20;
 /** How often a dispatch worker looks at the main thread's stop flag while requests are out. */
 const CANCEL_POLL_MS = 100;
-/** With waitForNodesMs: a node that is not up yet is probed again after this long. */
-export const NODE_WAIT_RETRY_MS = 250;
-/** HTTP 503 Service Unavailable: a server that is starting (loading its model) answers it. */
-const NOT_READY_STATUS = 503;
-
-/** Probe failures where the node could not be reached at all (not an answer it gave). */
-const unreachable = new WeakSet<object>();
-
-/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
-function pause(ms: number, stop: AbortSignal | undefined): Promise<void> {
-  return new Promise<void>((resolvePause, rejectPause) => {
-    if (stop?.aborted === true) {
-      rejectPause(stop.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      rejectPause(stop!.reason);
-    };
-    const timer = setTimeout(() => {
-      stop?.removeEventListener('abort', onAbort);
-      resolvePause();
-    }, ms);
-    stop?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /** One node: its connections, statistics and rotation state. */
 export class NetworkNode {
   outstanding = 0;
@@ -329,46 +303,9 @@ export class NetworkClient {
     };
   }
 
-  /**
-   * Probes one node through the protocol. With waitForNodesMs, a node that
-   * could not be reached or answered 503 is probed again every
-   * NODE_WAIT_RETRY_MS until it answers or the wait is over.
-   */
-  private async probeNode(node: NetworkNode, stop: AbortSignal | undefined): Promise<string> {
-    const waitMs = this.config.waitForNodesMs;
-    const started = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      let notReady = false;
-      const base = this.nodeProbe(node.index, stop);
-      const probe: NodeProbe = {
-        origin: base.origin,
-        request: async (method, path, body, headers) => {
-          const response = await base.request(method, path, body, headers);
-          if (response.status === NOT_READY_STATUS) notReady = true;
-          return response;
-        },
-      };
-      try {
-        return await this.protocol.probe(probe);
-      } catch (error) {
-        if (stop?.aborted === true) throw stop.reason;
-        const retryable = notReady || (typeof error === 'object' && error !== null && unreachable.has(error));
-        const waited = Date.now() - started;
-        // The last probe comes once the whole wait has passed.
-        if (waitMs > 0 && retryable && waited < waitMs) {
-          await pause(Math.min(NODE_WAIT_RETRY_MS, waitMs - waited), stop);
-          continue;
-        }
-        const failure = this.probeFailure(node, error);
-        if (waitMs > 0 && retryable) {
-          throw new NetworkSetupError(
-            `node ${node.label} did not come up within the ${+(waitMs / 1000).toPrecision(6)} s it was waited for (${attempt} probes); the last: ${failure.message}`,
-            { url: node.label, cause: error },
-          );
-        }
-        throw failure;
-      }
-    }
+  /** Probes one node through the protocol (waiting for it to come up with waitForNodesMs: lib/net/node-wait.ts). */
+  private probeNode(node: NetworkNode, stop: AbortSignal | undefined): Promise<string> {
+    return probeUntilUp(this.nodeProbe(node.index, stop), this.config.waitForNodesMs, stop, (probe) => this.protocol.probe(probe), (error) => this.probeFailure(node, error));
   }
 
   private probeFailure(node: NetworkNode, error: unknown): NetworkSetupError {
@@ -422,9 +359,7 @@ export class NetworkClient {
       const why = timedOut
         ? `no answer within ${ms} ms`
         : `cannot connect or read: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`;
-      const failure = new NetworkSetupError(`node ${node.label} is not reachable: ${method} ${path}: ${this.redact(why)}`, { url: node.label, cause: error });
-      unreachable.add(failure);
-      throw failure;
+      throw markUnreachable(new NetworkSetupError(`node ${node.label} is not reachable: ${method} ${path}: ${this.redact(why)}`, { url: node.label, cause: error }));
     }
   }
 
