@@ -49,7 +49,7 @@ function packageVersion(): string {
 function buildProgram(): Command {
   const program = new Command();
   program
-    .name('loadgen')
+    .name('npx loadgen')
     .description('MLPerf Inference LoadGen for Node.js')
     .version(packageVersion())
     .showHelpAfterError('(run with --help for usage)')
@@ -81,7 +81,7 @@ function buildProgram(): Command {
       'after',
       '\nExit status: 0 VALID, 1 INVALID, 2 bad input, 3 the run failed, 130/143 stopped by SIGINT/SIGTERM\n' +
         '(the logs are written; a second signal exits at once).\n' +
-        'Example:\n  loadgen run --sut null --scenario Server --set server_target_qps=1000 \\\n' +
+        'Example:\n  npx loadgen run --sut null --scenario Server --set server_target_qps=1000 \\\n' +
         '    --set min_duration_ms=2000 --set min_query_count=100 --outdir out/server',
     )
     .action(async (options: RunOptions) => {
@@ -107,15 +107,18 @@ function buildProgram(): Command {
     .option('--output <file>', 'write the JSON to this file instead of stdout')
     .addHelpText(
       'after',
-      '\nPrints one JSON object: generator, settings, qsl, effective (derived settings) and phases[] with every\n' +
-        'load call and its queries, in the layout of the golden query_traces files. Seeds are decimal strings.\n' +
+      '\nPrints one JSON object: generator, settings_source, settings, qsl, effective (derived settings) and phases[]\n' +
+        'with every load call and its queries, in the layout of the golden query_traces files. Seeds are decimal\n' +
+        'strings. The settings are those `run` uses with the same options: config files only with --model,\n' +
+        '--user-conf or --mlperf-conf (otherwise the TestSettings defaults).\n' +
         'Exit status: 0 written, 2 bad input.\n' +
-        'Examples:\n  loadgen trace --case ../shared/golden/query_traces/server_qps1.json\n' +
-        '  loadgen trace --scenario Server --set server_target_qps=100 --set min_duration_ms=1000 --qsl-total 5000 --qsl-performance 1024',
+        'Examples:\n  npx loadgen trace --case ../shared/golden/query_traces/server_qps1.json\n' +
+        '  npx loadgen trace --scenario Server --set server_target_qps=100 --set min_duration_ms=1000 --qsl-total 5000 --qsl-performance 1024',
     )
     .action(async (options: TraceOptions) => {
       process.exitCode = await traceCommand(options);
     });
+  addConfigOptions(program.commands.find((c) => c.name() === 'trace')!);
   registerReportCommand(program);
   registerRulesCommands(program);
   registerServeCommand(program);

@@ -235,6 +235,13 @@ function main() {
     const line = `${r.stdout}\n${r.stderr}`.split('\n').find((l) => l.startsWith('loadgen: '));
     const want = `loadgen: using the prebuilt binary ${relative(root, prebuild)} (`;
     if (!line?.startsWith(want)) throw new Error(`the install step said ${JSON.stringify(line)}, expected "${want}..."`);
+    // The README's npm 11 sentence: npm 11.19+ runs an install script that no
+    // allowScripts covers (the line above is loadgen's) and only warns, naming it.
+    const [major, minor] = mustRun('npm', ['--version'], inProject).stdout.trim().split('.').map(Number);
+    if (major > 11 || (major === 11 && minor >= 19)) {
+      const warned = `${r.stdout}\n${r.stderr}`.split('\n').some((l) => /^npm warn install-scripts +loadgen@[\d.]+ \(install: node scripts\/install\.mjs/.test(l));
+      if (!warned) throw new Error(`npm ${major}.${minor} ran loadgen's install script without the "not yet covered by allowScripts" warning the README describes:\n${tail(r.stderr)}`);
+    }
     return `node_modules/loadgen ${JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version}; ${line}`;
   });
 

@@ -44,6 +44,32 @@ describe('loadgen run --sut null, first use', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/loadgen: hint: the SUT answered in \d+ ns \(median\), faster than single_stream_expected_latency_ns assumes, and ran out of pre-generated queries: try --set (min_query_count|single_stream_expected_latency_ns)=\d+\n/);
   });
+
+  // Issue 25: every INVALID run says which --set to try, sized from the run.
+  it('a Server run over its latency bound prints a lower server_target_qps to try', () => {
+    const r = loadgen(['run', '--sut', 'null', '--scenario', 'Server', '--set', 'server_target_qps=2000', '--set', 'server_target_latency_ns=1000',
+      '--set', 'min_duration_ms=300', '--no-report', '--no-progress', '--outdir', tempDir()]);
+    expect(r.status).toBe(1);
+    const hint = /loadgen: hint: the latency bound was missed \(p99 latency [\d.]+ ms against the bound 0\.001 ms\) at 2000 QPS: try --set server_target_qps=([\d.]+)\n/.exec(r.stderr);
+    expect(hint, r.stderr).not.toBeNull();
+    expect(Number(hint![1])).toBeGreaterThanOrEqual(200);
+    expect(Number(hint![1])).toBeLessThan(2000);
+  });
+
+  it('a Server run with too few queries for early stopping prints the min_query_count it needs', () => {
+    const r = loadgen(['run', '--sut', 'null', '--scenario', 'Server', '--set', 'server_target_qps=100', '--set', 'min_duration_ms=100',
+      '--set', 'min_query_count=1', '--no-report', '--no-progress', '--outdir', tempDir()]);
+    expect(r.status).toBe(1);
+    // No query over the bound: the plan at share 0 is the reference's 459 queries for p99, plus 10 %.
+    expect(r.stderr).toMatch(/loadgen: hint: early stopping failed with 0 of \d+ queries over the latency bound; at that share it passes with 459 queries: try --set min_query_count=505\n/);
+  });
+
+  it('a SingleStream run with too few queries for early stopping prints the min_query_count it needs', () => {
+    const r = loadgen(['run', '--sut', 'test/fixtures/delayed-sut.mjs', '--scenario', 'SingleStream', '--set', 'min_duration_ms=50',
+      '--set', 'min_query_count=5', '--set', 'single_stream_expected_latency_ns=1000000', '--no-report', '--no-progress', '--outdir', tempDir()]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/loadgen: hint: early stopping needs at least \d+ queries \(\d+ were issued\): try --set min_query_count=\d+\n/);
+  });
 });
 
 describe('loadgen CLI input errors', () => {

@@ -131,13 +131,38 @@ describe.skipIf(ortDir === undefined)('demo with onnxruntime', () => {
     }
   });
 
-  it('`loadgen run --mode AccuracyOnly` checks every output against the reference', () => {
+  it('`loadgen run --mode AccuracyOnly` checks every output against the reference, in its own folder', () => {
     const outdir = tempDir('loadgen-demo-accuracy-');
+    // A performance run first: the accuracy run must leave its logs alone (issue 25).
+    const perf = loadgen(['run', '--scenario', 'Offline', '--set', 'min_duration_ms=300', '--quiet', '--no-report', '--outdir', outdir]);
+    expect(perf.status, perf.stderr).toBe(0);
+    const perfSummary = readFileSync(join(outdir, 'Offline', 'mlperf_log_summary.txt'), 'utf8');
     const r = loadgen(['run', '--mode', 'AccuracyOnly', '--outdir', outdir]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/accuracy: 1024\/1024 outputs match the reference \(max abs diff [0-9.e+-]+\)/);
-    expect(existsSync(join(outdir, 'Offline', 'mlperf_log_accuracy.json'))).toBe(true);
+    expect(r.stdout).toContain(join(outdir, 'Offline', 'accuracy', 'mlperf_log_summary.txt'));
+    expect(existsSync(join(outdir, 'Offline', 'accuracy', 'mlperf_log_accuracy.json'))).toBe(true);
+    expect(readFileSync(join(outdir, 'Offline', 'mlperf_log_summary.txt'), 'utf8')).toBe(perfSummary);
+    expect(perfSummary).toContain('Result is : VALID');
     expect(existsSync(join(outdir, 'Server'))).toBe(false);
+  });
+
+  it('a Server run over its latency bound runs once more at a lower rate, and an INVALID one says what to --set', () => {
+    const outdir = tempDir('loadgen-demo-retry-');
+    // A 1 us bound no batch can meet: both attempts are INVALID.
+    const r = loadgen(['run', '--scenario', 'Server', '--set', 'min_duration_ms=300', '--set', 'server_target_latency_ns=1000',
+      '--no-report', '--no-progress', '--outdir', outdir]);
+    expect(r.status, r.stderr).toBe(1);
+    const again = /demo: Server INVALID at ([\d.]+) QPS \(p99 latency [\d.]+ ms, bound 0\.001 ms, \d+ of \d+ queries over it\); running it again at ([\d.]+) QPS/.exec(r.stderr);
+    expect(again, r.stderr).not.toBeNull();
+    expect(Number(again![2])).toBeLessThan(Number(again![1]));
+    const line = r.stdout.split('\n').find((l) => l.startsWith('Server PerformanceOnly: INVALID'));
+    expect(line, r.stdout).toBeDefined();
+    expect(line).toContain(`(run again at ${again![2]} QPS after an INVALID run at ${again![1]} QPS, p99 `);
+    // The reasons are sentences one after another, on the one line.
+    expect(line).toMatch(/\(Reduce target QPS to improve latency\. Early stopping not satisfied: Run unsuccessful\. Processed \d+ queries\. Would need to run at least \d+ more queries, with the run being successful if every additional query were under latency\.\)$/);
+    expect(line).not.toMatch(/\.;|\.\./);
+    expect(r.stdout).toMatch(/\n {2}hint: the latency bound was missed \(p99 latency [\d.]+ ms against the bound 0\.001 ms\) at [\d.]+ QPS: try --set server_target_qps=[\d.]+\n/);
   });
 
   it('`--ep cuda` without the CUDA provider fails with exit 2 and says what to do', () => {

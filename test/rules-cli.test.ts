@@ -54,7 +54,7 @@ describe('loadgen check LOGDIR (a finished run)', () => {
     const r = loadgen(['check', dir]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/^resnet50 Server, closed division, run log .*mlperf_log_detail\.txt: COMPLIANT/);
+    expect(r.stdout).toMatch(/^model resnet50: a folder name on the path\nresnet50 Server, closed division, run log .*mlperf_log_detail\.txt: COMPLIANT/);
     expect(r.stdout).toContain('official-seeds');
   });
 
@@ -164,7 +164,10 @@ describe('loadgen check LOGDIR (a finished run)', () => {
     expect(loadgen(['check', join(dir, 'nope')])).toMatchObject({ status: 2, stderr: expect.stringMatching(/no such folder/) });
     expect(loadgen(['check', dir])).toMatchObject({ status: 2, stderr: expect.stringMatching(/no mlperf_log_detail\.txt/) });
     const run = writeRun(join(dir, 'run'));
-    expect(loadgen(['check', run])).toMatchObject({ status: 2, stderr: expect.stringMatching(/give --model/) });
+    // No model folder on the path: the settings are resnet50's in mlperf.conf (issue 25), and a log whose seeds are not mlperf.conf's names no benchmark.
+    expect(loadgen(['check', run])).toMatchObject({ status: 0, stdout: expect.stringMatching(/^model resnet50: the detail log's settings are mlperf\.conf's for it\n/) });
+    const unofficial = writeRun(join(dir, 'seeds-0'), { requested_qsl_rng_seed: '0', effective_qsl_rng_seed: '0' });
+    expect(loadgen(['check', unofficial])).toMatchObject({ status: 2, stderr: expect.stringMatching(/this run read no mlperf\.conf .* give the benchmark to hold it to with --model \(one of resnet50/) });
     expect(loadgen(['check', run, '--model', 'resnet50', '--scenario', 'Server'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--scenario describes a planned run/) });
     expect(loadgen(['check', run, '--model', 'resnet', '--division', 'closed'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/did you mean 'resnet50'/) });
   });

@@ -34,6 +34,25 @@ export function usesConfigFiles(o: ConfigCliOptions): boolean {
   return o.mlperfConf !== undefined || o.userConf !== undefined || o.model !== undefined;
 }
 
+/** The built-in mlperf.conf's origin, in messages. */
+export const BUILTIN_MLPERF_CONF = 'built-in (LoadGen 6.0.17)';
+
+/**
+ * Where the settings of `run`, `trace` and `settings` come from, in one
+ * sentence: the same rule for each (config files only with --model,
+ * --user-conf or --mlperf-conf), so that `loadgen settings` shows what a run
+ * with the same options uses.
+ */
+export function settingsSource(o: ConfigCliOptions): string {
+  const set = o.set.length > 0 || o.mode !== undefined ? ', then --set/--mode' : '';
+  if (!usesConfigFiles(o)) {
+    return `the TestSettings defaults${set}; no mlperf.conf (seeds 0, not the official ones; 100 ms Server bound; 10 s minimum): ` +
+      '--model NAME reads mlperf.conf and user.conf for a benchmark';
+  }
+  const user = o.userConf !== undefined ? `, then user.conf ${o.userConf}` : '';
+  return `mlperf.conf (${o.mlperfConf ?? 'the built-in copy, LoadGen 6.0.17'}) for model ${o.model ?? '*'}${user}${set}`;
+}
+
 /**
  * Settings from the config options: mlperf.conf and user.conf first, then
  * --set and --mode on top (the order of user code before StartTest), and
@@ -41,12 +60,14 @@ export function usesConfigFiles(o: ConfigCliOptions): boolean {
  */
 export function loadCliSettings(o: ConfigCliOptions, withAudit: boolean): LoadedSettings {
   const fromSet = settingsFromAssignments(o.set);
+  // Without --model, --user-conf or --mlperf-conf a run reads no config file: neither does this.
+  const files = usesConfigFiles(o);
   const scenario = (o.scenario ?? fromSet.scenario ?? 'SingleStream') as Scenario;
   const overrides: SettingsLayer[] = [];
   if (Object.keys(fromSet).length > 0) overrides.push({ label: '--set', settings: fromSet });
   if (o.mode !== undefined) overrides.push({ label: '--mode', settings: { mode: o.mode as TestSettingsInput['mode'] } });
   return loadSettings({
-    ...(o.mlperfConf !== undefined ? { mlperfConf: o.mlperfConf } : {}),
+    ...(o.mlperfConf !== undefined ? { mlperfConf: o.mlperfConf } : files ? {} : { mlperfConf: false }),
     ...(o.userConf !== undefined ? { userConf: o.userConf } : {}),
     ...(withAudit && o.auditConf !== undefined ? { auditConf: o.auditConf } : {}),
     model: o.model ?? '*',
@@ -76,10 +97,11 @@ function settingsCommand(o: SettingsOptions): number {
   });
   if (o.json === true) {
     const out = {
-      model: o.model ?? '*',
+      model: usesConfigFiles(o) ? (o.model ?? '*') : null,
       scenario: loaded.settings.scenario,
+      source: settingsSource(o),
       files: {
-        mlperfConf: o.mlperfConf ?? 'builtin',
+        mlperfConf: usesConfigFiles(o) ? (o.mlperfConf ?? 'builtin') : null,
         userConf: o.userConf ?? null,
         auditConf: o.auditConf ?? null,
       },
@@ -96,10 +118,19 @@ function settingsCommand(o: SettingsOptions): number {
     return 0;
   }
   const lines: string[] = [];
-  lines.push(`Settings for model ${o.model ?? '*'}, scenario ${String(loaded.settings.scenario)}`);
-  lines.push(`  mlperf.conf : ${o.mlperfConf ?? 'built-in (LoadGen 6.0.17)'}`);
+  if (usesConfigFiles(o)) {
+    lines.push(`Settings for model ${o.model ?? '*'}, scenario ${String(loaded.settings.scenario)}`);
+    lines.push(`  mlperf.conf : ${o.mlperfConf ?? BUILTIN_MLPERF_CONF}`);
+  } else {
+    lines.push(`Settings of a run without --model, --user-conf or --mlperf-conf (what \`npx loadgen run\` and \`npx loadgen trace\` use), scenario ${String(loaded.settings.scenario)}`);
+    lines.push('  mlperf.conf : not read (--model NAME reads it: a benchmark\'s durations, latency bounds and the official seeds)');
+  }
   lines.push(`  user.conf   : ${o.userConf ?? '(none)'}`);
   lines.push(`  audit.config: ${o.auditConf ?? '(none)'}`);
+  lines.push(`  source      : ${settingsSource(o)}`);
+  if (!usesConfigFiles(o)) {
+    lines.push('  (--sut null and null-native add defaults of their own for the fields they need and say which; the demo sizes its rates)');
+  }
   lines.push('', 'Requested settings (value, then where it came from):');
   const width = Math.max(...rows.map((r) => r.name.length));
   const valueWidth = Math.max(...rows.map((r) => show(r.value).length));
@@ -118,7 +149,7 @@ export function addConfigOptions(command: Command): Command {
   return command
     .option('--mlperf-conf <file>', 'mlperf.conf replacing the built-in copy (LoadGen 6.0.17)')
     .option('--user-conf <file>', 'user.conf applied after mlperf.conf')
-    .option('--model <name>', "model name for config lookups (<model>.<scenario>.<key>); default '*'. loadgen run --sut openai|kserve: the served model (config lookups: --config-model)")
+    .option('--model <name>', "model name for config lookups (<model>.<scenario>.<key>; '*': the wildcard lines only); without it, --user-conf or --mlperf-conf no config file is read: the TestSettings defaults. loadgen run --sut openai|kserve: the served model (config lookups: --config-model)")
     .option('--lenient', "apply config files exactly as the reference does; problems become warnings");
 }
 
@@ -137,9 +168,10 @@ export function registerSettingsCommand(program: Command): void {
     .option('--json', 'print JSON instead of a table')
     .addHelpText(
       'after',
-      '\nOrder: mlperf.conf < user.conf < --set/--mode < audit.config (as the reference applies them).\n' +
+      '\nOrder: mlperf.conf < user.conf < --set/--mode < audit.config (as the reference applies them). Without\n' +
+        '--model, --user-conf or --mlperf-conf no config file is read, as in `run` and `trace`: the TestSettings defaults.\n' +
         'Exit status: 0 printed, 2 bad input (a config problem names its file, line and key).\n' +
-        'Example:\n  loadgen settings --user-conf user.conf --model resnet50 --scenario Server',
+        'Example:\n  npx loadgen settings --user-conf user.conf --model resnet50 --scenario Server',
     )
     .action((options: SettingsOptions) => {
       process.exitCode = settingsCommand(options);

@@ -39,6 +39,8 @@ export interface NetworkCliOptions {
   connections?: number;
   requestTimeoutMs?: number;
   probeTimeoutMs?: number;
+  /** --wait-for-nodes: seconds to keep probing a node that is not up yet. */
+  waitForNodes?: number;
   request?: string;
   /** --module-timeout-ms: a `--sut` module's or `--request` module's import (and createSut()/createQsl()). */
   moduleTimeoutMs?: number;
@@ -111,6 +113,14 @@ function addLlmOptions(command: Command): Command {
     .option('--exclude-reasoning', 'openai: leave reasoning text out of the accuracy data (the final answer only)');
 }
 
+/** --wait-for-nodes: seconds from 0 up to the longest timer. */
+function waitSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(seconds * 1000 <= MAX_TIMEOUT_MS))
+    throw new InvalidArgumentError(`--wait-for-nodes must be a number of seconds from 0 to ${Math.floor(MAX_TIMEOUT_MS / 1000)}, got '${echo(value)}'.`);
+  return seconds;
+}
+
 /** Adds the network options to `loadgen run`. */
 export function addNetworkOptions(command: Command): Command {
   return addLlmOptions(command)
@@ -123,6 +133,7 @@ export function addNetworkOptions(command: Command): Command {
     .addOption(choiceOption('--balance <policy>', 'network SUT: how queries are spread over the nodes (default least-outstanding)', BALANCE_POLICIES))
     .option('--connections <n>', 'network SUT: most keep-alive connections per node, opened as needed (default 256)', positiveInteger('--connections'))
     .addOption(new Option('--request-timeout-ms <ms>', 'network SUT: a request not finished within this fails as timeout (default 60000; 0: none)').argParser(nonNegativeInteger('--request-timeout-ms')))
+    .addOption(new Option('--wait-for-nodes <seconds>', 'network SUT: keep probing a node that refuses connections or answers 503 for up to this long, every 250 ms, before giving up (default 0: probe once; for a server just started)').argParser(waitSeconds))
     .addOption(new Option('--probe-timeout-ms <ms>', "network SUT: each node's probe before the run (readiness, model, name(), the mapping module's check) must answer within this (default 10000)").argParser(timeoutMs('--probe-timeout-ms', 1)))
     .option('--request <module>', 'http: the module mapping samples to requests and responses (README: Any other HTTP API)')
     .option('--binary-tensors', 'kserve: the binary tensor data extension instead of JSON tensors')
@@ -152,6 +163,7 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.connections !== undefined ? '--connections' : '',
       o.requestTimeoutMs !== undefined ? '--request-timeout-ms' : '',
       o.probeTimeoutMs !== undefined ? '--probe-timeout-ms' : '',
+      o.waitForNodes !== undefined ? '--wait-for-nodes' : '',
       o.request !== undefined ? '--request' : '',
       o.binaryTensors === true ? '--binary-tensors' : '',
       o.http2 === true ? '--http2' : '',
@@ -260,6 +272,7 @@ async function buildCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Pr
     ...(o.connections !== undefined ? { connections: o.connections } : {}),
     ...(o.requestTimeoutMs !== undefined ? { requestTimeoutMs: o.requestTimeoutMs } : {}),
     ...(o.probeTimeoutMs !== undefined ? { probeTimeoutMs: o.probeTimeoutMs } : {}),
+    ...(o.waitForNodes !== undefined ? { waitForNodesMs: Math.round(o.waitForNodes * 1000) } : {}),
     ...(apiKey !== undefined ? { apiKey } : {}),
     ...(o.http2 === true ? { http2: true } : {}),
     ...(o.transport !== undefined ? { transport: o.transport as TransportChoice } : {}),

@@ -151,7 +151,10 @@ function checkCommand(logdir: string | undefined, o: CheckOptions): number {
       if (v !== undefined) throw new SettingsError(flag, v, `${flag} describes a planned run; with LOGDIR the settings come from the run's detail log.`);
     }
     const result: RunLogCheck = checkRunLog(logdir, { ...(o.model !== undefined ? { model: o.model } : {}), division });
-    process.stdout.write(o.json ? `${JSON.stringify(result, jsonReplacer, 2)}\n` : `${result.reports.map(formatCheckReport).join('\n\n')}\n`);
+    // Says which benchmark the run is held to when --model did not name it.
+    const from = result.modelFrom === 'path' ? `model ${result.model}: a folder name on the path\n`
+      : result.modelFrom === 'settings' ? `model ${result.model}: the detail log's settings are mlperf.conf's for it\n` : '';
+    process.stdout.write(o.json ? `${JSON.stringify(result, jsonReplacer, 2)}\n` : `${from}${result.reports.map(formatCheckReport).join('\n\n')}\n`);
     // Warnings, not problems of the run: the exit status stays the rules'.
     if (!o.json) for (const w of result.warnings) process.stderr.write(`loadgen: warning: ${w}\n`);
     return result.compliant ? EXIT_VALID : EXIT_INVALID;
@@ -192,9 +195,9 @@ export function registerRulesCommands(program: Command): void {
     .addHelpText('after',
       '\nNumQueries = NormsInv((1 - confidence) / 2)^2 * p * (1 - p) / margin^2, rounded up to a multiple of 2^13\n(the inference rules\' appendix "Number of Queries").\n' +
       'Early stopping is the native core\'s, exactly as a run computes it.\nExit status: 0 printed, 2 bad input.\n' +
-      'Examples:\n  loadgen stats --percentile 0.99 --confidence 0.99 --qps 1000\n' +
-      '  loadgen stats --early-stopping --percentile 0.90 --queries 10000 --overlatency 120\n' +
-      '  loadgen stats --early-stopping --percentile 0.99 --tail-rate 0.005')
+      'Examples:\n  npx loadgen stats --percentile 0.99 --confidence 0.99 --qps 1000\n' +
+      '  npx loadgen stats --early-stopping --percentile 0.90 --queries 10000 --overlatency 120\n' +
+      '  npx loadgen stats --early-stopping --percentile 0.99 --tail-rate 0.005')
     .action((options: StatsOptions) => {
       process.exitCode = statsCommand(options);
     });
@@ -202,7 +205,7 @@ export function registerRulesCommands(program: Command): void {
   program
     .command('check [logdir]')
     .description('every way a run\'s settings (before it: --model/--scenario and the config files; after it: LOGDIR) break the MLPerf run rules')
-    .option('--model <name>', 'model name as mlperf.conf spells it (resnet50, bert, ...); with LOGDIR: default a folder name on its path')
+    .option('--model <name>', 'model name as mlperf.conf spells it (resnet50, bert, ...); with LOGDIR: default a folder name on its path, else the benchmark whose mlperf.conf settings the detail log carries')
     .addOption(choiceOption('--scenario <name>', 'test scenario', SCENARIOS))
     .addOption(choiceOption('--mode <name>', 'test mode of the planned run (default PerformanceOnly)', TEST_MODES))
     .option('--user-conf <file>', 'user.conf applied after mlperf.conf')
@@ -215,8 +218,8 @@ export function registerRulesCommands(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after',
       '\nExit status: 0 compliant, 1 not compliant, 2 bad input.\n' +
-      'Examples:\n  loadgen check --model resnet50 --scenario Server --user-conf user.conf\n' +
-      '  loadgen check out/resnet50/Server --model resnet50   (a finished run; TEST01/ and TEST04/ beside it are checked too)')
+      'Examples:\n  npx loadgen check --model resnet50 --scenario Server --user-conf user.conf\n' +
+      '  npx loadgen check out/resnet50/Server --model resnet50   (a finished run; TEST01/ and TEST04/ beside it are checked too)')
     .action((logdir: string | undefined, options: CheckOptions) => {
       process.exitCode = checkCommand(logdir, options);
     });

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { invalidRunHint } from '../api/invalid-hint.js';
 import { startTest } from '../api/start-test.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../api/types.js';
 import { demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from '../demo/cli.js';
@@ -17,9 +18,9 @@ import { SETTINGS_FIELDS } from '../settings/fields.js';
 import { closest } from '../settings/messages.js';
 import type { TestSettingsInput } from '../settings/types.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
-import { minDurationHint, withNullSutDefaults } from '../suts/null-defaults.js';
+import { withNullSutDefaults } from '../suts/null-defaults.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
-import { loadCliSettings, usesConfigFiles } from './config.js';
+import { loadCliSettings, settingsSource, usesConfigFiles } from './config.js';
 import { checkNetworkOptions, configModelView, createCliNetworkSut, isNetworkSut, type NetworkCliOptions } from './network.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
 import { phase, runWithSignals, type RunSignals } from './interrupt.js';
@@ -156,13 +157,15 @@ async function runPhases(input: RunOptions, signal: AbortSignal, signals: RunSig
   if (network && inWorkers && options.requestLog !== undefined)
     throw new SettingsError('--request-log', options.requestLog, '--request-log cannot be used with --set dispatch=worker: the log is written from the thread that reads the responses; use dispatch=wake (the default) or dispatch=poll');
   let sutModule: string | undefined;
+  let source = settingsSource(options);
   if (options.sut === 'null' || options.sut === 'null-native') {
     if (!usesConfigFiles(options)) {
       const defaults = withNullSutDefaults(options.sut, settings);
       settings = defaults.settings;
-      if (defaults.applied.length > 0 && !options.quiet && !options.json) {
+      if (defaults.applied.length > 0) {
         const shown = defaults.applied.map((k) => `${SNAKE_NAME.get(k) ?? k}=${String(settings[k])}`).join(', ');
-        process.stderr.write(`loadgen: ${options.sut} SUT defaults: ${shown} (--set any of them to change it)\n`);
+        source += `; the ${options.sut} SUT's defaults: ${shown}`;
+        if (!options.quiet && !options.json) process.stderr.write(`loadgen: ${options.sut} SUT defaults: ${shown} (--set any of them to change it)\n`);
       }
     }
     sut = options.sut === 'null' ? createNullSut() : createNullNativeSut();
@@ -210,16 +213,19 @@ async function runPhases(input: RunOptions, signal: AbortSignal, signals: RunSig
       signal,
     }).finally(() => progress.stop());
     const reportPath = writeRunReport(result, options);
+    const hint = invalidRunHint(result);
     // Whatever reached the result, no part of the API key is printed (lib/net/secrets.ts).
     if (options.json) {
-      process.stdout.write(`${cliSecrets.redact(JSON.stringify(result, jsonReplacer, 2))}\n`);
+      // The result, with where its settings came from and, when INVALID, the --set to try.
+      const out = { ...result, settingsSource: source, ...(hint !== undefined ? { hint } : {}) };
+      process.stdout.write(`${cliSecrets.redact(JSON.stringify(out, jsonReplacer, 2))}\n`);
     } else if (!options.quiet) {
       process.stdout.write(cliSecrets.redact(result.summaryText));
       if (result.files.summary) process.stdout.write(`\nSummary written to ${result.files.summary}\n`);
       if (reportPath !== undefined) process.stdout.write(`Report written to ${reportPath}\n`);
+      process.stdout.write(`Settings: ${source}\n`);
     }
-    const hint = result.valid || result.interrupted !== undefined ? undefined : minDurationHint(result);
-    if (hint !== undefined && !options.quiet) process.stderr.write(`loadgen: hint: ${hint}\n`);
+    if (hint !== undefined && !options.quiet && !options.json) process.stderr.write(`loadgen: hint: ${hint}\n`);
     return result.valid ? EXIT_VALID : EXIT_INVALID;
   }
 }

@@ -3,8 +3,14 @@
  * default. `--model demo-cnn` serves the bundled model through the KServe v2
  * REST protocol (lib/serve/kserve-server.ts); `--openai-stub` a deterministic
  * OpenAI-compatible token streamer (lib/serve/openai-stub.ts). Prints one
- * line with the URL once listening; SIGINT/SIGTERM close it (exit 0).
+ * line with the URL once listening, and with --ready-file writes the URL to
+ * a file then (atomically: a script waits for the file); SIGINT/SIGTERM
+ * close it (exit 0), and so does the exit of the npm process that started
+ * it (`npx loadgen serve`: lib/cli/parent-watch.ts).
  */
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
 import { Command, InvalidArgumentError } from 'commander';
 
 import { addOpenAiStubOptions, OPENAI_STUB_CLI_KEYS, openAiStubOptionsFromCli, type OpenAiStubCliValues } from './openai-stub-options.js';
@@ -16,6 +22,7 @@ import { startOpenAiStub } from '../serve/openai-stub.js';
 import type { RunningServer } from '../serve/server.js';
 import { EXIT_SIGINT, EXIT_SIGTERM, EXIT_VALID } from './exit-codes.js';
 import { positiveInteger } from './options.js';
+import { watchNpmAncestor, type ParentWatch } from './parent-watch.js';
 
 export interface ServeOptions extends OpenAiStubCliValues {
   model?: string;
@@ -23,6 +30,7 @@ export interface ServeOptions extends OpenAiStubCliValues {
   host?: string;
   port?: number;
   workers?: number;
+  readyFile?: string;
 }
 
 function portNumber(value: string): number {
@@ -39,12 +47,15 @@ export function registerServeCommand(program: Command): void {
     .option('--openai-stub', 'serve a deterministic OpenAI-compatible token streamer instead')
     .option('--host <address>', `address to listen on (default ${DEFAULT_SERVE_HOST})`)
     .option('--port <n>', `port to listen on (default ${DEFAULT_SERVE_PORT}; 0: any free port)`, portNumber)
-    .option('--workers <n>', '--model: onnxruntime worker threads (default: one per core, up to 4)', positiveInteger('--workers'));
+    .option('--workers <n>', '--model: onnxruntime worker threads (default: one per core, up to 4)', positiveInteger('--workers'))
+    .option('--ready-file <file>', 'once listening, write the URL (one line) to this file, atomically, for a script to wait for; removed on exit');
   addOpenAiStubOptions(command)
     .addHelpText(
       'after',
-      '\nPrints one line with the URL once listening and serves until SIGINT/SIGTERM (exit 0).\n' +
-        'Examples:\n  loadgen serve --model demo-cnn --port 8000\n  loadgen serve --openai-stub --ttft-ms 20 --tpot-ms 5 --port 8001',
+      '\nPrints one line with the URL once listening (and writes it to --ready-file then) and serves until\n' +
+        'SIGINT/SIGTERM (exit 0). Started through npm (npx loadgen serve), it also exits when that npm process\n' +
+        'does: npm exec does not pass a SIGTERM on to it.\n' +
+        'Examples:\n  npx loadgen serve --model demo-cnn --port 8000\n  npx loadgen serve --openai-stub --ttft-ms 20 --tpot-ms 5 --port 8001 --ready-file stub.url',
     )
     .action(async (options: ServeOptions) => {
       process.exitCode = await serveCommand(options, command.getOptionValueSource.bind(command));
@@ -87,24 +98,70 @@ export async function serveCommand(options: ServeOptions, sourceOf: (key: string
   const what = stub
     ? `an OpenAI-compatible token streamer (ttft ${stubOptions!.ttftMs} ms, tpot ${stubOptions!.tpotMs} ms)`
     : `${options.model} (KServe v2)`;
-  process.stdout.write(`loadgen serve: ${what} at ${server.url}\n`);
-  const signal = await new Promise<'SIGINT' | 'SIGTERM'>((resolveSignal) => {
-    const onSignal = (name: 'SIGINT' | 'SIGTERM'): void => {
+  // Signals are handled from before the URL is announced: a script may stop
+  // the server the moment it reads the URL.
+  let watch: ParentWatch | undefined;
+  const stopped = new Promise<string>((resolveStop) => {
+    const stop = (why: string): void => {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
+      watch?.stop();
       // A second signal while closing exits at once.
       process.once('SIGINT', () => process.exit(EXIT_SIGINT));
       process.once('SIGTERM', () => process.exit(EXIT_SIGTERM));
-      resolveSignal(name);
+      resolveStop(why);
     };
-    const onInt = (): void => onSignal('SIGINT');
-    const onTerm = (): void => onSignal('SIGTERM');
+    const onInt = (): void => stop('SIGINT received');
+    const onTerm = (): void => stop('SIGTERM received');
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
+    watch = watchNpmAncestor((gone) => stop(`${gone.what} exited`));
   });
-  process.stderr.write(`loadgen serve: ${signal} received: closing\n`);
-  await server.close();
+  let readyFile: string | undefined;
+  if (options.readyFile !== undefined) {
+    try {
+      readyFile = writeReadyFile(options.readyFile, server.url);
+    } catch (error) {
+      watch?.stop();
+      await server.close();
+      throw error;
+    }
+  }
+  process.stdout.write(`loadgen serve: ${what} at ${server.url}\n`);
+  const reason = await stopped;
+  process.stderr.write(`loadgen serve: ${reason}: closing\n`);
+  try {
+    await server.close();
+  } finally {
+    if (readyFile !== undefined) removeReadyFile(readyFile, server.url);
+  }
   return EXIT_VALID;
+}
+
+/**
+ * Writes `${url}\n` to `file` through a temporary file beside it and a
+ * rename, so a reader never sees it part-written. Returns the absolute path.
+ */
+function writeReadyFile(file: string, url: string): string {
+  const path = resolve(file);
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, `${url}\n`);
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw new SettingsError('--ready-file', file, `--ready-file ${echo(file)}: cannot write it: ${(error as Error).message}`);
+  }
+  return path;
+}
+
+/** Removes the ready file if it still holds this server's URL (another server may have written it since). */
+function removeReadyFile(path: string, url: string): void {
+  try {
+    if (readFileSync(path, 'utf8') === `${url}\n`) rmSync(path, { force: true });
+  } catch {
+    // Gone already, or unreadable: nothing of ours to remove.
+  }
 }
 
 /** A listen failure as bad input naming the option (exit 2); anything else unchanged. */

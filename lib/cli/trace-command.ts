@@ -6,13 +6,11 @@ import { createWriteStream } from 'node:fs';
 
 import { InterfaceError } from '../errors.js';
 import type { TestSettingsInput } from '../settings/types.js';
-import { traceInputFromAssignments, traceInputFromCaseFile, writeTrace, type TraceInput } from './trace.js';
+import { loadCliSettings, settingsSource, usesConfigFiles, type ConfigCliOptions } from './config.js';
+import { traceInputFromAssignments, traceInputFromCaseFile, traceInputFromSettings, writeTrace, type TraceInput } from './trace.js';
 
-export interface TraceOptions {
+export interface TraceOptions extends ConfigCliOptions {
   case?: string;
-  scenario?: string;
-  mode?: string;
-  set: string[];
   qslTotal?: number;
   qslPerformance?: number;
   output?: string;
@@ -27,17 +25,29 @@ export async function traceCommand(options: TraceOptions): Promise<number> {
       options.mode !== undefined ? '--mode' : '',
       options.qslTotal !== undefined ? '--qsl-total' : '',
       options.qslPerformance !== undefined ? '--qsl-performance' : '',
+      options.model !== undefined ? '--model' : '',
+      options.userConf !== undefined ? '--user-conf' : '',
+      options.mlperfConf !== undefined ? '--mlperf-conf' : '',
     ].filter((o) => o !== '');
     if (extra.length > 0) {
       throw new InterfaceError(`--case takes its settings and QSL sizes from the file; do not combine it with ${extra.join(', ')}.`);
     }
-    input = traceInputFromCaseFile(options.case);
+    input = { ...traceInputFromCaseFile(options.case), source: `the case file ${options.case}` };
   } else {
-    const overrides: TestSettingsInput = {};
-    if (options.scenario !== undefined) overrides.scenario = options.scenario as TestSettingsInput['scenario'];
-    if (options.mode !== undefined) overrides.mode = options.mode as TestSettingsInput['mode'];
     const total = options.qslTotal ?? 1024;
-    input = traceInputFromAssignments(options.set, total, options.qslPerformance ?? total, overrides);
+    const performance = options.qslPerformance ?? total;
+    // The same settings `loadgen run` uses with these options (lib/cli/config.ts).
+    if (usesConfigFiles(options)) {
+      const loaded = loadCliSettings(options, false);
+      for (const w of loaded.warnings) process.stderr.write(`loadgen: warning: ${w}\n`);
+      input = traceInputFromSettings(loaded.settings, total, performance);
+    } else {
+      const overrides: TestSettingsInput = {};
+      if (options.scenario !== undefined) overrides.scenario = options.scenario as TestSettingsInput['scenario'];
+      if (options.mode !== undefined) overrides.mode = options.mode as TestSettingsInput['mode'];
+      input = traceInputFromAssignments(options.set, total, performance, overrides);
+    }
+    input.source = settingsSource(options);
   }
   if (options.output === undefined) {
     // `loadgen trace … | head` closes the pipe early: that is not an error.

@@ -43,6 +43,8 @@ export interface TraceInput {
   qslTotal: number;
   /** The QSL's PerformanceSampleCount(). */
   qslPerformance: number;
+  /** Where the settings came from, in words (written as `settings_source`). */
+  source?: string;
 }
 
 /**
@@ -138,7 +140,11 @@ export function traceInputFromAssignments(
   qslPerformance: number,
   overrides: TestSettingsInput = {},
 ): TraceInput {
-  const input: TestSettingsInput = { ...settingsFromAssignments(assignments), ...overrides };
+  return traceInputFromSettings({ ...settingsFromAssignments(assignments), ...overrides }, qslTotal, qslPerformance);
+}
+
+/** The {@link TraceInput} of settings (e.g. loaded from config files), validated like `startTest` validates them. */
+export function traceInputFromSettings(input: TestSettingsInput, qslTotal: number, qslPerformance: number): TraceInput {
   const resolved = resolveTestSettings(input);
   resolveQslDependentChecks(resolved, { totalSampleCount: qslTotal, performanceSampleCount: qslPerformance });
   return { settings: toNativeSettings(resolved), qslTotal, qslPerformance };
@@ -365,6 +371,7 @@ export async function writeTrace(input: TraceInput, out: Writable): Promise<void
   const trace = computeTrace(input);
   await writeJsonStream(out, {
     generator: `loadgen ${packageVersion()}`,
+    ...(input.source !== undefined ? { settings_source: input.source } : {}),
     settings: referenceSettings(input.settings),
     qsl: { total_sample_count: input.qslTotal, performance_sample_count: input.qslPerformance },
     ...trace,

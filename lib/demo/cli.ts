@@ -11,7 +11,7 @@ import { runProgress, writeRunReport } from '../cli/report.js';
 import { InterfaceError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
 import { type LogSettingsInput, type TestSettingsInput } from '../settings/types.js';
-import { describeRun, runDemo } from './run.js';
+import { demoRunHint, describeRun, runDemo } from './run.js';
 import { EXECUTION_PROVIDERS, type ExecutionProvider } from './sut.js';
 
 /** The `run` options the demo reads (a subset of cli.ts's RunOptions plus its own). */
@@ -60,10 +60,12 @@ export function addDemoOptions(run: Command): void {
     .addHelpText(
       'after',
       '\nWithout --sut, runs the built-in demo: onnxruntime-node runs a small CNN (models/demo-cnn.onnx) over a\n' +
-        'synthetic data set, Offline then Server at 50% of the Offline throughput, 10 s each (--set\n' +
-        'min_duration_ms=… to change), logs under <outdir>/Offline and <outdir>/Server. --mode AccuracyOnly\n' +
-        'checks every output against a TypeScript computation of the model. Exit status as above; 1 also\n' +
-        'when an output does not match; 2 when onnxruntime-node or the execution provider is unavailable.',
+        'synthetic data set, Offline then Server, 10 s each (--set min_duration_ms=… to change), logs under\n' +
+        '<outdir>/Offline and <outdir>/Server. The Server rate is half the Offline rate, or less where the\n' +
+        'Offline run\'s slowest windows were slower (a busy machine); a Server run over its latency bound runs\n' +
+        'once more at a lower rate. --mode AccuracyOnly (logs under <outdir>/Offline/accuracy) checks every\n' +
+        'output against a TypeScript computation of the model. Exit status as above; 1 also when an output\n' +
+        'does not match; 2 when onnxruntime-node or the execution provider is unavailable.',
     );
 }
 
@@ -133,7 +135,13 @@ export async function runDemoCommand(options: DemoCliOptions): Promise<number> {
       for (const run of outcome.runs) {
         process.stdout.write(`${describeRun(run)}\n  logs: ${run.result.files.summary ?? run.outdir}\n`);
         if (run.report !== undefined) process.stdout.write(`  report: ${run.report}\n`);
+        const hint = demoRunHint(run);
+        if (hint !== undefined) process.stdout.write(`  hint: ${hint}\n`);
       }
+      // As `loadgen run` says where its settings came from (lib/cli/config.ts).
+      const given = options.set.length > 0 || options.mode !== undefined ? ', then --set/--mode' : '';
+      process.stdout.write(`Settings: the TestSettings defaults (no mlperf.conf; seeds 0), with the demo's min_duration_ms ${settings.minDurationMs ?? 10_000} ` +
+        `and the rates it measured where --set gives none${given}\n`);
     }
     return outcome.ok ? 0 : 1;
   });

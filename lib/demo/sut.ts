@@ -258,8 +258,23 @@ export interface DemoSut extends SystemUnderTest {
   readonly failure: Error | undefined;
   /** Batches run and samples in them since creation. */
   readonly stats: { batches: number; samples: number };
-  /** Forgets the failure and statistics (between runs). */
+  /**
+   * Since reset(): when the first query arrived and when each batch's
+   * samples were completed (performance.now() ms, with the batch's sample
+   * count), for the rate profile of an Offline run (lib/demo/rate.ts).
+   */
+  readonly timeline: DemoTimeline;
+  /** Forgets the failure, statistics and timeline (between runs). */
   reset(): void;
+}
+
+/** When a run's samples arrived and were completed (performance.now() ms). */
+export interface DemoTimeline {
+  /** The first issueQuery since reset(); NaN before it. */
+  firstIssueMs: number;
+  /** Completed batches in completion order: their time and sample count. */
+  completedAtMs: number[];
+  completedSamples: number[];
 }
 
 export const DEFAULT_MAX_BATCH_SIZE = 32;
@@ -287,6 +302,7 @@ export function createDemoSut(pool: InferencePool, qsl: DemoQsl, options: Batchi
   let flushing = false;
   let failure: Error | undefined;
   const stats = { batches: 0, samples: 0 };
+  const timeline: DemoTimeline = { firstIssueMs: Number.NaN, completedAtMs: [], completedSamples: [] };
 
   const queued = (): number => queue.length - head;
 
@@ -342,6 +358,8 @@ export function createDemoSut(pool: InferencePool, qsl: DemoQsl, options: Batchi
         for (let i = 0; i < n; i++) {
           responses[i] = { id: samples[i]!.id, data: new Uint8Array(logits.buffer, logits.byteOffset + i * OUTPUT_BYTES, OUTPUT_BYTES) };
         }
+        timeline.completedAtMs.push(performance.now());
+        timeline.completedSamples.push(n);
         querySamplesComplete(responses);
         pump();
       },
@@ -363,13 +381,18 @@ export function createDemoSut(pool: InferencePool, qsl: DemoQsl, options: Batchi
     get stats(): { batches: number; samples: number } {
       return stats;
     },
+    timeline,
     reset(): void {
       failure = undefined;
       stats.batches = 0;
       stats.samples = 0;
+      timeline.firstIssueMs = Number.NaN;
+      timeline.completedAtMs = [];
+      timeline.completedSamples = [];
     },
     issueQuery(samples: QuerySample[]): void {
       const now = performance.now();
+      if (Number.isNaN(timeline.firstIssueMs)) timeline.firstIssueMs = now;
       for (const s of samples) {
         queue.push(s);
         arrivals.push(now);

@@ -10,6 +10,8 @@ export interface ClientConfig {
   requestTimeoutMs: number;
   connectTimeoutMs: number;
   probeTimeoutMs: number;
+  /** 0: probe once; else keep probing a node that is not up for this long. */
+  waitForNodesMs: number;
   apiKey: string | undefined;
   http2: boolean;
   transport: 'auto' | 'native' | 'undici';

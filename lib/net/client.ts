@@ -35,6 +35,7 @@ import type { QuerySample } from '../api/types.js';
 import { NetworkSetupError } from '../errors.js';
 import { loadNative } from '../native/index.js';
 import type { NodeAddress } from './nodes.js';
+import { probeUntilUp } from './node-wait.js';
 import { NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, USER_FUNCTION_TIMEOUT_MS, type FailureKind, type NetworkProtocol, type NodeProbe, type ResponseHeaders, type ResponseOutcome, type ResponseReader } from './protocol.js';
@@ -51,7 +52,6 @@ export type { ClientConfig };
 const BODY_EXCERPT_BYTES = 200;
 /** How often a dispatch worker looks at the main thread's stop flag while requests are out. */
 const CANCEL_POLL_MS = 100;
-
 /** One node: its connections, statistics and rotation state. */
 export class NetworkNode {
   outstanding = 0;
@@ -323,16 +323,15 @@ export class NetworkClient {
     };
   }
 
-  private async probeNode(node: NetworkNode, stop: AbortSignal | undefined): Promise<string> {
-    const probe = this.nodeProbe(node.index, stop);
-    try {
-      return await this.protocol.probe(probe);
-    } catch (error) {
-      if (stop?.aborted === true) throw stop.reason;
-      // Protocols quote what the node answered (an error body, a model list): never a secret.
-      if (error instanceof NetworkSetupError) throw this.secrets.redactError(error);
-      throw new NetworkSetupError(`node ${node.label}: ${this.redact((error as Error)?.message ?? String(error))}`, { url: node.label, cause: error });
-    }
+  /** Probes one node through the protocol (waiting for it to come up with waitForNodesMs: lib/net/node-wait.ts). */
+  private probeNode(node: NetworkNode, stop: AbortSignal | undefined): Promise<string> {
+    return probeUntilUp(this.nodeProbe(node.index, stop), this.config.waitForNodesMs, stop, (probe) => this.protocol.probe(probe), (error) => this.probeFailure(node, error));
+  }
+
+  private probeFailure(node: NetworkNode, error: unknown): NetworkSetupError {
+    // Protocols quote what the node answered (an error body, a model list): never a secret.
+    if (error instanceof NetworkSetupError) return this.secrets.redactError(error) as NetworkSetupError;
+    return new NetworkSetupError(`node ${node.label}: ${this.redact((error as Error)?.message ?? String(error))}`, { url: node.label, cause: error });
   }
 
   /** The protocol's headers with authorization added (cached by identity). */

@@ -55,6 +55,7 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
   const requestTimeoutMs = integerOption('requestTimeoutMs', options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS, 0, MAX_TIMEOUT_MS);
   const connectTimeoutMs = integerOption('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS);
   const probeTimeoutMs = integerOption('probeTimeoutMs', options.probeTimeoutMs, Math.max(connectTimeoutMs, 1), 1, MAX_TIMEOUT_MS);
+  const waitForNodesMs = integerOption('waitForNodesMs', options.waitForNodesMs, 0, 0, MAX_TIMEOUT_MS);
   if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || /[\r\n\0]/.test(options.apiKey)))
     // The value is never echoed: it is a secret.
     throw new SettingsError('apiKey', '<hidden>', 'apiKey must be a string without line breaks or NUL (its value is not shown)');
@@ -79,6 +80,7 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     requestTimeoutMs,
     connectTimeoutMs,
     probeTimeoutMs,
+    waitForNodesMs,
     apiKey: options.apiKey === '' ? undefined : options.apiKey,
     http2: options.http2 === true,
     transport,

@@ -76,6 +76,14 @@ export interface TransportOptions {
    */
   requestLog?: string;
   /**
+   * How long to keep probing a node that is not up yet (default 0: probe
+   * once): a node that cannot be connected to, or answers 503 Service
+   * Unavailable, is probed again every 250 ms until it answers or this
+   * many ms have passed (then a NetworkSetupError naming its URL and the
+   * wait). For a server started just before the run (`loadgen serve &`).
+   */
+  waitForNodesMs?: number;
+  /**
    * Stops the SUT's requests when aborted (e.g. startTest's signal): every
    * request in flight, and every later one, fails at once as 'cancelled'.
    */

@@ -5,6 +5,7 @@
  * NetworkSetupError naming the node (its message redacted).
  */
 import { NetworkSetupError } from '../errors.js';
+import { markUnreachable } from './node-wait.js';
 import { TIMEOUT_CODES } from './undici-errors.js';
 import type { ConnectionPool, PooledRequest } from './undici-pool.js';
 
@@ -60,6 +61,6 @@ export async function probeRequest<T extends PooledRequest>(
     const why = timedOut
       ? `no answer within ${timeoutMs} ms`
       : `cannot connect or read: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`;
-    throw new NetworkSetupError(`node ${label} is not reachable: ${method} ${path}: ${redact(why)}`, { url: label, cause: error });
+    throw markUnreachable(new NetworkSetupError(`node ${label} is not reachable: ${method} ${path}: ${redact(why)}`, { url: label, cause: error }));
   }
 }

@@ -13,14 +13,18 @@ import { parseDetailLog } from '../report/report.js';
 import { echo, PATH_ECHO_LIMIT, show } from '../settings/messages.js';
 import { SCENARIOS, type Scenario, type TestMode } from '../settings/types.js';
 import { confModelOf, isInteractiveModel, limitsFor } from '../config/llm-latency-limits.js';
-import { benchmarkOf } from './benchmarks.js';
+import { benchmarkOf, BENCHMARKS } from './benchmarks.js';
 import { evaluateRules, factsOfSettings, officialSettings, unknownModel, type CheckReport } from './check.js';
 import { DIVISIONS, type Division, type RunKind } from './closed-rules.js';
 import type { FactValue, RunFacts } from './facts.js';
 
 /** Options of {@link checkRunLog}. */
 export interface CheckRunLogOptions {
-  /** Model name (mlperf.conf's); default: a folder name on the path that is one (results/<sut>/<model>/...). */
+  /**
+   * Model name (mlperf.conf's); default: a folder name on the path that is
+   * one (results/<sut>/<model>/...), else the benchmark whose mlperf.conf
+   * settings the detail log's requested settings carry.
+   */
   readonly model?: string;
   /** Default closed. */
   readonly division?: Division;
@@ -30,6 +34,8 @@ export interface CheckRunLogOptions {
 export interface RunLogCheck {
   readonly dir: string;
   readonly model: string;
+  /** How the model was found: given, a folder name on the path, or the detail log's settings. */
+  readonly modelFrom: 'option' | 'path' | 'settings';
   readonly compliant: boolean;
   /** The run first, then accuracy/, TEST01/ and TEST04/ when present. */
   readonly reports: CheckReport[];
@@ -135,6 +141,47 @@ export function factsOfDetailLog(text: string, file = 'detail log'): RunFacts {
   };
 }
 
+/** The seeds mlperf.conf gives every model (a run that read it has them). */
+const SEED_KEYS = ['qsl_rng_seed', 'sample_index_rng_seed', 'schedule_rng_seed'] as const;
+
+function sameValue(a: FactValue | undefined, b: unknown): boolean {
+  if (a === undefined || b === undefined) return false;
+  if (typeof a === 'boolean' || typeof b === 'boolean') return Boolean(a) === Boolean(b);
+  return String(a) === String(b) || Number(a) === Number(b);
+}
+
+/** mlperf.conf's per-model switches a run must keep as they are. */
+const MODEL_SWITCHES = ['sample_concatenate_permutation', 'use_token_latencies', 'infer_token_latencies'] as const;
+/** mlperf.conf's per-model Server bounds a run may tighten, never loosen. */
+const MODEL_BOUNDS = ['server_target_latency_ns', 'server_ttft_latency', 'server_tpot_latency'] as const;
+
+/**
+ * The benchmarks whose built-in mlperf.conf settings a detail log carries,
+ * as the rules hold a run to them: the official seeds, the model's
+ * performance sample count (effective_performance_sample_count, which tells
+ * the benchmarks apart), its switches (sample_concatenate_permutation,
+ * token latencies) as they are, and in Server its latency bounds or tighter
+ * ones. Empty for a run that read no mlperf.conf (seeds 0: a run without --model).
+ */
+export function modelsFittingLog(facts: RunFacts): string[] {
+  const wildcard = officialSettings('*', facts.scenario, 'PerformanceOnly').loaded.referenceSettings;
+  if (!SEED_KEYS.every((k) => sameValue(facts.requested[k], wildcard[k]))) return [];
+  return BENCHMARKS.map((b) => b.model).filter((model) => {
+    const official = officialSettings(model, facts.scenario, 'PerformanceOnly');
+    if (!official.known) return false;
+    const settings = official.loaded.referenceSettings;
+    if (!sameValue(facts.effective.performance_sample_count, settings.performance_sample_count_override)) return false;
+    if (!MODEL_SWITCHES.every((k) => String(settings[k]) === String(wildcard[k]) || sameValue(facts.requested[k], settings[k]))) return false;
+    if (facts.scenario !== 'Server') return true;
+    return MODEL_BOUNDS.every((k) => {
+      const bound = Number(settings[k]);
+      if (String(settings[k]) === String(wildcard[k]) || !(bound > 0)) return true;
+      const have = Number(facts.requested[k]);
+      return have > 0 && have <= bound;
+    });
+  });
+}
+
 /** A submission's Interactive folder on the path (results/<system>/<benchmark>/Interactive/...): the checker holds it to the Interactive limits. */
 function interactiveFolder(dir: string): boolean {
   return resolve(dir).split(sep).includes('Interactive');
@@ -190,11 +237,7 @@ export function checkRunLog(dir: string, options: CheckRunLogOptions = {}): RunL
   if (main === undefined) {
     throw new SettingsError('logdir', dir, `${echo(dir, PATH_ECHO_LIMIT)}: no mlperf_log_detail.txt in it or in performance/run_1/.`);
   }
-  const scenario = factsOfDetailLog(readFileSync(main, 'utf8'), main).scenario;
-  const model = options.model ?? modelFromPath(dir, scenario);
-  if (model === undefined) {
-    throw new SettingsError('model', undefined, `${echo(dir, PATH_ECHO_LIMIT)}: the detail log does not name the model and no folder on the path is a model mlperf.conf knows; give --model.`);
-  }
+  const { model, modelFrom } = modelOfRun(dir, factsOfDetailLog(readFileSync(main, 'utf8'), main), options.model);
   const interactive = interactiveFolder(dir);
   const run = checkOne(main, 'run', model, division, interactive);
   const reports = [run.report];
@@ -217,5 +260,32 @@ export function checkRunLog(dir: string, options: CheckRunLogOptions = {}): RunL
           message: `compliance-files: ${test}/ has no mlperf_log_detail.txt (in it or under performance/run_1/); the checker needs the compliance run's logs.` }] });
     }
   }
-  return { dir, model, compliant: reports.every((r) => r.compliant), reports, warnings };
+  return { dir, model, modelFrom, compliant: reports.every((r) => r.compliant), reports, warnings };
+}
+
+/**
+ * The model a run is checked against: the one given, a folder name on the
+ * path, or the one benchmark whose mlperf.conf settings its log carries;
+ * otherwise a SettingsError saying which --model to give.
+ */
+function modelOfRun(dir: string, facts: RunFacts, given: string | undefined): { model: string; modelFrom: RunLogCheck['modelFrom'] } {
+  if (given !== undefined) return { model: given, modelFrom: 'option' };
+  const fromPath = modelFromPath(dir, facts.scenario);
+  if (fromPath !== undefined) return { model: fromPath, modelFrom: 'path' };
+  const fitting = modelsFittingLog(facts);
+  if (fitting.length === 1) return { model: fitting[0]!, modelFrom: 'settings' };
+  const where = echo(dir, PATH_ECHO_LIMIT);
+  if (fitting.length > 1) {
+    throw new SettingsError('model', undefined, `${where}: the detail log's settings are mlperf.conf's for each of ${fitting.join(', ')} (${facts.scenario}); ` +
+      `give the one this run is with --model, e.g. --model ${fitting[0]}.`);
+  }
+  const seeds = SEED_KEYS.map((k) => `${k} ${String(facts.requested[k] ?? '?')}`).join(', ');
+  const names = BENCHMARKS.map((b) => b.model).join(', ');
+  const readConf = sameValue(facts.requested.qsl_rng_seed, officialSettings('*', facts.scenario, 'PerformanceOnly').loaded.referenceSettings.qsl_rng_seed);
+  throw new SettingsError('model', undefined, readConf
+    ? `${where}: the detail log names no model, no folder on the path is one, and its settings are no benchmark's in mlperf.conf (${facts.scenario}); ` +
+      `give the benchmark it was run for with --model (one of ${names}), or --division open --model NAME for another model.`
+    : `${where}: this run read no mlperf.conf (its seeds are the TestSettings defaults: ${seeds}), as a run without --model does, so its log names no benchmark; ` +
+      `give the benchmark to hold it to with --model (one of ${names}; e.g. --model resnet50), or --division open --model NAME for another model. ` +
+      'The official seeds are only in a run made with --model NAME.');
 }

@@ -1,20 +1,19 @@
 /**
  * Settings under which the built-in null SUTs give a VALID first run in every
- * scenario (`loadgen run --sut null`), and the one setting to change when a
- * run is INVALID because the SUT outran what the settings expected.
+ * scenario (`loadgen run --sut null`).
  *
  * The reference's defaults expect a SUT of ~1 ms a query (SingleStream), 1
  * query/s (Server) or 1 sample/s (Offline): a null SUT answering in ~0.1-0.3 us
  * runs through the queries generated for min_duration in a fraction of it and
- * is INVALID ("min duration not met"). The expected latencies cannot go below
- * 1 us (a unit-mistake guard), so SingleStream/MultiStream generate more
- * queries through min_query_count. These values leave a 3-5x margin over the
+ * is INVALID ("min duration not met"; lib/api/invalid-hint.ts says which
+ * --set fixes it). The expected latencies cannot go below 1 us (a
+ * unit-mistake guard), so SingleStream/MultiStream generate more queries
+ * through min_query_count. These values leave a 3-5x margin over the
  * null SUTs' rates on a 2-vCPU machine (JS null, through issueQueryIds: ~5-6 M
  * queries/s SingleStream, ~1.8 M MultiStream, ~60 M samples/s Offline;
  * null-native: ~9 M, ~4.5 M, ~0.5-1 G) while keeping the pre-generated trace
  * under ~150 MB.
  */
-import type { TestResult } from '../api/types.js';
 import type { Scenario, TestSettingsInput } from '../settings/types.js';
 
 export type NullSutName = 'null' | 'null-native';
@@ -48,37 +47,3 @@ export function withNullSutDefaults(
   for (const k of applied) (out as Record<string, unknown>)[k] = defaults[k];
   return { settings: out, applied };
 }
-
-/**
- * When a run is INVALID only because the SUT was faster than its settings
- * expected (min duration not met), the one `--set` that fixes it, sized from
- * this run with a 5x margin (a short run's median overstates a warmed-up
- * SUT's time per query).
- */
-export function minDurationHint(result: TestResult): string | undefined {
-  if (result.checks.minDurationMet || result.counts.issuedQueries === 0) return undefined;
-  const minDurationNs = Number(result.effectiveSettings['minDurationMs'] ?? 0) * 1e6;
-  switch (result.scenario) {
-    case 'SingleStream':
-    case 'MultiStream': {
-      const key = result.scenario === 'SingleStream' ? 'single_stream_expected_latency_ns' : 'multi_stream_expected_latency_ns';
-      const medianNs = (result.scenario === 'MultiStream' ? result.queryPercentilesNs?.[50] : result.percentilesNs[50]) ?? 0;
-      if (!(medianNs > 0)) return undefined;
-      const what = `the SUT answered in ${Math.round(medianNs)} ns (median), faster than ${key} assumes, and ran out of pre-generated queries`;
-      // Expected latencies below 1 us are refused (unit-mistake guard): then more queries instead.
-      if (medianNs / MARGIN >= MIN_EXPECTED_LATENCY_NS) return `${what}: try --set ${key}=${Math.floor(medianNs / MARGIN)}`;
-      return `${what}: try --set min_query_count=${Math.ceil((MARGIN * minDurationNs) / medianNs)}`;
-    }
-    case 'Offline': {
-      const seconds = result.timing.finalQueryAllSamplesDoneSeconds;
-      if (!(seconds > 0)) return undefined;
-      const qps = Math.ceil((MARGIN * result.counts.completedSamples) / seconds);
-      return `the Offline query finished before min_duration_ms: try --set offline_expected_qps=${qps}`;
-    }
-    default:
-      return undefined;
-  }
-}
-
-const MARGIN = 5;
-const MIN_EXPECTED_LATENCY_NS = 1000;
