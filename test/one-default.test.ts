@@ -31,7 +31,8 @@ function threeViews(flags: string[]): { settings: Record<string, string>; trace:
   expect(t.status, t.stderr).toBe(0);
   const trace = JSON.parse(t.stdout) as { settings: Record<string, unknown>; settings_source: string };
   const r = loadgen(['run', '--sut', 'null-native', ...flags, '--no-report', '--json', '--outdir', tempDir()]);
-  expect(r.status, r.stderr).toBe(0);
+  // The run happened (VALID or, on a loaded machine, INVALID): its settings are what is compared.
+  expect([0, 1], r.stderr).toContain(r.status);
   const run = JSON.parse(r.stdout) as { effectiveSettings: Record<string, unknown>; settingsSource: string };
   const e = run.effectiveSettings;
   return {

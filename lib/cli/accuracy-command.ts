@@ -49,9 +49,9 @@ export function registerAccuracyCommand(program: Command): void {
     .addHelpText(
       'after',
       '\nExit status: 0 all targets met (or no --benchmark), 1 a target missed or not scored, 2 bad input.\n' +
-        'Examples:\n  loadgen accuracy out/accuracy --dataset cnn_eval.json --tokenizer tokenizer.json --benchmark llama3_1-8b\n' +
-        '  loadgen accuracy mlperf_log_accuracy.json --dataset open_orca.parquet --tokenizer tokenizer.json --benchmark llama2-70b --json\n' +
-        '  loadgen accuracy out/resnet --labels val_map.txt --benchmark resnet50',
+        'Examples:\n  npx loadgen accuracy out/accuracy --dataset cnn_eval.json --tokenizer tokenizer.json --benchmark llama3_1-8b\n' +
+        '  npx loadgen accuracy mlperf_log_accuracy.json --dataset open_orca.parquet --tokenizer tokenizer.json --benchmark llama2-70b --json\n' +
+        '  npx loadgen accuracy out/resnet --labels val_map.txt --benchmark resnet50',
     )
     .action(async (log: string, options: AccuracyCommandOptions) => {
       process.exitCode = await accuracyCommand(log, options);

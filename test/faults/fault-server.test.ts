@@ -127,7 +127,8 @@ function exchange(port: number, request: string | Buffer, idleMs = 500, response
 const post = (body: string): string => `POST /infer HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
 /** One exchange with a server serving `fault` to every request. */
-async function faultExchange(fault: Fault, protocol: FaultProtocol = 'http', idleMs = 500): Promise<Seen> {
+// 2 s of silence ends an exchange: a loaded machine's slow close or reset still counts as one.
+async function faultExchange(fault: Fault, protocol: FaultProtocol = 'http', idleMs = 2000): Promise<Seen> {
   const s = await server({ protocol, fault });
   return exchange(s.port, post('{"x":3}'), idleMs);
 }
