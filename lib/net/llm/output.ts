@@ -9,7 +9,8 @@
  *   re-encoded with the tokenizer;
  * - output tokens: usage, else the server's ids, the logprob tokens, the
  *   re-encoded text, the chunks with output (streams);
- * - input tokens: usage, else the data set's ids, its input_tokens, the
+ * - input tokens: usage, else the server's prompt ids (vLLM's
+ *   prompt_token_ids), the data set's ids, its input_tokens, the
  *   tokenizer's count of the prompt.
  */
 import { encodeTokenIds } from '../../datasets/accuracy-ids.js';
@@ -67,6 +68,7 @@ export class OutputCollector {
   private parts = 0;
   private usageOutput: number | undefined;
   private usageInput: number | undefined;
+  private serverPromptTokens: number | undefined;
   private readonly keepText: boolean;
 
   constructor(
@@ -102,6 +104,11 @@ export class OutputCollector {
   usage(output: number | undefined, input: number | undefined): void {
     if (output !== undefined) this.usageOutput = output;
     if (input !== undefined) this.usageInput = input;
+  }
+
+  /** The number of the prompt's ids the server sent (vLLM's prompt_token_ids). */
+  promptIds(count: number): void {
+    this.serverPromptTokens = count;
   }
 
   /** Replaces everything so far (SGLang's cumulative chunks carry the whole output each time). */
@@ -160,6 +167,7 @@ export class OutputCollector {
   private inputTokens(): number | undefined {
     const c = this.config.counts;
     if (this.usageInput !== undefined) return S.count(c, S.IN_USAGE), this.usageInput;
+    if (this.serverPromptTokens !== undefined) return S.count(c, S.IN_SERVER_IDS), this.serverPromptTokens;
     if (this.knownInput !== undefined) return S.count(c, this.knownInput.source), this.knownInput.count;
     return S.count(c, S.IN_NONE), undefined;
   }
