@@ -95,8 +95,10 @@ function nonEmptyArray<T>(value: T[] | undefined | unknown): T[] | undefined {
   return Array.isArray(value) && value.length > 0 ? (value as T[]) : undefined;
 }
 
+// A chunk whose only output is its logprob tokens is a generated token too: vLLM holds back the text of a
+// token that ends inside a character (it comes with the token that completes it) but sends the chunk.
 function hasOutput(g: Generated): boolean {
-  return g.content !== '' || g.reasoning !== '' || g.other !== undefined;
+  return g.content !== '' || g.reasoning !== '' || g.other !== undefined || (g.logprobTokens !== undefined && g.logprobTokens.length > 0);
 }
 
 /**

@@ -132,7 +132,8 @@ export class OutputCollector {
       const ids = part.ids !== undefined && part.ids.length > 0 ? part.ids : this.mappedLogprobs(part.logprobTokens ?? []) ?? this.config.tokenizer?.encode(text);
       if (ids !== undefined) return encodeTokenIds(ids, this.config.plan.dtype);
     }
-    return Buffer.from(text !== '' ? text : (JSON.stringify(part.other ?? part.ids ?? []) ?? ''), 'utf8');
+    const other = part.other ?? part.ids;
+    return Buffer.from(text !== '' || other === undefined ? text : (JSON.stringify(other) ?? ''), 'utf8');
   }
 
   private mappedLogprobs(tokens: readonly string[], text?: string): number[] | undefined {
