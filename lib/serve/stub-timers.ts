@@ -12,9 +12,11 @@ export interface RunTimer {
 /**
  * Runs `fn` at `dueNs` (monotonic clock), never before it: setTimeout can
  * fire up to ~1 ms early (libuv's loop time is in whole ms, read once per loop
- * turn), so an early timer is re-armed, and the last ms (or `spinMs`, if
- * more) is waited in setImmediate turns (other requests are still served
- * between them).
+ * turn), so an early timer is re-armed. With `spinMs`, the last `spinMs` (at
+ * least 1 ms) are waited in setImmediate turns (other requests are still
+ * served between them): microseconds late, at the cost of a busy loop. Without,
+ * timers only: up to ~1 ms late, no CPU spent waiting (a busy loop per token
+ * made the stub a CPU-bound bottleneck at a few hundred streams).
  */
 export function runAt(dueNs: number, fn: () => void, spinMs: number, timer: RunTimer = {}): RunTimer {
   const check = (): void => {
@@ -22,6 +24,7 @@ export function runAt(dueNs: number, fn: () => void, spinMs: number, timer: RunT
     timer.timeout = undefined;
     timer.immediate = undefined;
     if (remainingMs <= 0) fn();
+    else if (spinMs === 0) timer.timeout = setTimeout(check, Math.max(1, Math.ceil(remainingMs)));
     else if (remainingMs > Math.max(1, spinMs)) timer.timeout = setTimeout(check, remainingMs - spinMs);
     else timer.immediate = setImmediate(check);
   };
