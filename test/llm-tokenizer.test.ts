@@ -29,8 +29,11 @@ import { TOKENIZER_FILES } from './tokenizer/fixtures.js';
 const LLAMA = TOKENIZER_FILES.llama3_1;
 const MAX_TOKENS = 14;
 const dir = tempDir('loadgen-llm-tokenizer-');
-// MLPerf's cnn_eval.json shape; the third article's llama is three byte tokens whose logprob texts are all "�".
-const INPUTS = ['The cat sat on the mat, and it was warm.', 'Rain fell on Paris on Monday; flights were delayed.', 'A llama 🦙 ate grass in the field.'];
+// MLPerf's cnn_eval.json shape. The llama is three byte tokens whose logprob texts are all "�", and whose text is held
+// back until the third (the last article's second token: a server's cumulative stream then repeats the text so far).
+const INPUTS = ['The cat sat on the mat, and it was warm.', 'Rain fell on Paris on Monday; flights were delayed.', 'A llama 🦙 ate grass in the field.', 'A 🦙 grazed by the lake.'];
+const N = INPUTS.length;
+const AMBIGUOUS = [2, 3];
 const datasetFile = join(dir, 'cnn_eval.json');
 const textFile = join(dir, 'prompts.jsonl');
 writeFileSync(textFile, INPUTS.map((prompt) => JSON.stringify({ prompt, max_tokens: MAX_TOKENS })).join('\n') + '\n');
@@ -99,18 +102,26 @@ const idsOf = (hex: string, dtype: AccuracyDtype): number[] => Array.from(decode
 
 for (const transport of transports) {
   describe(`a real tokenizer file end to end (${transport})`, () => {
-    for (const [stream, dtype] of [[true, 'int32'], [false, 'int64']] as const) {
-      it(`a text-only server: the log (${dtype}) is exactly the streamed text re-encoded (${stream ? 'stream' : 'whole'})`, async () => {
-        const server = await stub({ tokenIds: false });
-        const { log, sut } = await accuracyRun({ urls: [server.url], model: server.model, dataset: datasetFile, api: 'completions', stream, tokenizer: LLAMA, accuracyDtype: dtype, transport });
-        expect(log).toHaveLength(INPUTS.length);
+    const textOnly = [
+      { api: 'completions', stream: true, dtype: 'int32' },
+      { api: 'completions', stream: false, dtype: 'int64' },
+      { api: 'sglang', stream: true, dtype: 'int32' },
+      { api: 'sglang', stream: true, dtype: 'int32', sglangIncremental: true },
+      { api: 'sglang', stream: false, dtype: 'int64' },
+    ] as const;
+    for (const c of textOnly) {
+      const name = `${c.api}, ${c.stream ? ('sglangIncremental' in c ? 'incremental stream' : 'stream') : 'whole'}`;
+      it(`a text-only server: the log (${c.dtype}) is exactly the streamed text re-encoded (${name})`, async () => {
+        const server = await stub({ tokenIds: false, sglangIncremental: 'sglangIncremental' in c });
+        const { log, sut } = await accuracyRun({ urls: [server.url], model: server.model, dataset: datasetFile, api: c.api, stream: c.stream, tokenizer: LLAMA, accuracyDtype: c.dtype, transport });
+        expect(log).toHaveLength(N);
         for (const r of log) {
           const streamed = stubOutputOf(r.qsl_idx).texts;
-          expect(idsOf(r.data, dtype)).toEqual(tokenizer.encode(streamed.join(''), { addSpecialTokens: false }));
+          expect(idsOf(r.data, c.dtype), `sample ${r.qsl_idx}`).toEqual(tokenizer.encode(streamed.join(''), { addSpecialTokens: false }));
           // The first token's data: its text re-encoded.
-          if (stream) expect(idsOf(r.token_data!, dtype)).toEqual(tokenizer.encode(streamed[0]!, { addSpecialTokens: false }));
+          if (c.stream) expect(idsOf(r.token_data!, c.dtype)).toEqual(tokenizer.encode(streamed[0]!, { addSpecialTokens: false }));
         }
-        expect(sut).toContain(`Accuracy data : output token ids, little-endian ${dtype} (MLCommons' evaluators: --dtype ${dtype}); from server ids 0, logprobs 0, re-encoded text 3, none (failed) 0 (of 3 logged responses)`);
+        expect(sut).toContain(`Accuracy data : output token ids, little-endian ${c.dtype} (MLCommons' evaluators: --dtype ${c.dtype}); from server ids 0, logprobs 0, re-encoded text ${N}, none (failed) 0 (of ${N} logged responses)`);
       });
     }
 
@@ -121,14 +132,14 @@ for (const transport of transports) {
         for (const r of log) {
           const out = stubOutputOf(r.qsl_idx);
           // Decoded alone, each of the llama's byte tokens is "�": no one id, so the text is re-encoded.
-          const ambiguous = logprobForm === 'text' && r.qsl_idx === 2;
+          const ambiguous = logprobForm === 'text' && AMBIGUOUS.includes(r.qsl_idx);
           expect(idsOf(r.data, 'int32'), `${logprobForm} sample ${r.qsl_idx}`).toEqual(ambiguous ? tokenizer.encode(out.texts.join(''), { addSpecialTokens: false }) : out.ids);
         }
-        const fromLogprobs = logprobForm === 'text' ? 2 : 3;
-        expect(sut).toContain(`from server ids 0, logprobs ${fromLogprobs}, re-encoded text ${3 - fromLogprobs}, none (failed) 0 (of 3 logged responses)`);
+        const fromLogprobs = logprobForm === 'text' ? N - AMBIGUOUS.length : N;
+        expect(sut).toContain(`from server ids 0, logprobs ${fromLogprobs}, re-encoded text ${N - fromLogprobs}, none (failed) 0 (of ${N} logged responses)`);
         // No usage: every response's count is its logprob tokens, one per generated token (those whose text was held back too).
-        expect(sut).toContain('output tokens: usage 0, server token ids 0, logprobs 3, re-encoded text 0, chunks 0 (of 3 responses)');
-        expect(requests.map((l) => l.output_tokens)).toEqual([MAX_TOKENS, MAX_TOKENS, MAX_TOKENS]);
+        expect(sut).toContain(`output tokens: usage 0, server token ids 0, logprobs ${N}, re-encoded text 0, chunks 0 (of ${N} responses)`);
+        expect(requests.map((l) => l.output_tokens)).toEqual(INPUTS.map(() => MAX_TOKENS));
       }
     });
 
@@ -137,9 +148,9 @@ for (const transport of transports) {
       const words = INPUTS.map((p) => p.split(/\s+/).length);
       // A stub without a vocabulary counts words: which source each figure came from shows in its value.
       const cases = [
-        { server: { usage: false, tokenIds: false }, line: 'usage 0, server prompt ids 0, data set ids 0, data set input_tokens 0, tokenizer 3, unknown 0', counts: counted },
-        { server: { usage: false, tokenIds: true }, line: 'usage 0, server prompt ids 3, data set ids 0, data set input_tokens 0, tokenizer 0, unknown 0', counts: words },
-        { server: { usage: true, tokenIds: false }, line: 'usage 3, server prompt ids 0, data set ids 0, data set input_tokens 0, tokenizer 0, unknown 0', counts: words },
+        { server: { usage: false, tokenIds: false }, line: `usage 0, server prompt ids 0, data set ids 0, data set input_tokens 0, tokenizer ${N}, unknown 0`, counts: counted },
+        { server: { usage: false, tokenIds: true }, line: `usage 0, server prompt ids ${N}, data set ids 0, data set input_tokens 0, tokenizer 0, unknown 0`, counts: words },
+        { server: { usage: true, tokenIds: false }, line: `usage ${N}, server prompt ids 0, data set ids 0, data set input_tokens 0, tokenizer 0, unknown 0`, counts: words },
       ];
       for (const c of cases) {
         for (const stream of [true, false]) {
