@@ -4,7 +4,10 @@
  * schedule for the token-latency tests and benches. Token k of a response is
  * written at receive + ttft + (k − 1)·tpot, each timer computed from that
  * origin so lateness never accumulates; the text is derived from the prompt,
- * so an accuracy check can recompute it (openAiStubTokens).
+ * so an accuracy check can recompute it (openAiStubOutput). It answers as vLLM
+ * (/v1/chat/completions, /v1/completions: token_ids and prompt_token_ids with
+ * return_token_ids, logprobs, reasoning chunks) and SGLang (/generate) do, in
+ * a real vocabulary when given a tokenizer (stub-output.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
