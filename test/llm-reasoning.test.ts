@@ -80,7 +80,8 @@ for (const transport of transports) {
         const ttft = result.tokens!.ttftNs!;
         expect(ttft.min).toBeGreaterThanOrEqual(5 * MS);
         expect(ttft.max, reasoningField).toBeLessThan(300 * MS);
-        expect(result.tokens!.tpotNs!.min).toBeGreaterThanOrEqual(300 * MS);
+        // Spread over the schedule (a loose bound: the first token read late shortens a TPOT).
+        expect(result.tokens!.tpotNs!.min).toBeGreaterThan(150 * MS);
         // No usage, no ids: the reasoning text re-encoded with the tokenizer.
         for (const r of requests) expect(r.output_tokens).toBe(tokenizer.encode(outputOf(r.qsl_index, 3).texts.join(''), { addSpecialTokens: false }).length);
         expect(block).toMatch(/output tokens: usage 0, server token ids 0, logprobs 0, re-encoded text \d+, chunks 0/);
