@@ -21,6 +21,7 @@ import { evaluateNetworkTargets, formatNetworkBench } from './bench/net-format.j
 import { targetsTable } from './bench/targets.js';
 import { formatSoakReport, runSoak } from './bench/soak.js';
 import { formatTokenizerBench, runTokenizerBench } from './bench/tokenizer.js';
+import { formatTokensBench, runTokensBench } from './bench/tokens.js';
 import { MAX_CONFIRM_RUNS, MAX_CONFIRM_SECONDS, peakConfirmation } from './bench/peak.js';
 import { addConfigOptions, registerSettingsCommand } from './cli/config.js';
 import { registerAccuracyCommand } from './cli/accuracy-command.js';
@@ -139,13 +140,24 @@ function buildProgram(): Command {
     .addOption(new Option('--soak-run <seconds>', 'length of each run of a soak (default 60)').argParser(positiveInteger('--soak-run')))
     .addOption(new Option('--network', 'only the network rows: stamp server, autocannon, wrk, open-loop peaks, client share, TTFT/TPOT').conflicts(['soak']))
     .addOption(new Option('--accuracy', 'only the accuracy row: loadgen accuracy on 13,368 generated CNN-length samples (--tiny: 500)').conflicts(['soak', 'network']))
+    .addOption(new Option('--tokens', "only the token rows: the client's CPU per streamed token on the native transport (128-token responses at 10, 100 and 1,000 requests/s from the OpenAI stub in its own process), beside mlcommons/endpoints' figures")
+      .conflicts(['soak', 'network', 'accuracy', 'confirmRuns', 'confirmSeconds']))
     .addOption(new Option('--tokenizer [file]', "instead: tokenizer encode/decode tokens/s on 10,000 CNN-length texts (200 with --tiny), loadgen's library and Rust tokenizers (default file: Llama 3.1's from the dev dependencies)")
-      .conflicts(['soak', 'network', 'accuracy', 'repeat', 'confirmRuns', 'confirmSeconds']))
+      .conflicts(['soak', 'network', 'accuracy', 'tokens', 'repeat', 'confirmRuns', 'confirmSeconds']))
     .addHelpText('after', '\n--soak exit status: 0 no lost completions and RSS flat (or too short to judge), 1 otherwise.')
     .action(async (options: {
       json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number; network?: boolean; accuracy?: boolean; confirmRuns?: number; confirmSeconds?: number;
-      tokenizer?: string | true;
+      tokenizer?: string | true; tokens?: boolean;
     }) => {
+      if (options.tokens) {
+        const report = await runTokensBench({
+          ...(options.tiny ? { tiny: true } : {}),
+          ...(options.repeat !== undefined ? { repeat: options.repeat } : {}),
+          log: (line) => process.stderr.write(`${line}\n`),
+        });
+        process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatTokensBench(report)}\n`);
+        return;
+      }
       if (options.tokenizer !== undefined) {
         const report = await runTokenizerBench({
           ...(typeof options.tokenizer === 'string' ? { file: options.tokenizer } : {}),

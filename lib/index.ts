@@ -110,9 +110,15 @@ export { createHttpProtocol, createHttpSut } from './net/http-map.js';
 export { ACCURACY_DATA, createOpenAiProtocol, createOpenAiSut, OPENAI_APIS, type OpenAiApi } from './net/openai.js';
 export { STUB_TEXT_ID_BASE, stubIdTokens, stubOutputIds, stubTextIds } from './serve/stub-ids.js';
 export {
+  openAiStubOutput,
   openAiStubTokens,
   startOpenAiStub,
   OPENAI_STUB_MODEL,
+  STUB_LOGPROB_FORMS,
+  type StubLogprobForm,
+  type StubOutput,
+  type StubPrompt,
+  type StubTokenizer,
   type OpenAiStub,
   type OpenAiStubFault,
   type OpenAiStubOptions,

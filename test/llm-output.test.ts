@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { decodeTokenIds } from '../lib/datasets/accuracy-ids.js';
 import { OutputCollector, type OutputConfig } from '../lib/net/llm/output.js';
+import { SglangStreamReader } from '../lib/net/llm/sglang.js';
 import type { LlmTokenizer } from '../lib/net/llm/tokenizer-port.js';
 import * as S from '../lib/net/llm/token-sources.js';
 
@@ -75,5 +76,27 @@ describe('OutputCollector: output ids and counts from the best source', () => {
     expect(Array.from(decodeTokenIds(logged.add({ reasoning: '', content: 'x', ids: [42] })!, 'int32'))).toEqual([42]);
     const unlogged = new OutputCollector(config(), false, undefined);
     expect(unlogged.add({ reasoning: '', content: 'x', ids: [42] })).toEqual(Buffer.from('x'));
+  });
+});
+
+describe("SGLang's text-only streams: cumulative or incremental, told apart by the text", () => {
+  const stream = (texts: string[], completionTokens = true): string => {
+    const reader = new SglangStreamReader(true, config({ kind: 'text', tokenizer: undefined }), undefined);
+    const body = texts.map((text, k) => `data: ${JSON.stringify({ text, meta_info: completionTokens ? { completion_tokens: k + 1 } : {} })}\n\n`).join('') + 'data: [DONE]\n\n';
+    reader.onData(Buffer.from(body));
+    const outcome = reader.onEnd();
+    return outcome.ok ? Buffer.from(outcome.data!).toString('utf8') : `failed: ${outcome.message}`;
+  };
+
+  it('a cumulative event that repeats the text so far (a held-back character, a final event) adds nothing: it was read as a delta', () => {
+    expect(stream(['A', 'A', 'A 🦙', 'A 🦙 ate', 'A 🦙 ate'])).toBe('A 🦙 ate');
+    expect(stream(['A', 'A'], false)).toBe('A');
+    expect(stream(['The', 'The cat', 'The cat'])).toBe('The cat');
+  });
+
+  it('an incremental stream that repeats a delta keeps both', () => {
+    expect(stream(['ha', 'ha', '!'])).toBe('haha!');
+    expect(stream(['ha', '', 'ha', '!'])).toBe('haha!');
+    expect(stream(['The', ' cat'])).toBe('The cat');
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addOpenAiStubOptions, openAiStubOptionsFromCli } from '../lib/cli/openai-stub-options.js';
 import { SettingsError } from '../lib/errors.js';
 import { openAiStubTokens, startOpenAiStub, type OpenAiStub } from '../lib/serve/openai-stub.js';
+import { runAt } from '../lib/serve/stub-timers.js';
 
 // Every event of an SSE body, split plainly (the stub's output is regular).
 function sseData(text: string): string[] {
@@ -127,6 +128,29 @@ describe('startOpenAiStub options', () => {
     } finally {
       await stub.close();
     }
+  });
+
+  it('without timerSpinMs, waits on timers only: never early, and no busy loop (it spun the last ms of every token)', async () => {
+    // 150 waits of 2 ms one after another, as one stream's tokens at tpot 2 ms: spinning the last ms of each burnt half the wall time.
+    const cpuBefore = process.cpuUsage();
+    const start = Number(process.hrtime.bigint());
+    const late: number[] = [];
+    await new Promise<void>((resolve) => {
+      let k = 0;
+      const next = (): void => {
+        const due = start + (k + 1) * 2e6;
+        runAt(due, () => {
+          late.push(Number(process.hrtime.bigint()) - due);
+          if (++k < 150) next();
+          else resolve();
+        }, 0);
+      };
+      next();
+    });
+    const wallNs = Number(process.hrtime.bigint()) - start;
+    const cpu = process.cpuUsage(cpuBefore);
+    expect(Math.min(...late)).toBeGreaterThanOrEqual(0);
+    expect((cpu.user + cpu.system) * 1000).toBeLessThan(0.25 * wallNs);
   });
 
   it('requires the API key when given one', async () => {

@@ -267,5 +267,40 @@ describe('run --config-model <model>-interactive against the OpenAI stub', () =>
     expect(server.model).toBe('llama3_1-8b');
     expect(server.reports[0]!.tokenLimits).toMatchObject({ benchmark: 'llama3.1-8b', scenario: 'Server', ttftNs: 2000 * MS, tpotNs: 100 * MS });
     expect(server.reports[0]!.rules.find((x) => x.id === 'token-latency-p99')?.status).toBe('pass');
+
+    // The same from the command line: `loadgen check LOGDIR` exits 1 naming the checker's key; the Server folder passes that rule.
+    const cliCheck = await loadgen(['check', join(dir, 'results', 'sut', 'llama3.1-8b', 'Interactive')]);
+    expect(cliCheck.stderr).toBe('');
+    expect(cliCheck.status).toBe(1);
+    expect(cliCheck.stdout).toMatch(/x token-latency-p99: result_time_per_output_token_99\.00_percentile_ns is \d+.*below 30000000 ns \(llama3\.1-8b Interactive: TPOT under 30 ms\)/);
+    expect(cliCheck.stdout).toMatch(/note: TTFT\/TPOT limits: llama3\.1-8b Interactive, TTFT under 500 ms and TPOT under 30 ms/);
+    const serverJson = await loadgen(['check', serverDir, '--json']);
+    const serverReport = (JSON.parse(serverJson.stdout) as { reports: { rules: { id: string; status: string }[]; tokenLimits: { scenario: string } }[] }).reports[0]!;
+    expect(serverReport.rules.find((x) => x.id === 'token-latency-p99')?.status).toBe('pass');
+    expect(serverReport.tokenLimits.scenario).toBe('Server');
+  }, 120_000);
+
+  it('a run within 500/30 ms meets the Interactive limits (goodput 100 %); `loadgen check` before a run names them and refuses looser bounds', async () => {
+    const fast = await startOpenAiStub({ port: 0, ttftMs: 2, tpotMs: 2 });
+    try {
+      const outdir = join(dir, 'within');
+      const r = await loadgen(['run', '--sut', 'openai', '--url', fast.url, '--model', 'loadgen-stub', '--dataset', dataset,
+        '--config-model', 'llama3_1-8b-interactive', '--scenario', 'Server', '--set', 'server_target_qps=20', '--set', 'min_duration_ms=400',
+        '--set', 'min_query_count=8', '--outdir', outdir, '--no-progress', '--no-report', '--json']);
+      expect(r.stderr).toBe('');
+      const result = JSON.parse(r.stdout) as TestResult;
+      expect(result.tokens?.limits).toMatchObject({ scenario: 'Interactive', ttftNs: 500 * MS, tpotNs: 30 * MS, checker: { ttftMet: true, tpotMet: true } });
+      expect(result.tokens?.goodput).toEqual({ withinLimits: result.counts.issuedSamples, issuedSamples: result.counts.issuedSamples, share: 1 });
+      expect(readFileSync(join(outdir, 'mlperf_log_summary.txt'), 'utf8')).toMatch(/Checker's test {18}: p99 TTFT \d+ ns < 500000000: yes; p99 TPOT \d+ ns < 30000000: yes/);
+    } finally {
+      await fast.close();
+    }
+    const planned = await loadgen(['check', '--model', 'llama3_1-8b-interactive', '--scenario', 'Server']);
+    expect(planned.status).toBe(0);
+    expect(planned.stdout).toMatch(/passed: .*latency-bound/);
+    expect(planned.stdout).toContain('note: TTFT/TPOT limits: llama3.1-8b Interactive, TTFT under 500 ms and TPOT under 30 ms');
+    const looser = await loadgen(['check', '--model', 'llama3_1-8b-interactive', '--scenario', 'Server', '--set', 'tpot_latency=40000000']);
+    expect(looser.status).toBe(1);
+    expect(looser.stdout).toMatch(/x latency-bound: server_tpot_latency is 40000000 \(from --set\); the closed division requires at most 30000000 ns/);
   }, 120_000);
 });

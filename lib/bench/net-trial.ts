@@ -14,7 +14,7 @@ import { createOpenAiSut } from '../net/openai.js';
 import { createHttpSut } from '../net/http-map.js';
 import type { NetworkStats } from '../net/types.js';
 import { stampRecords, type StampRecords } from './net-map.js';
-import type { NetServerTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
+import type { NetServerTrial, NetTokenCpuTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
 
 /** The mapping module of these runs, as a file URL: createHttpSut imports this same instance on this thread. */
 const mapModule = new URL('./net-map.js', import.meta.url).href;
@@ -159,12 +159,18 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
   }
 }
 
+/** 64 short prompts, each asking for `outputTokens` tokens. */
+function writePrompts(dir: string, outputTokens: number): string {
+  const dataset = join(dir, 'prompts.jsonl');
+  const lines: string[] = [];
+  for (let i = 0; i < 64; i++) lines.push(JSON.stringify({ prompt: `bench prompt ${i}`, max_tokens: outputTokens }));
+  writeFileSync(dataset, `${lines.join('\n')}\n`);
+  return dataset;
+}
+
 export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>): Promise<NetTokensTrial> {
   const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
-  const dataset = join(outdir, 'prompts.jsonl');
-  const lines: string[] = [];
-  for (let i = 0; i < 64; i++) lines.push(JSON.stringify({ prompt: `bench prompt ${i}`, max_tokens: spec.outputTokens }));
-  writeFileSync(dataset, `${lines.join('\n')}\n`);
+  const dataset = writePrompts(outdir, spec.outputTokens);
   const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens, transport: spec.transport ?? 'auto' });
   const settings = { scenario: 'Server' as const, serverTargetQps: spec.targetQps, useTokenLatencies: true, minQueryCount: 1 };
   try {
@@ -192,6 +198,54 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
       deliveryLagNs: r.overhead?.deliveryLagNs
         ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
         : null,
+      transport: sut.stats().transport,
+    };
+  } finally {
+    await sut.close();
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The client's CPU per streamed token: the OpenAI SUT on the native
+ * transport, a Server run at the rate after an unmeasured warm-up, the whole
+ * process's CPU time (JS, the core's threads, the HTTP client's) over the
+ * measured run.
+ */
+export async function netTokenCpu(spec: Extract<TrialSpec, { kind: 'net-token-cpu' }>): Promise<NetTokenCpuTrial> {
+  const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
+  const dataset = writePrompts(outdir, spec.outputTokens);
+  const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens, transport: 'native', connections: spec.connections });
+  const settings = { scenario: 'Server' as const, serverTargetQps: spec.targetQps, useTokenLatencies: true, minQueryCount: 1 };
+  try {
+    let warmupRequests = 0;
+    if (spec.warmupMs > 0) {
+      const warmDir = mkdtempSync(join(tmpdir(), 'loadgen-net-warmup-'));
+      try {
+        warmupRequests = (await startTest(sut, sut.qsl, { ...settings, minDurationMs: spec.warmupMs }, { outdir: warmDir })).counts.issuedSamples;
+      } finally {
+        rmSync(warmDir, { recursive: true, force: true });
+      }
+    }
+    const failedBefore = failedRequests(sut.stats());
+    const cpuBefore = process.cpuUsage();
+    const wallBefore = process.hrtime.bigint();
+    const r = await startTest(sut, sut.qsl, { ...settings, minDurationMs: spec.durationMs }, { outdir });
+    const wallNs = Number(process.hrtime.bigint() - wallBefore);
+    const cpu = cpuNs(process.cpuUsage(cpuBefore));
+    const ttft = r.tokens?.ttftNs?.percentiles;
+    const tpot = r.tokens?.tpotNs?.percentiles;
+    return {
+      valid: r.valid,
+      achievedQps: r.completedSamplesPerSecond ?? 0,
+      completed: r.counts.completedSamples,
+      failed: failedRequests(sut.stats()) - failedBefore,
+      tokens: r.tokens?.tokenCount ?? 0,
+      cpuNs: cpu,
+      wallNs,
+      ttftNs: ttft ? { p50: ttft[50], p99: ttft[99] } : null,
+      tpotNs: tpot ? { p50: tpot[50], p99: tpot[99] } : null,
+      warmupRequests,
       transport: sut.stats().transport,
     };
   } finally {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { BenchSut, BenchSutPath, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './trials.js';
-import { netServer, netTokens } from './net-trial.js';
+import { netServer, netTokenCpu, netTokens } from './net-trial.js';
 import { peakRunSettings, type PeakRun } from './peak.js';
 import { loadNative, loadNativeInternals } from '../native/index.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
@@ -355,6 +355,9 @@ async function main(): Promise<void> {
       break;
     case 'net-tokens':
       result = await netTokens(spec);
+      break;
+    case 'net-token-cpu':
+      result = await netTokenCpu(spec);
       break;
     default:
       throw new Error(`unknown trial kind in ${process.argv[2]}`);

@@ -80,6 +80,17 @@ export type TrialSpec =
       warmupMs: number;
       /** The SUT's transport (default 'auto': native on plain http:). */
       transport?: 'auto' | 'native' | 'undici';
+    }
+  /** The client's CPU per streamed token: a Server run of the OpenAI SUT on the native transport against the stub (lib/bench/tokens.ts). */
+  | {
+      kind: 'net-token-cpu';
+      url: string;
+      targetQps: number;
+      durationMs: number;
+      outputTokens: number;
+      /** A run at targetQps before the measured one (JIT, connections); 0: none. */
+      warmupMs: number;
+      connections: number;
     };
 
 export interface PlatformTrial {
@@ -133,6 +144,24 @@ export interface NetTokensTrial {
   /** Scheduled -> in the SUT's issueQuery (part of every TTFT); null when not reported. */
   deliveryLagNs: Percentiles | null;
   /** The transport that ran (sut.stats().transport). */
+  transport: 'native' | 'undici';
+}
+
+export interface NetTokenCpuTrial {
+  valid: boolean;
+  achievedQps: number;
+  /** Samples completed and failed in the measured run. */
+  completed: number;
+  failed: number;
+  /** Output tokens the responses reported (usage), summed. */
+  tokens: number;
+  /** CPU time (user + system, every thread) of the client process over the measured run, and its wall time. */
+  cpuNs: number;
+  wallNs: number;
+  ttftNs: { p50: number; p99: number } | null;
+  tpotNs: { p50: number; p99: number } | null;
+  /** Requests the warm-up run sent (the stub's records before the measured run's). */
+  warmupRequests: number;
   transport: 'native' | 'undici';
 }
 

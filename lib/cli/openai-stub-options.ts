@@ -6,9 +6,17 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 
 import { SettingsError } from '../errors.js';
-import { OPENAI_STUB_DEFAULT_MAX_TOKENS, OPENAI_STUB_MAX_TOKENS_LIMIT, OPENAI_STUB_MODEL, type OpenAiStubOptions } from '../serve/openai-stub.js';
+import {
+  OPENAI_STUB_DEFAULT_MAX_TOKENS,
+  OPENAI_STUB_MAX_TOKENS_LIMIT,
+  OPENAI_STUB_MODEL,
+  STUB_LOGPROB_FORMS,
+  type OpenAiStubOptions,
+  type StubLogprobForm,
+} from '../serve/openai-stub.js';
 import type { ServeAddress } from '../serve/server.js';
 import { echo } from '../settings/messages.js';
+import { loadTokenizer } from '../tokenizer/index.js';
 
 export const OPENAI_STUB_DEFAULT_TTFT_MS = 20;
 export const OPENAI_STUB_DEFAULT_TPOT_MS = 5;
@@ -23,6 +31,13 @@ export interface OpenAiStubCliValues {
   usage?: boolean;
   stubApiKeyEnv?: string;
   stubSpinMs?: number;
+  /** false with --no-token-ids. */
+  tokenIds?: boolean;
+  sglangIncremental?: boolean;
+  stubTokenizer?: string;
+  logprobForm?: StubLogprobForm;
+  reasoningTokens?: number | 'all';
+  reasoningField?: 'reasoning_content' | 'reasoning';
 }
 
 /** The attribute names of the stub's options (the serve command refuses them without --openai-stub). */
@@ -34,7 +49,20 @@ export const OPENAI_STUB_CLI_KEYS: readonly (keyof OpenAiStubCliValues)[] = [
   'usage',
   'stubApiKeyEnv',
   'stubSpinMs',
+  'tokenIds',
+  'sglangIncremental',
+  'stubTokenizer',
+  'logprobForm',
+  'reasoningTokens',
+  'reasoningField',
 ];
+
+/** The flag of each stub option, for messages (a negatable one is named as given: --no-usage). */
+export function openAiStubFlag(key: keyof OpenAiStubCliValues): string {
+  if (key === 'usage') return '--no-usage';
+  if (key === 'tokenIds') return '--no-token-ids';
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
 
 function milliseconds(name: string): (value: string) => number {
   return (value: string): number => {
@@ -62,6 +90,15 @@ function spinMilliseconds(value: string): number {
   return n;
 }
 
+function reasoningTokens(value: string): number | 'all' {
+  if (value === 'all') return 'all';
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > OPENAI_STUB_MAX_TOKENS_LIMIT) {
+    throw new InvalidArgumentError(`--reasoning-tokens must be an integer in 0..${OPENAI_STUB_MAX_TOKENS_LIMIT} or 'all', got '${echo(value)}'.`);
+  }
+  return n;
+}
+
 /** Adds the stub's options to a command (defaults are applied by openAiStubOptionsFromCli). */
 export function addOpenAiStubOptions(command: Command): Command {
   return command
@@ -79,7 +116,25 @@ export function addOpenAiStubOptions(command: Command): Command {
       new Option('--stub-spin-ms <ms>', '--openai-stub: busy-wait the last ms before each token, for a schedule exact to microseconds (0..10, default 0)').argParser(
         spinMilliseconds,
       ),
-    );
+    )
+    .addOption(new Option('--no-token-ids', "--openai-stub: a text-only server: never send token ids (vLLM's token_ids and prompt_token_ids, SGLang's output_ids)"))
+    .addOption(new Option('--sglang-incremental', "--openai-stub: /generate streams deltas (SGLang's --incremental-streaming-output), not the cumulative output"))
+    .addOption(
+      new Option(
+        '--stub-tokenizer <file>',
+        "--openai-stub: speak this tokenizer.json's vocabulary: a response repeats the prompt's tokens, real ids, text streamed as a server detokenizes it",
+      ),
+    )
+    .addOption(
+      new Option('--logprob-form <form>', "--openai-stub: how logprobs write a token: text (decoded, vLLM's V1 engine), token-id (token_id:N, --return-tokens-as-token-ids), piece (the vocabulary piece); default text")
+        .choices(STUB_LOGPROB_FORMS),
+    )
+    .addOption(
+      new Option('--reasoning-tokens <n|all>', "--openai-stub: chat responses stream their first n tokens as reasoning (delta.reasoning_content), the rest as content; all: reasoning only (default 0)").argParser(
+        reasoningTokens,
+      ),
+    )
+    .addOption(new Option('--reasoning-field <name>', '--openai-stub: the reasoning field (default reasoning_content)').choices(['reasoning_content', 'reasoning']));
 }
 
 /** startOpenAiStub's options from the parsed values; a named variable that is unset is a SettingsError (exit 2). */
@@ -102,6 +157,11 @@ export function openAiStubOptionsFromCli(
   if (values.stubMaxTokens !== undefined) options.defaultMaxTokens = values.stubMaxTokens;
   if (values.usage === false) options.usage = false;
   if (values.stubSpinMs !== undefined) options.timerSpinMs = values.stubSpinMs;
+  if (values.tokenIds === false) options.tokenIds = false;
+  if (values.sglangIncremental === true) options.sglangIncremental = true;
+  if (values.logprobForm !== undefined) options.logprobForm = values.logprobForm;
+  if (values.reasoningTokens !== undefined) options.reasoningTokens = values.reasoningTokens;
+  if (values.reasoningField !== undefined) options.reasoningField = values.reasoningField;
   if (values.stubApiKeyEnv !== undefined) {
     const key = env[values.stubApiKeyEnv];
     // The variable's name may be echoed; its value never is.
@@ -111,4 +171,12 @@ export function openAiStubOptionsFromCli(
     options.apiKey = key;
   }
   return options;
+}
+
+/**
+ * --stub-tokenizer's file loaded (a TokenizerError, exit 2, names the file
+ * and what is wrong with it); undefined without the option.
+ */
+export async function openAiStubTokenizerFromCli(values: OpenAiStubCliValues): Promise<OpenAiStubOptions['tokenizer']> {
+  return values.stubTokenizer === undefined ? undefined : loadTokenizer(values.stubTokenizer);
 }

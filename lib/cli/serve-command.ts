@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 
 import { Command, InvalidArgumentError } from 'commander';
 
-import { addOpenAiStubOptions, OPENAI_STUB_CLI_KEYS, openAiStubOptionsFromCli, type OpenAiStubCliValues } from './openai-stub-options.js';
+import { addOpenAiStubOptions, OPENAI_STUB_CLI_KEYS, openAiStubFlag, openAiStubOptionsFromCli, openAiStubTokenizerFromCli, type OpenAiStubCliValues } from './openai-stub-options.js';
 
 import { SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';
@@ -76,7 +76,7 @@ export async function serveCommand(options: ServeOptions, sourceOf: (key: string
   if (!stub) {
     const given = OPENAI_STUB_CLI_KEYS.filter((key) => options[key] !== undefined && sourceOf(key) !== 'default');
     if (given.length > 0) {
-      const flags = given.map((key) => (key === 'usage' ? '--no-usage' : `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`));
+      const flags = given.map(openAiStubFlag);
       throw new SettingsError(flags[0]!, options[given[0]!], `${flags.join(', ')} appl${flags.length === 1 ? 'ies' : 'y'} only with --openai-stub.`);
     }
   }
@@ -87,6 +87,8 @@ export async function serveCommand(options: ServeOptions, sourceOf: (key: string
   const host = options.host ?? DEFAULT_SERVE_HOST;
   const port = options.port ?? DEFAULT_SERVE_PORT;
   const stubOptions = stub ? openAiStubOptionsFromCli(options, { host, port }) : undefined;
+  const tokenizer = stub ? await openAiStubTokenizerFromCli(options) : undefined;
+  if (tokenizer !== undefined) stubOptions!.tokenizer = tokenizer;
   let server: RunningServer;
   try {
     server = stub
@@ -96,7 +98,7 @@ export async function serveCommand(options: ServeOptions, sourceOf: (key: string
     throw listenError(error, host, port);
   }
   const what = stub
-    ? `an OpenAI-compatible token streamer (ttft ${stubOptions!.ttftMs} ms, tpot ${stubOptions!.tpotMs} ms)`
+    ? `an OpenAI-compatible token streamer (ttft ${stubOptions!.ttftMs} ms, tpot ${stubOptions!.tpotMs} ms${tokenizer !== undefined ? `, the vocabulary of ${options.stubTokenizer!}` : ''})`
     : `${options.model} (KServe v2)`;
   // Signals are handled from before the URL is announced: a script may stop
   // the server the moment it reads the URL.

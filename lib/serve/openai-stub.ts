@@ -4,20 +4,27 @@
  * schedule for the token-latency tests and benches. Token k of a response is
  * written at receive + ttft + (k − 1)·tpot, each timer computed from that
  * origin so lateness never accumulates; the text is derived from the prompt,
- * so an accuracy check can recompute it (openAiStubTokens).
+ * so an accuracy check can recompute it (openAiStubOutput). It answers as vLLM
+ * (/v1/chat/completions, /v1/completions: token_ids and prompt_token_ids with
+ * return_token_ids, logprobs, reasoning chunks) and SGLang (/generate) do, in
+ * a real vocabulary when given a tokenizer (stub-output.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import type { RunningServer, ServeAddress } from './server.js';
-import { isTokenIdArray, sglangEvent, stubIdTokens, stubOutputIds, stubTextIds } from './stub-ids.js';
+import { sglangEvent } from './stub-ids.js';
+import { openAiStubOutput, STUB_LOGPROB_FORMS, stubLogprobToken, type StubLogprobForm, type StubOutput, type StubTokenizer } from './stub-output.js';
+import { OPENAI_STUB_MAX_TOKENS_LIMIT, parseGeneration, type ParsedGeneration, type StubApi } from './stub-requests.js';
+import { cancelRun, runAt, type RunTimer } from './stub-timers.js';
+
+export { openAiStubOutput, openAiStubTokens, STUB_LOGPROB_FORMS, type StubLogprobForm, type StubOutput, type StubPrompt, type StubTokenizer } from './stub-output.js';
+export { OPENAI_STUB_MAX_TOKENS_LIMIT } from './stub-requests.js';
 
 /** The model the stub lists and serves unless told otherwise. */
 export const OPENAI_STUB_MODEL = 'loadgen-stub';
 /** Output tokens of a request without `max_tokens`. */
 export const OPENAI_STUB_DEFAULT_MAX_TOKENS = 16;
-/** Largest `max_tokens` the stub accepts (a bound on one response's timers and memory). */
-export const OPENAI_STUB_MAX_TOKENS_LIMIT = 65536;
 // A request body larger than this is refused (413): prompts are small.
 const BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 // How long an idle keep-alive connection stays open (`Keep-Alive: timeout=65`,
@@ -57,12 +64,31 @@ export interface OpenAiStubOptions extends ServeAddress {
   recordTimes?: boolean;
   /**
    * Default true: token ids where a server sends them (vLLM's `token_ids`
-   * with return_token_ids, SGLang's `output_ids`); false: a text-only server
-   * that never sends ids.
+   * and `prompt_token_ids` with return_token_ids, SGLang's `output_ids`);
+   * false: a text-only server that never sends ids.
    */
   tokenIds?: boolean;
   /** SGLang's /generate streams deltas (--incremental-streaming-output) instead of the cumulative output. Default false. */
   sglangIncremental?: boolean;
+  /**
+   * Speak this tokenizer's vocabulary (lib/tokenizer's loadTokenizer): a
+   * response repeats the prompt's tokens (a text prompt encoded; special
+   * tokens left out), its ids real ids and its text streamed as a server's
+   * detokenizer streams it; usage counts a text prompt with the tokenizer
+   * (BOS included). Without one, the text cycles through the prompt's words
+   * and the ids are made up (stub-ids.ts).
+   */
+  tokenizer?: StubTokenizer;
+  /** How `logprobs` write each token (see StubLogprobForm). Default 'text'. */
+  logprobForm?: StubLogprobForm;
+  /**
+   * Chat only: the first this-many tokens of each response are reasoning,
+   * streamed as `delta.reasoning_content` (or `reasoningField`), the rest as
+   * content; 'all' for a reasoning-only stream. Default 0.
+   */
+  reasoningTokens?: number | 'all';
+  /** The reasoning field: vLLM's `reasoning_content` (default) or `reasoning` (newer vLLM, gpt-oss). */
+  reasoningField?: 'reasoning_content' | 'reasoning';
   /**
    * Wait the last this-many ms before each token in setImmediate turns (a busy
    * loop that still serves other requests) instead of a timer: tokens within
@@ -98,20 +124,6 @@ export interface OpenAiStub extends RunningServer {
   readonly requestCount: number;
   /** The requests served so far, in arrival order (empty unless recordTimes). */
   records(): readonly OpenAiStubRecord[];
-}
-
-/**
- * The stub's output for a prompt: `count` tokens cycling through the prompt's
- * whitespace-separated words (' ' before every word but the first), or
- * 'token' when the prompt has none. For chat requests the prompt is the
- * messages' text contents joined with '\n'.
- */
-export function openAiStubTokens(promptText: string, count: number): string[] {
-  const words = promptText.split(/\s+/).filter((w) => w.length > 0);
-  if (words.length === 0) words.push('token');
-  const tokens: string[] = [];
-  for (let k = 0; k < count; k++) tokens.push((k === 0 ? '' : ' ') + words[k % words.length]);
-  return tokens;
 }
 
 /** A deterministic OpenAI-compatible token streamer (`loadgen serve --openai-stub`). */
@@ -165,7 +177,8 @@ export async function startOpenAiStub(options: OpenAiStubOptions): Promise<OpenA
       if (config.recordTimes) records.push(record);
       served.add(res);
       res.on('close', () => served.delete(res));
-      const generation: Generation = { api, number, parsed, fault, record, receivedNs, res };
+      const output = openAiStubOutput(parsed, config.tokenizer);
+      const generation: Generation = { api, number, parsed, output, fault, record, receivedNs, res };
       if (api === 'sglang') answerSglang(generation, config);
       else if (parsed.stream) streamTokens(generation, config);
       else answerWhole(generation, config);
@@ -206,6 +219,11 @@ interface StubConfig {
   timerSpinMs: number;
   tokenIds: boolean;
   sglangIncremental: boolean;
+  tokenizer: StubTokenizer | undefined;
+  logprobForm: StubLogprobForm;
+  /** Reasoning tokens of a chat response (Infinity: all). */
+  reasoningTokens: number;
+  reasoningField: 'reasoning_content' | 'reasoning';
 }
 
 function checkOptions(options: OpenAiStubOptions): StubConfig {
@@ -240,6 +258,23 @@ function checkOptions(options: OpenAiStubOptions): StubConfig {
   if (typeof timerSpinMs !== 'number' || !(timerSpinMs >= 0 && timerSpinMs <= 10)) {
     throw new RangeError(`startOpenAiStub: timerSpinMs must be a number of ms in 0..10, got ${String(timerSpinMs)}`);
   }
+  for (const name of ['tokenIds', 'sglangIncremental', 'usage', 'recordTimes'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') throw new TypeError(`startOpenAiStub: ${name} must be true or false, got ${typeof options[name]}`);
+  }
+  const tokenizer = options.tokenizer;
+  if (tokenizer !== undefined && (typeof tokenizer !== 'object' || tokenizer === null || typeof tokenizer.encode !== 'function' || typeof tokenizer.decode !== 'function')) {
+    throw new TypeError('startOpenAiStub: tokenizer must be a loaded tokenizer (loadTokenizer(file)): encode, decode, idToToken, specialTokenIds');
+  }
+  const logprobForm = options.logprobForm ?? 'text';
+  if (!STUB_LOGPROB_FORMS.includes(logprobForm)) throw new RangeError(`startOpenAiStub: logprobForm must be one of ${STUB_LOGPROB_FORMS.join(', ')}, got ${String(logprobForm)}`);
+  const reasoning = options.reasoningTokens ?? 0;
+  if (reasoning !== 'all' && !(Number.isInteger(reasoning) && reasoning >= 0 && reasoning <= OPENAI_STUB_MAX_TOKENS_LIMIT)) {
+    throw new RangeError(`startOpenAiStub: reasoningTokens must be an integer in 0..${OPENAI_STUB_MAX_TOKENS_LIMIT} or 'all', got ${String(reasoning)}`);
+  }
+  const reasoningField = options.reasoningField ?? 'reasoning_content';
+  if (reasoningField !== 'reasoning_content' && reasoningField !== 'reasoning') {
+    throw new RangeError(`startOpenAiStub: reasoningField must be 'reasoning_content' or 'reasoning', got ${String(reasoningField)}`);
+  }
   return {
     host,
     port,
@@ -254,6 +289,10 @@ function checkOptions(options: OpenAiStubOptions): StubConfig {
     timerSpinMs,
     tokenIds: options.tokenIds ?? true,
     sglangIncremental: options.sglangIncremental ?? false,
+    tokenizer,
+    logprobForm,
+    reasoningTokens: reasoning === 'all' ? Infinity : reasoning,
+    reasoningField,
   };
 }
 
@@ -281,92 +320,11 @@ function readBody(req: IncomingMessage, done: (body: Buffer, tooLarge: boolean) 
   req.on('error', () => undefined);
 }
 
-interface ParsedGeneration {
-  model: string;
-  promptText: string;
-  /** A prompt of token ids (completions `prompt: [ids]`, SGLang `input_ids`). */
-  promptIds: number[] | undefined;
-  maxTokens: number;
-  stream: boolean;
-  includeUsage: boolean;
-  /** `return_token_ids: true` (vLLM). */
-  returnTokenIds: boolean;
-  /** `logprobs` asked (completions: an integer >= 0; chat: true). */
-  logprobs: boolean;
-}
-
-/** What the stub generates for a request: each token's text and id. */
-function stubOutput(parsed: ParsedGeneration): { texts: string[]; ids: number[] } {
-  if (parsed.promptIds !== undefined) {
-    const ids = stubOutputIds(parsed.promptIds, parsed.maxTokens);
-    return { texts: stubIdTokens(ids), ids };
-  }
-  return { texts: openAiStubTokens(parsed.promptText, parsed.maxTokens), ids: stubTextIds(parsed.promptText, parsed.maxTokens) };
-}
-
-// The request as the stub needs it, or what is wrong with it (a 400's message).
-function parseGeneration(api: 'chat' | 'completions' | 'sglang', body: Buffer, config: StubConfig): ParsedGeneration | string {
-  let request: unknown;
-  try {
-    request = JSON.parse(body.toString('utf8'));
-  } catch {
-    return 'The request body is not valid JSON.';
-  }
-  if (typeof request !== 'object' || request === null || Array.isArray(request)) return 'The request body must be a JSON object.';
-  const r = request as Record<string, unknown>;
-  if (api === 'sglang') return parseSglang(r, config);
-  if (typeof r.model !== 'string') return "'model' must be a string.";
-  let promptText: string;
-  let promptIds: number[] | undefined;
-  if (api === 'chat') {
-    if (!Array.isArray(r.messages) || r.messages.length === 0) return "'messages' must be a non-empty array.";
-    const texts: string[] = [];
-    for (const m of r.messages as unknown[]) {
-      if (typeof m !== 'object' || m === null || typeof (m as { role?: unknown }).role !== 'string') return "each message needs a string 'role'.";
-      const content = (m as { content?: unknown }).content;
-      if (typeof content === 'string') texts.push(content);
-      else if (Array.isArray(content)) {
-        for (const part of content as unknown[]) {
-          const text = (part as { text?: unknown } | null)?.text;
-          if (typeof text === 'string') texts.push(text);
-        }
-      }
-    }
-    promptText = texts.join('\n');
-  } else if (isTokenIdArray(r.prompt)) {
-    promptIds = r.prompt;
-    promptText = '';
-  } else {
-    if (typeof r.prompt !== 'string') return "'prompt' must be a string or a non-empty array of token ids.";
-    promptText = r.prompt;
-  }
-  const maxTokens = r.max_tokens ?? config.defaultMaxTokens;
-  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > OPENAI_STUB_MAX_TOKENS_LIMIT) {
-    return `'max_tokens' must be an integer in 1..${OPENAI_STUB_MAX_TOKENS_LIMIT}.`;
-  }
-  const stream = r.stream === true;
-  const includeUsage = stream && (r.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-  const logprobs = api === 'chat' ? r.logprobs === true : typeof r.logprobs === 'number' && r.logprobs >= 0;
-  return { model: r.model, promptText, promptIds, maxTokens, stream, includeUsage, returnTokenIds: r.return_token_ids === true, logprobs };
-}
-
-// SGLang's GenerateReqInput: input_ids or text, sampling_params.max_new_tokens, stream.
-function parseSglang(r: Record<string, unknown>, config: StubConfig): ParsedGeneration | string {
-  const params = (r.sampling_params ?? {}) as Record<string, unknown>;
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return "'sampling_params' must be an object.";
-  const maxTokens = params.max_new_tokens ?? config.defaultMaxTokens;
-  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > OPENAI_STUB_MAX_TOKENS_LIMIT) {
-    return `'max_new_tokens' must be an integer in 1..${OPENAI_STUB_MAX_TOKENS_LIMIT}.`;
-  }
-  const ids = isTokenIdArray(r.input_ids) ? r.input_ids : undefined;
-  if (ids === undefined && typeof r.text !== 'string') return "'input_ids' (token ids) or 'text' is required.";
-  return { model: config.model, promptText: ids === undefined ? (r.text as string) : '', promptIds: ids, maxTokens, stream: r.stream === true, includeUsage: false, returnTokenIds: false, logprobs: false };
-}
-
 interface Generation {
-  api: 'chat' | 'completions' | 'sglang';
+  api: StubApi;
   number: number;
   parsed: ParsedGeneration;
+  output: StubOutput;
   fault: OpenAiStubFault | undefined;
   record: OpenAiStubRecord;
   receivedNs: number;
@@ -375,59 +333,35 @@ interface Generation {
 
 const CREATED = Math.floor(Date.now() / 1000);
 
-/** A pending timer of runAt (cancel with cancelRun). */
-interface RunTimer {
-  timeout?: NodeJS.Timeout;
-  immediate?: NodeJS.Immediate;
-}
-
-/**
- * Runs `fn` at `dueNs` (monotonic clock), never before it: setTimeout can
- * fire up to ~1 ms early (libuv's loop time is in whole ms, read once per loop
- * turn), so an early timer is re-armed, and the last ms (or `spinMs`, if
- * more) is waited in setImmediate turns (other requests are still served
- * between them).
- */
-function runAt(dueNs: number, fn: () => void, spinMs: number, timer: RunTimer = {}): RunTimer {
-  const check = (): void => {
-    const remainingMs = (dueNs - Number(process.hrtime.bigint())) / 1e6;
-    timer.timeout = undefined;
-    timer.immediate = undefined;
-    if (remainingMs <= 0) fn();
-    else if (remainingMs > Math.max(1, spinMs)) timer.timeout = setTimeout(check, remainingMs - spinMs);
-    else timer.immediate = setImmediate(check);
-  };
-  // Never fn() from here: a response already behind its schedule would recurse once per token.
-  timer.immediate = setImmediate(check);
-  return timer;
-}
-
-function cancelRun(timer: RunTimer | undefined): void {
-  if (timer === undefined) return;
-  clearTimeout(timer.timeout);
-  clearImmediate(timer.immediate);
-}
-
 function streamTokens(g: Generation, config: StubConfig): void {
-  const { res, parsed } = g;
-  const { texts: tokens, ids } = stubOutput(parsed);
+  const { res, parsed, output } = g;
+  const { texts: tokens, ids } = output;
   const id = `${g.api === 'chat' ? 'chatcmpl' : 'cmpl'}-stub-${g.number}`;
   const object = g.api === 'chat' ? 'chat.completion.chunk' : 'text_completion';
   const chunk = (choice: Record<string, unknown> | undefined, extra?: Record<string, unknown>): string =>
     `data: ${JSON.stringify({ id, object, created: CREATED, model: parsed.model, choices: choice === undefined ? [] : [{ index: 0, ...choice }], ...extra })}\n\n`;
   // A token's chunk is the same JSON as chunk() would make, from strings built once per response.
   const head = `data: {"id":${JSON.stringify(id)},"object":"${object}","created":${CREATED},"model":${JSON.stringify(parsed.model)},"choices":[{"index":0,`;
-  const [open, close] = g.api === 'chat' ? ['"delta":{"content":', '},"logprobs":'] : ['"text":', ',"logprobs":'];
-  // vLLM: token_ids on the choice (this chunk's ids) when return_token_ids asks; logprobs of the one token when logprobs does.
+  const reasoning = reasoningCount(g, config);
+  const opening = (k: number): string => (g.api !== 'chat' ? '"text":' : k < reasoning ? `"delta":{"${config.reasoningField}":` : '"delta":{"content":');
+  const close = g.api === 'chat' ? '},"logprobs":' : ',"logprobs":';
+  // vLLM: token_ids on the choice (this chunk's ids) when return_token_ids asks, and prompt_token_ids once
+  // (completions: on the first token's choice; chat: on the role chunk); logprobs of the one token when logprobs does.
   const withIds = parsed.returnTokenIds && config.tokenIds;
-  const logprobs = (k: number): string =>
-    !parsed.logprobs ? 'null' : g.api === 'chat' ? JSON.stringify({ content: [{ token: tokens[k], logprob: -0.5, top_logprobs: [] }] }) : JSON.stringify({ tokens: [tokens[k]], token_logprobs: [-0.5], top_logprobs: null, text_offset: [0] });
+  const logprobs = (k: number): string => {
+    if (!parsed.logprobs) return 'null';
+    const token = logprobToken(g, k, config);
+    return g.api === 'chat' ? JSON.stringify({ content: [{ token, logprob: -0.5, top_logprobs: [] }] }) : JSON.stringify({ tokens: [token], token_logprobs: [-0.5], top_logprobs: null, text_offset: [0] });
+  };
+  const promptIds = withIds && g.api === 'completions' ? `"prompt_token_ids":${JSON.stringify(output.promptIds)},` : '';
   const tokenChunk = (k: number, last: boolean): string =>
-    `${head}${withIds ? `"token_ids":[${ids[k]}],` : ''}${open}${JSON.stringify(tokens[k])}${close}${logprobs(k)},"finish_reason":${last ? '"length"' : 'null'}}]}\n\n`;
+    `${head}${k === 0 ? promptIds : ''}${withIds ? `"token_ids":[${ids[k]}],` : ''}${opening(k)}${JSON.stringify(tokens[k])}${close}${logprobs(k)},"finish_reason":${last ? '"length"' : 'null'}}]}\n\n`;
 
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   // As vLLM does: a role chunk with empty content at once, which is not a token.
-  if (g.api === 'chat') res.write(chunk({ delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }));
+  if (g.api === 'chat') {
+    res.write(chunk({ delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }, withIds ? { prompt_token_ids: output.promptIds } : undefined));
+  }
 
   const ttftNs = config.ttftMs * 1e6;
   const tpotNs = config.tpotMs * 1e6;
@@ -440,7 +374,7 @@ function streamTokens(g: Generation, config: StubConfig): void {
     let text = tokenChunk(k, last);
     // The last token, the usage chunk and [DONE] in one write: the response's last byte comes with its last token.
     if (last && g.fault === undefined) {
-      if (g.parsed.includeUsage && config.usage) text += chunk(undefined, { usage: usage(parsed, tokens.length) });
+      if (g.parsed.includeUsage && config.usage) text += chunk(undefined, { usage: usage(output) });
       text += 'data: [DONE]\n\n';
     }
     res.write(text);
@@ -452,12 +386,21 @@ function streamTokens(g: Generation, config: StubConfig): void {
       return;
     }
     if (g.fault !== undefined) {
-      if (g.parsed.includeUsage && config.usage) res.write(chunk(undefined, { usage: usage(parsed, tokens.length) }));
+      if (g.parsed.includeUsage && config.usage) res.write(chunk(undefined, { usage: usage(output) }));
       if (g.fault !== 'no-done') res.write('data: [DONE]\n\n');
     }
     res.end();
   };
   timer = runAt(g.receivedNs + ttftNs, sendNext, config.timerSpinMs);
+}
+
+// The reasoning tokens of a response: chat only (vLLM's reasoning parsers split chat messages).
+function reasoningCount(g: Generation, config: StubConfig): number {
+  return g.api === 'chat' ? Math.min(config.reasoningTokens, g.output.ids.length) : 0;
+}
+
+function logprobToken(g: Generation, k: number, config: StubConfig): string {
+  return stubLogprobToken(g.output, k, config.logprobForm, config.tokenizer);
 }
 
 // After the first token: true when the fault ended the response.
@@ -479,16 +422,28 @@ function injectStreamFault(g: Generation, chunk: (choice: undefined, extra: Reco
 }
 
 function answerWhole(g: Generation, config: StubConfig): void {
-  const { res, parsed } = g;
-  const { texts: tokens, ids } = stubOutput(parsed);
+  const { res, parsed, output } = g;
+  const { texts: tokens, ids } = output;
   const doneNs = g.receivedNs + config.ttftMs * 1e6 + (tokens.length - 1) * config.tpotMs * 1e6;
   const timer = runAt(doneNs, () => {
     if (res.destroyed) return;
     if (g.fault === 'error-event') return sendJson(res, 200, { error: { message: 'stub: injected error', type: 'server_error', code: 500 } });
-    const text = tokens.join('');
-    const choice: Record<string, unknown> = g.api === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, finish_reason: 'length' } : { index: 0, text, finish_reason: 'length' };
-    if (parsed.returnTokenIds && config.tokenIds) choice.token_ids = ids;
-    if (parsed.logprobs && g.api === 'completions') choice.logprobs = { tokens, token_logprobs: tokens.map(() => -0.5), top_logprobs: null, text_offset: [] };
+    const withIds = parsed.returnTokenIds && config.tokenIds;
+    const reasoning = reasoningCount(g, config);
+    const content = tokens.slice(reasoning).join('');
+    const message: Record<string, unknown> = { role: 'assistant', content: reasoning === tokens.length ? null : content };
+    if (reasoning > 0) message[config.reasoningField] = tokens.slice(0, reasoning).join('');
+    const choice: Record<string, unknown> = g.api === 'chat' ? { index: 0, message, finish_reason: 'length' } : { index: 0, text: content, finish_reason: 'length' };
+    if (withIds) {
+      choice.token_ids = ids;
+      if (g.api === 'completions') choice.prompt_token_ids = output.promptIds;
+    }
+    if (parsed.logprobs) {
+      const written = tokens.map((_, k) => logprobToken(g, k, config));
+      choice.logprobs = g.api === 'chat'
+        ? { content: written.map((token) => ({ token, logprob: -0.5, top_logprobs: [] })) }
+        : { tokens: written, token_logprobs: written.map(() => -0.5), top_logprobs: null, text_offset: [] };
+    }
     const answer: Record<string, unknown> = {
       id: `${g.api === 'chat' ? 'chatcmpl' : 'cmpl'}-stub-${g.number}`,
       object: g.api === 'chat' ? 'chat.completion' : 'text_completion',
@@ -496,7 +451,9 @@ function answerWhole(g: Generation, config: StubConfig): void {
       model: parsed.model,
       choices: [choice],
     };
-    if (config.usage) answer.usage = usage(parsed, tokens.length);
+    // vLLM's chat completion carries the prompt's ids beside its choices.
+    if (withIds && g.api === 'chat') answer.prompt_token_ids = output.promptIds;
+    if (config.usage) answer.usage = usage(output);
     let body = JSON.stringify(answer);
     if (g.fault === 'malformed-chunk') body = `{"choices": [${body}`;
     else if (g.fault === 'no-done') body = body.slice(0, body.length >> 1);
@@ -509,12 +466,9 @@ function answerWhole(g: Generation, config: StubConfig): void {
   res.on('close', () => cancelRun(timer));
 }
 
-function promptTokenCount(parsed: ParsedGeneration): number {
-  return parsed.promptIds?.length ?? parsed.promptText.split(/\s+/).filter((w) => w.length > 0).length;
-}
-
-function usage(parsed: ParsedGeneration, completionTokens: number): Record<string, number> {
-  const promptTokens = promptTokenCount(parsed);
+function usage(output: StubOutput): Record<string, number> {
+  const promptTokens = output.promptIds.length;
+  const completionTokens = output.ids.length;
   return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
 }
 
@@ -524,10 +478,10 @@ function usage(parsed: ParsedGeneration, completionTokens: number): Record<strin
  * text-only stub (tokenIds false) sends no output_ids.
  */
 function answerSglang(g: Generation, config: StubConfig): void {
-  const { res, parsed } = g;
-  const { texts, ids } = stubOutput(parsed);
+  const { res, parsed, output } = g;
+  const { texts, ids } = output;
   const rid = `stub-${g.number}`;
-  const prompt = promptTokenCount(parsed);
+  const prompt = output.promptIds.length;
   const event = (upTo: number, from: number, done: boolean): Record<string, unknown> => sglangEvent(rid, texts, ids, upTo, from, prompt, done, config.tokenIds);
   if (!parsed.stream) {
     const timer = runAt(g.receivedNs + config.ttftMs * 1e6 + (texts.length - 1) * config.tpotMs * 1e6, () => {

@@ -95,8 +95,21 @@ function nonEmptyArray<T>(value: T[] | undefined | unknown): T[] | undefined {
   return Array.isArray(value) && value.length > 0 ? (value as T[]) : undefined;
 }
 
+// A chunk whose only output is its logprob tokens is a generated token too: vLLM holds back the text of a
+// token that ends inside a character (it comes with the token that completes it) but sends the chunk.
 function hasOutput(g: Generated): boolean {
-  return g.content !== '' || g.reasoning !== '' || g.other !== undefined;
+  return g.content !== '' || g.reasoning !== '' || g.other !== undefined || (g.logprobTokens !== undefined && g.logprobTokens.length > 0);
+}
+
+/**
+ * The number of the prompt's ids a chunk (or body) carries: vLLM with
+ * return_token_ids sends `prompt_token_ids` once, on the choice
+ * (completions) or beside the choices (chat).
+ */
+function promptIdCount(value: Record<string, unknown>): number | undefined {
+  let field = value.prompt_token_ids;
+  if (field === undefined && Array.isArray(value.choices)) field = (value.choices[0] as { prompt_token_ids?: unknown } | null | undefined)?.prompt_token_ids;
+  return field === undefined || field === null ? undefined : serverIds(field)?.length;
 }
 
 /** usage.completion_tokens and usage.prompt_tokens (a problem text when either is not a token count). */
@@ -206,6 +219,8 @@ export class OpenAiStreamReader implements ResponseReader {
       if (usage.output !== undefined) this.usageOutput = usage.output;
       this.output.usage(usage.output, usage.input);
     }
+    const promptIds = promptIdCount(chunk);
+    if (promptIds !== undefined) this.output.promptIds(promptIds);
     const output = generated(chunk, this.api, false);
     if (output === undefined || !hasOutput(output)) return;
     const first = this.output.add(output);
@@ -266,6 +281,8 @@ export class OpenAiWholeReader implements ResponseReader {
     const usage = usageOf(body);
     if (typeof usage === 'string') return malformed(usage);
     if (usage !== undefined) this.output.usage(usage.output, usage.input);
+    const promptIds = promptIdCount(body);
+    if (promptIds !== undefined) this.output.promptIds(promptIds);
     if (hasOutput(output)) this.output.add(output);
     return undefined;
   }

@@ -9,7 +9,8 @@
  *   re-encoded with the tokenizer;
  * - output tokens: usage, else the server's ids, the logprob tokens, the
  *   re-encoded text, the chunks with output (streams);
- * - input tokens: usage, else the data set's ids, its input_tokens, the
+ * - input tokens: usage, else the server's prompt ids (vLLM's
+ *   prompt_token_ids), the data set's ids, its input_tokens, the
  *   tokenizer's count of the prompt.
  */
 import { encodeTokenIds } from '../../datasets/accuracy-ids.js';
@@ -67,6 +68,7 @@ export class OutputCollector {
   private parts = 0;
   private usageOutput: number | undefined;
   private usageInput: number | undefined;
+  private serverPromptTokens: number | undefined;
   private readonly keepText: boolean;
 
   constructor(
@@ -104,6 +106,11 @@ export class OutputCollector {
     if (input !== undefined) this.usageInput = input;
   }
 
+  /** The number of the prompt's ids the server sent (vLLM's prompt_token_ids). */
+  promptIds(count: number): void {
+    this.serverPromptTokens = count;
+  }
+
   /** Replaces everything so far (SGLang's cumulative chunks carry the whole output each time). */
   replaceIds(ids: readonly number[]): void {
     this.ids.length = 0;
@@ -125,7 +132,8 @@ export class OutputCollector {
       const ids = part.ids !== undefined && part.ids.length > 0 ? part.ids : this.mappedLogprobs(part.logprobTokens ?? []) ?? this.config.tokenizer?.encode(text);
       if (ids !== undefined) return encodeTokenIds(ids, this.config.plan.dtype);
     }
-    return Buffer.from(text !== '' ? text : (JSON.stringify(part.other ?? part.ids ?? []) ?? ''), 'utf8');
+    const other = part.other ?? part.ids;
+    return Buffer.from(text !== '' || other === undefined ? text : (JSON.stringify(other) ?? ''), 'utf8');
   }
 
   private mappedLogprobs(tokens: readonly string[], text?: string): number[] | undefined {
@@ -160,6 +168,7 @@ export class OutputCollector {
   private inputTokens(): number | undefined {
     const c = this.config.counts;
     if (this.usageInput !== undefined) return S.count(c, S.IN_USAGE), this.usageInput;
+    if (this.serverPromptTokens !== undefined) return S.count(c, S.IN_SERVER_IDS), this.serverPromptTokens;
     if (this.knownInput !== undefined) return S.count(c, this.knownInput.source), this.knownInput.count;
     return S.count(c, S.IN_NONE), undefined;
   }

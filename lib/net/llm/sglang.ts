@@ -57,6 +57,12 @@ class SglangOutput {
   private ids: number[] = [];
   private text = '';
   private cumulative: boolean | undefined;
+  /**
+   * Text-only events that repeated the text so far before the stream's kind was known: nothing new in a
+   * cumulative stream (a token whose text the server holds back, a final event), deltas in an
+   * incremental one (kept to add then).
+   */
+  private readonly repeats: string[] = [];
   completionTokens: number | undefined;
 
   constructor(config: OutputConfig, wantData: boolean, knownInput: KnownInputTokens | undefined) {
@@ -66,12 +72,25 @@ class SglangOutput {
   /** The event's delta to the collector; the first token's bytes the first time there is output. */
   add(event: SglangEvent): Uint8Array | undefined {
     const ids = event.ids ?? [];
-    // Decided once, at the first event after some output: by the ids where there are any, else by the text.
+    // Decided once, at the first event after some output that tells: by the ids where there are any, else by the text.
     if (this.cumulative === undefined && this.ids.length > 0) {
       this.cumulative =
         event.completionTokens !== undefined ? ids.length >= event.completionTokens : ids.length > this.ids.length && this.ids.every((id, i) => ids[i] === id);
-    } else if (this.cumulative === undefined && this.text !== '') {
+    } else if (this.cumulative === undefined && this.text !== '' && ids.length === 0) {
+      if (event.text === this.text) {
+        // Either reading fits; undecided, and no output until it is (a stream that ends undecided was cumulative).
+        this.repeats.push(event.text);
+        this.output.usage(event.completionTokens, event.promptTokens);
+        if (event.completionTokens !== undefined) this.completionTokens = event.completionTokens;
+        return undefined;
+      }
       this.cumulative = event.text.length > this.text.length && event.text.startsWith(this.text);
+      if (!this.cumulative) {
+        for (const repeated of this.repeats.splice(0)) {
+          this.text += repeated;
+          this.output.add({ reasoning: '', content: repeated });
+        }
+      }
     }
     const cumulative = this.cumulative === true || (this.ids.length === 0 && this.text === '');
     const newIds = cumulative ? ids.slice(this.ids.length) : ids;

@@ -24,7 +24,9 @@ export const IN_DATASET_FIELD = 13;
 export const IN_TOKENIZER = 14;
 export const IN_NONE = 15;
 export const DATA_TEXT = 16;
-export const TOKEN_SOURCE_SLOTS = 17;
+/** Input tokens from the server's prompt ids (vLLM's prompt_token_ids with return_token_ids). */
+export const IN_SERVER_IDS = 17;
+export const TOKEN_SOURCE_SLOTS = 18;
 
 export type TokenSourceCounts = Int32Array;
 
@@ -66,7 +68,7 @@ export function tokenSourceLines(counts: TokenSourceCounts, stream: boolean): st
   const responses = n(RESPONSES);
   const lines = [
     `output tokens: usage ${n(OUT_USAGE)}, server token ids ${n(OUT_SERVER_IDS)}, logprobs ${n(OUT_LOGPROBS)}, re-encoded text ${n(OUT_REENCODED)}, ${stream ? 'chunks' : 'none'} ${n(stream ? OUT_CHUNKS : OUT_NONE)} (of ${responses} responses)`,
-    `input tokens: usage ${n(IN_USAGE)}, data set ids ${n(IN_DATASET_IDS)}, data set input_tokens ${n(IN_DATASET_FIELD)}, tokenizer ${n(IN_TOKENIZER)}, unknown ${n(IN_NONE)}`,
+    `input tokens: usage ${n(IN_USAGE)}, server prompt ids ${n(IN_SERVER_IDS)}, data set ids ${n(IN_DATASET_IDS)}, data set input_tokens ${n(IN_DATASET_FIELD)}, tokenizer ${n(IN_TOKENIZER)}, unknown ${n(IN_NONE)}`,
   ];
   return lines;
 }
