@@ -18,6 +18,7 @@ import type { KnownInputTokens, OutputConfig } from './llm/output.js';
 import { API_PATHS, LLM_APIS, probeBody, requestBody, type LlmApi, type RequestConfig } from './llm/requests.js';
 import { probeSglangNode, SglangStreamReader, SglangWholeReader } from './llm/sglang.js';
 import { loadLlmTokenizer } from './llm/load-tokenizer.js';
+import type { RunAbortSignal } from '../run-abort-signal.js';
 import type { LlmTokenizer } from './llm/tokenizer-port.js';
 import * as S from './llm/token-sources.js';
 import type { NetworkProtocol, NodeProbe, PreparedRequest } from './protocol.js';
@@ -52,7 +53,7 @@ function refusals(api: OpenAiApi): { ids?: string; messages?: string } {
  * array or Parquet). The first bad record is a DatasetError naming file,
  * line or row, and field.
  */
-export async function readOpenAiDataset(file: string, api: OpenAiApi, options: { promptField?: string; tokenIdLimit?: number; signal?: AbortSignal } = {}): Promise<DatasetSample[]> {
+export async function readOpenAiDataset(file: string, api: OpenAiApi, options: { promptField?: string; tokenIdLimit?: number; signal?: RunAbortSignal } = {}): Promise<DatasetSample[]> {
   const dataset = await readDataset(file, { refuse: refusals(api), ...options });
   return dataset.samples as DatasetSample[];
 }
@@ -134,7 +135,7 @@ export async function createOpenAiProtocol(options: OpenAiSutOptions): Promise<N
     refuse: refusals(config.api),
     ...(config.promptField !== undefined ? { promptField: config.promptField } : {}),
     ...(tokenizer?.vocabSize !== undefined ? { tokenIdLimit: tokenizer.vocabSize } : {}),
-    ...(options.signal instanceof AbortSignal ? { signal: options.signal } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
   const samples = dataset.samples;
   const total = samples.length;

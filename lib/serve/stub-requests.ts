@@ -32,10 +32,10 @@ export interface RequestDefaults {
 }
 
 /** The request as the stub needs it, or what is wrong with it (a 400's message). */
-export function parseGeneration(api: StubApi, body: Buffer, defaults: RequestDefaults): ParsedGeneration | string {
+export function parseGeneration(api: StubApi, body: Uint8Array, defaults: RequestDefaults): ParsedGeneration | string {
   let request: unknown;
   try {
-    request = JSON.parse(body.toString('utf8'));
+    request = JSON.parse(new TextDecoder('utf-8').decode(body));
   } catch {
     return 'The request body is not valid JSON.';
   }
