@@ -294,15 +294,29 @@ export const CHART_TOOLKIT_JS = String.raw`
     ctx.restore();
   }
 
+  // Points on a line when it has few values, or one with no neighbour (which would draw nothing).
+  function pointsFor(values, size) {
+    var shown = 0, lone = false;
+    for (var i = 0; i < values.length; i++) {
+      if (values[i] == null) continue;
+      shown++;
+      if ((i === 0 || values[i - 1] == null) && (i === values.length - 1 || values[i + 1] == null)) lone = true;
+    }
+    return { show: lone || shown <= 60, size: size || 6 };
+  }
+
   function labelled(v, unit) { return fmt(v) + ' ' + unit.name; }
   function counted(n, noun) { return n.toLocaleString('en-US') + ' ' + (n === 1 ? noun.replace(/s$/, '') : noun); }
 
-  // The x range of a distribution's chart: its data, and each marker within a factor of 3
-  // of it (a farther one would squash the data: said in a note instead).
-  function spanWith(lo, hi, marks, host, what) {
+  // The x range of a distribution's chart: its data, and each marker that leaves the data a third
+  // of the axis or more, on its scale (a farther one would squash the data: said in a note instead).
+  function spanWith(lo, hi, marks, host, what, log) {
     var out = [];
+    var far = function (a, b) { return log ? Math.log(b / a) : b - a; };
     marks.forEach(function (m) {
-      if (m.x <= hi * 3 && m.x >= lo / 3) {
+      var inLog = !log || m.x > 0;
+      var nlo = Math.min(lo, m.x), nhi = Math.max(hi, m.x);
+      if (inLog && far(nlo, nhi) <= 3 * far(lo, hi)) {
         hi = Math.max(hi, m.x * 1.04);
         lo = Math.min(lo, m.x * 0.96);
         out.push(m);
@@ -315,7 +329,7 @@ export const CHART_TOOLKIT_JS = String.raw`
   }
 
   // A distribution's range, ±5 % around its one value when every value is the same.
-  function rangeOf(dist, lo, hi, unit, marks, host, what) {
+  function rangeOf(dist, lo, hi, unit, marks, host, what, log) {
     var one = dist.min === dist.max;
     if (one) {
       var v = dist.min / unit.div;
@@ -326,7 +340,7 @@ export const CHART_TOOLKIT_JS = String.raw`
     var named = marks.map(function (m) {
       return Object.assign({ largest: labelled(dist.max / unit.div, unit), smallest: labelled(dist.min / unit.div, unit) }, m);
     });
-    var span = spanWith(lo, hi, named, host, what.replace(/s$/, ''));
+    var span = spanWith(lo, hi, named, host, what.replace(/s$/, ''), log && !one);
     span.one = one;
     return span;
   }
@@ -340,19 +354,26 @@ export const CHART_TOOLKIT_JS = String.raw`
     if (!host || !dist || dist.count === 0) return;
     o = o || {};
     var what = o.what || 'samples';
+    var marks = o.marks || [];
+    if (dist.min === dist.max && unit.name !== 'tokens' && dist.min > 0) {
+      // One value: the unit that value reads best in (the caller's fits a whole family of charts).
+      var own = unitOf(dist.min);
+      marks = marks.map(function (m) { return Object.assign({}, m, { x: m.x * unit.div / own.div }); });
+      unit = own;
+    }
     var h = dist.histogram;
     var log = h.scale === 'log';
     var xs = h.edges.map(function (e) { return e / unit.div; });
     var ys = h.counts.concat([0]);
     var hi = xs[xs.length - 1];
-    var span = rangeOf(dist, xs[0], hi, unit, o.marks || [], host, what);
+    var span = rangeOf(dist, xs[0], hi, unit, marks, host, what, log);
     if (span.one) {
       // One value: a bar of the axis' 1 % at it (its bin is 1 ns wide, too thin to see).
       var v = dist.min / unit.div, w = (span.hi - span.lo) / 200;
       xs = [v - w, v + w];
       ys = [dist.count, 0];
       log = false;
-      note(host, 'Every one of the ' + dist.count.toLocaleString('en-US') + ' ' + what + ': ' + labelled(v, unit) + '.');
+      note(host, (dist.count === 1 ? 'The one ' + what.replace(/s$/, '') : 'Every one of the ' + counted(dist.count, what)) + ': ' + labelled(v, unit) + '.');
     }
     if (h.above > 0) note(host, counted(h.above, what) + ' above ' + labelled(hi, unit) + ' (beyond p99.9, up to ' + labelled(dist.max / unit.div, unit) + '): not drawn.');
     if (h.zeros > 0) note(host, counted(h.zeros, what) + ' at 0 (' + fmt(100 * h.zeros / dist.count) + ' %): not on the log axis.');
@@ -396,7 +417,7 @@ export const CHART_TOOLKIT_JS = String.raw`
     if (xs.length === 0) return;
     // A log axis as the histogram's, unless the median is 0 (half the gaps of a stream can be).
     var log = dist.histogram.scale === 'log' && xs[0] > 0;
-    var span = rangeOf(dist, xs[0], xs[xs.length - 1], unit, o.marks || [], host, what);
+    var span = rangeOf(dist, xs[0], xs[xs.length - 1], unit, o.marks || [], host, what, log);
     if (span.one) log = false;
     var n = dist.count;
     if (n < 1e4) {

@@ -58,13 +58,13 @@ ${CHART_TOOLKIT_JS}
     var issued = merged(tl.issued_queries, k);
     var tws = ws * k;
     plot('chart-qps-time', {
-      x: { label: 'time (s)' },
+      x: { label: 'time (s)', range: function () { return [0, done.length * tws]; } },
       y: { label: 'per second', range: function (u, min, max) { return [0, Math.max(1, max) * 1.05]; } },
       series: [
         { label: 'issued queries/s', stroke: COLORS.main, width: 1.5 },
         { label: 'completed samples/s', stroke: COLORS.second, width: 1.5 }
       ],
-      data: [done.map(function (_, i) { return (i + 1) * tws; }),
+      data: [done.map(function (_, i) { return (i + 0.5) * tws; }),
              issued.map(function (v) { return v / tws; }), done.map(function (v) { return v / tws; })]
     });
     // Latency: p50 under p99 under max, each narrower than the one below, so that a window
@@ -80,19 +80,20 @@ ${CHART_TOOLKIT_JS}
     // A log axis where the latencies span one (p50 far under p99 would lie flat on a linear one).
     var logTime = !!lat && lat.histogram.scale === 'log';
     var bottom = Math.min.apply(null, p50.filter(function (v) { return v != null && v > 0; }).concat([top || 1]));
+    // Each window's point at its middle, on an axis from 0 to the last window's end.
     plot('chart-latency-time', {
-      x: { label: 'completion time (s)' },
+      x: { label: 'completion time (s)', range: function () { return [0, p50.length * lws]; } },
       y: durationAxis('latency', U, logTime, {
            range: function () {
              var high = Math.max(top, boundShown ? bound : 0);
              return logTime ? [bottom / 1.5, high * 1.5] : [0, high * 1.08 || 1];
            } }),
       series: [
-        { label: 'p50', stroke: '#4ade80', width: 3.5, value: function (u, v) { return v == null ? '-' : labelled(v, U); } },
-        { label: 'p99', stroke: COLORS.main, width: 2, value: function (u, v) { return v == null ? '-' : labelled(v, U); } },
-        { label: 'max', stroke: COLORS.third, width: 1.25, dash: [5, 3], value: function (u, v) { return v == null ? '-' : labelled(v, U); } }
+        { label: 'p50', stroke: '#4ade80', width: 3.5, points: pointsFor(p50, 9), value: function (u, v) { return v == null ? '-' : labelled(v, U); } },
+        { label: 'p99', stroke: COLORS.main, width: 2, points: pointsFor(p99, 7), value: function (u, v) { return v == null ? '-' : labelled(v, U); } },
+        { label: 'max', stroke: COLORS.third, width: 1.25, dash: [5, 3], points: pointsFor(mx, 5), value: function (u, v) { return v == null ? '-' : labelled(v, U); } }
       ],
-      data: [p50.map(function (_, i) { return (i + 1) * lws; }), p50, p99, mx],
+      data: [p50.map(function (_, i) { return (i + 0.5) * lws; }), p50, p99, mx],
       hmarks: boundShown ? [{ y: bound, color: COLORS.mark, label: 'bound' }] : []
     });
     if (d.issue_lateness) histogram('chart-issue-lateness', d.issue_lateness, OU, 'issue lateness', { what: 'queries' });

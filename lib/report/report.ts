@@ -421,19 +421,20 @@ export function renderReport(inputs: ReportInputs): string {
   const percentileName = `p${clientData.targetPercentileLabel}`;
   const latencyWindowNs = series?.timeline.latency_window_ns ?? series?.timeline.window_ns ?? 0;
   const throughputWindowNs = (series?.timeline.window_ns ?? 0) * clientData.throughputMerge;
-  const latencyWindows = series?.timeline.latency_p50_ns.length ?? 0;
+  // Samples a window with completions holds on average (windows without any draw nothing).
+  const latencyWindows = series?.timeline.latency_p50_ns.filter((v) => v !== null).length ?? 0;
   const perWindow = latencyWindows > 0 ? Math.round(series!.completed_samples / latencyWindows) : 0;
   const charts = series
     ? [
         chart('chart-latency-histogram', `${scenario === 'MultiStream' ? 'Query' : 'Sample'} latency histogram`,
-          `Latency from the scheduled time to completion. Dashed, labelled above: ${clientData.targetShown ? `${percentileName} (the target percentile)` : percentileName}` +
-          (boundNs > 0 ? ' and the latency bound.' : '.') +
+          `Latency from the scheduled time to completion. Dashed, labelled above: ${percentileName}${clientData.targetShown ? ' (the target percentile)' : ''}` +
+          (boundNs > 0 ? ' and the latency bound (a note says when it is too far to draw).' : '.') +
           (tokenRun && scenario === 'Server' ? ' No end-to-end bound: a token run is held to its TTFT and TPOT limits (Token latencies).' : '')),
         chart('chart-latency-cdf', 'Latency percentiles (the tail)',
           'The latency at each percentile from p50 to p99.99, the share of slower samples (1 - p) on a log axis; ' +
           'dots: the percentiles the summary reports (p50, p90, p95, p97, p99, p99.9).'),
         chart('chart-latency-time', 'Latency over time',
-          `p50, p99 and max of the samples completing in each ${durationText(latencyWindowNs)} window (${perWindow} samples each on average` +
+          `p50, p99 and max of the samples completing in each ${durationText(latencyWindowNs)} window (${perWindow.toLocaleString('en-US')} samples each on average` +
           (perWindow < 100 ? ': a p99 of fewer than 100 samples is their max).' : ').')),
         powerChartBox(data?.power),
         chart('chart-qps-time', 'Throughput over time', `Issued queries and completed samples per second, per ${durationText(throughputWindowNs)} window.`),

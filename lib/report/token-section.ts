@@ -45,9 +45,9 @@ function pair(left: string, right: string): string {
 
 const ms = (ns: number): string => `${+(ns / 1e6).toPrecision(6)} ms`;
 
-/** The dashed lines (a limit beyond 3x every sample, which would squash them, is said under the chart instead). */
-function limitNote(name: string, limitNs: number, dist: ReportDistribution | null): string {
-  return limitNs > 0 && (dist === null || limitNs <= 3 * dist.max) ? ` Dashed: p99 and the ${name} limit (${ms(limitNs)}).` : ' Dashed: p99.';
+/** The dashed lines (the page's script says under the chart when a limit is too far from the samples to draw). */
+function limitNote(name: string, limitNs: number): string {
+  return limitNs > 0 ? ` Dashed, labelled above: p99 and the ${name} limit (${ms(limitNs)}; a note says when it is too far to draw).` : ' Dashed: p99.';
 }
 
 function limitRows(limits: TokenLimits | undefined, tokens: ReportTokens): Array<[string, string]> {
@@ -90,13 +90,13 @@ export function tokenSection(
   if (rows.length > 0) parts.push(table(rows));
   if (tokens.ttft !== null) {
     parts.push(pair(
-      chart('chart-ttft-histogram', 'Time to first token', `From each query's scheduled time to its first token (successful samples).${limitNote('TTFT', tokens.ttft_limit_ns, tokens.ttft)}`),
+      chart('chart-ttft-histogram', 'Time to first token', `From each query's scheduled time to its first token (successful samples).${limitNote('TTFT', tokens.ttft_limit_ns)}`),
       chart('chart-ttft-cdf', 'TTFT percentiles (the tail)', 'The TTFT at each percentile from p50 to p99.99 (1 - p on a log axis); dots: p50, p90, p95, p97, p99, p99.9.'),
     ));
   }
   if (tokens.tpot !== null) {
     parts.push(pair(
-      chart('chart-tpot-histogram', 'Time per output token', `(latency - TTFT) / (output tokens - 1), samples with 2 or more tokens.${limitNote('TPOT', tokens.tpot_limit_ns, tokens.tpot)}`),
+      chart('chart-tpot-histogram', 'Time per output token', `(latency - TTFT) / (output tokens - 1), samples with 2 or more tokens.${limitNote('TPOT', tokens.tpot_limit_ns)}`),
       chart('chart-tpot-cdf', 'TPOT percentiles (the tail)', 'The TPOT at each percentile from p50 to p99.99 (1 - p on a log axis); dots: p50, p90, p95, p97, p99, p99.9.'),
     ));
   }
@@ -165,7 +165,8 @@ export const TOKEN_CHART_JS = String.raw`
     var itl = SD['inter-token-latency'];
     if (itl) distCharts('chart-itl-histogram', 'chart-itl-cdf', itl, unitOf(itl.max), 'gap', 0, '', 'gaps');
     var tws = T.timeline.window_ns / 1e9;
-    var tt = T.timeline.completed_tokens.map(function (_, i) { return (i + 1) * tws; });
+    var tt = T.timeline.completed_tokens.map(function (_, i) { return (i + 0.5) * tws; });
+    var tspan = function () { return [0, tt.length * tws]; };
     if (T.timeline.ttft_p50_ns) {
       var sc = function (a) { return a.map(function (v) { return v == null ? null : v / tunit.div; }); };
       var t50 = sc(T.timeline.ttft_p50_ns), t99 = sc(T.timeline.ttft_p99_ns);
@@ -174,11 +175,11 @@ export const TOKEN_CHART_JS = String.raw`
       var limitShown = tlimit > 0 && T.ttft && tlimit <= 3 * T.ttft.max / tunit.div;
       plot('chart-ttft-time', {
         height: 230,
-        x: { label: 'time (s)' },
+        x: { label: 'time (s)', range: tspan },
         y: { label: 'TTFT (' + tunit.name + ')', range: function () { return [0, Math.max(ttop, limitShown ? tlimit : 0) * 1.08 || 1]; } },
         series: [
-          { label: 'p50', stroke: '#4ade80', width: 3.5, spanGaps: true, value: function (u, v) { return v == null ? '-' : labelled(v, tunit); } },
-          { label: 'p99', stroke: COLORS.main, width: 2, spanGaps: true, value: function (u, v) { return v == null ? '-' : labelled(v, tunit); } }
+          { label: 'p50', stroke: '#4ade80', width: 3.5, spanGaps: true, points: pointsFor(t50, 9), value: function (u, v) { return v == null ? '-' : labelled(v, tunit); } },
+          { label: 'p99', stroke: COLORS.main, width: 2, spanGaps: true, points: pointsFor(t99, 7), value: function (u, v) { return v == null ? '-' : labelled(v, tunit); } }
         ],
         data: [tt, t50, t99],
         hmarks: limitShown ? [{ y: tlimit, color: COLORS.mark, label: 'TTFT limit' }] : []
@@ -186,7 +187,7 @@ export const TOKEN_CHART_JS = String.raw`
     }
     plot('chart-tokens-time', {
       height: 230,
-      x: { label: 'time (s)' },
+      x: { label: 'time (s)', range: tspan },
       y: { label: 'tokens per second', range: function (u, min, max) { return [0, Math.max(1, max) * 1.05]; } },
       series: [{ label: 'output tokens/s', stroke: COLORS.main, width: 1.5 }],
       data: [tt, T.timeline.completed_tokens.map(function (v) { return v / tws; })]
