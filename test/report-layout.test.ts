@@ -1,14 +1,15 @@
 /// <reference lib="dom" />
 /**
- * report.html reads at a glance: five real runs through the CLI (a Server
- * and an Offline run of the null SUT, an Offline run of the demo, a network
- * run against the demo-cnn KServe server and a token run against the OpenAI
- * stub on five nodes, all on 127.0.0.1), each page opened in headless Chromium at 1,400
- * and 800 px and checked by test/report-layout-check.ts: no chart label
- * over another, over the plot area or cut at the edge; tables that fit or
- * scroll in their own box, their names on at most two lines; no sideways
- * scroll; no console error. LOADGEN_REPORT_SHOTS=<dir> keeps a full-page
- * screenshot of each (<run>-<width>.png) to look at.
+ * report.html reads at a glance: seven real runs through the CLI (a Server,
+ * an Offline, a SingleStream and a MultiStream run of the null SUT, an
+ * Offline run of the demo, a network run against the demo-cnn KServe server
+ * and a token run against the OpenAI stub on five nodes, all on 127.0.0.1),
+ * each page opened in headless Chromium at 1,400 and 800 px and checked by
+ * test/report-layout-check.ts: no chart label over another, over the plot
+ * area or cut at the edge; tables that fit or scroll in their own box, their
+ * names on at most two lines; no sideways scroll; no console error.
+ * LOADGEN_REPORT_SHOTS=<dir> keeps a full-page screenshot of each
+ * (<run>-<width>.png) to look at.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -74,6 +75,8 @@ describe.skipIf(skipBrowser)('report.html at a glance (headless Chromium, 1400 a
     reports.set('server', await run(['--sut', 'null', '--scenario', 'Server', '--set', 'server_target_qps=2000', ...short, '--outdir', join(dir, 'server')]));
     reports.set('offline-null', await run(['--sut', 'null', '--scenario', 'Offline', '--set', 'min_duration_ms=300', '--outdir', join(dir, 'offline-null')]));
     reports.set('offline', await run(['--scenario', 'Offline', '--set', 'min_duration_ms=1000', '--outdir', join(dir, 'offline')]));
+    reports.set('singlestream', await run(['--sut', 'null', '--scenario', 'SingleStream', ...short, '--outdir', join(dir, 'singlestream')]));
+    reports.set('multistream', await run(['--sut', 'null', '--scenario', 'MultiStream', ...short, '--outdir', join(dir, 'multistream')]));
     reports.set('network', await run(['--sut', 'kserve', '--url', kserve.url, '--model', 'demo-cnn', '--scenario', 'Server',
       '--set', 'server_target_qps=150', ...short, '--outdir', join(dir, 'network')]));
     reports.set('token', await run(['--sut', 'openai', ...stubs.flatMap((stub) => ['--url', stub.url]), '--model', 'loadgen-stub', '--dataset', prompts,
@@ -84,7 +87,7 @@ describe.skipIf(skipBrowser)('report.html at a glance (headless Chromium, 1400 a
     for (const s of servers) await s.close();
   });
 
-  it.each(['server', 'offline-null', 'offline', 'network', 'token'])('%s: no label over another, over a plot or cut; tables in their box', async (name) => {
+  it.each(['server', 'offline-null', 'offline', 'singlestream', 'multistream', 'network', 'token'])('%s: no label over another, over a plot or cut; tables in their box', async (name) => {
     if (chromium === undefined) throw new Error('no Chromium: apt-get install chromium, or set CHROME_PATH');
     const puppeteer = await import('puppeteer-core');
     const browser = await puppeteer.launch({

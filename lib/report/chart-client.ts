@@ -306,7 +306,8 @@ export const CHART_TOOLKIT_JS = String.raw`
   }
 
   function labelled(v, unit) { return fmt(v) + ' ' + unit.name; }
-  function counted(n, noun) { return n.toLocaleString('en-US') + ' ' + (n === 1 ? noun.replace(/s$/, '') : noun); }
+  function singular(noun) { return noun === 'queries' ? 'query' : noun.replace(/s$/, ''); }
+  function counted(n, noun) { return n.toLocaleString('en-US') + ' ' + (n === 1 ? singular(noun) : noun); }
 
   // The x range of a distribution's chart: its data, and each marker that leaves the data a third
   // of the axis or more, on its scale (a farther one would squash the data: said in a note instead).
@@ -340,7 +341,7 @@ export const CHART_TOOLKIT_JS = String.raw`
     var named = marks.map(function (m) {
       return Object.assign({ largest: labelled(dist.max / unit.div, unit), smallest: labelled(dist.min / unit.div, unit) }, m);
     });
-    var span = spanWith(lo, hi, named, host, what.replace(/s$/, ''), log && !one);
+    var span = spanWith(lo, hi, named, host, singular(what), log && !one);
     span.one = one;
     return span;
   }
@@ -373,7 +374,7 @@ export const CHART_TOOLKIT_JS = String.raw`
       xs = [v - w, v + w];
       ys = [dist.count, 0];
       log = false;
-      note(host, (dist.count === 1 ? 'The one ' + what.replace(/s$/, '') : 'Every one of the ' + counted(dist.count, what)) + ': ' + labelled(v, unit) + '.');
+      note(host, (dist.count === 1 ? 'The one ' + singular(what) : 'Every one of the ' + counted(dist.count, what)) + ': ' + labelled(v, unit) + '.');
     }
     if (h.above > 0) note(host, counted(h.above, what) + ' above ' + labelled(hi, unit) + ' (beyond p99.9, up to ' + labelled(dist.max / unit.div, unit) + '): not drawn.');
     if (h.zeros > 0) note(host, counted(h.zeros, what) + ' at 0 (' + fmt(100 * h.zeros / dist.count) + ' %): not on the log axis.');
@@ -415,13 +416,14 @@ export const CHART_TOOLKIT_JS = String.raw`
       dots.push(mlperf ? 1 - p : null);
     }
     if (xs.length === 0) return;
-    // A log axis as the histogram's, unless the median is 0 (half the gaps of a stream can be).
-    var log = dist.histogram.scale === 'log' && xs[0] > 0;
+    // A log axis as the histogram's, unless the tail spans less than a factor of 10 (a log axis would
+    // have a tick or two), or the median is 0 (half the gaps of a stream can be).
+    var log = dist.histogram.scale === 'log' && xs[0] > 0 && xs[xs.length - 1] >= 10 * xs[0];
     var span = rangeOf(dist, xs[0], xs[xs.length - 1], unit, o.marks || [], host, what, log);
     if (span.one) log = false;
     var n = dist.count;
     if (n < 1e4) {
-      note(host, 'Grey: beyond one ' + what.replace(/s$/, '') + ' in ' + n.toLocaleString('en-US') + ' (the run\'s count); every percentile there is the largest, ' + labelled(dist.max / unit.div, unit) + '.');
+      note(host, 'Grey: beyond one ' + singular(what) + ' in ' + n.toLocaleString('en-US') + ' (the run\'s count); every percentile there is the largest, ' + labelled(dist.max / unit.div, unit) + '.');
     }
     var hmarks = o.target > 0 && o.target < 1 ? [{ y: 1 - o.target, label: 'target ' + percentileText(o.target), color: COLORS.target }] : [];
     plot(id, {

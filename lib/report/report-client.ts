@@ -77,9 +77,9 @@ ${CHART_TOOLKIT_JS}
     var timeHost = document.getElementById('chart-latency-time');
     var boundShown = bound > 0 && bound <= 3 * top;
     if (bound > 0 && !boundShown && timeHost) note(timeHost, 'The latency bound, ' + labelled(bound, U) + ', is beyond every sample (the largest: ' + labelled(top, U) + '); not drawn.');
-    // A log axis where the latencies span one (p50 far under p99 would lie flat on a linear one).
-    var logTime = !!lat && lat.histogram.scale === 'log';
+    // A log axis where the latencies span a factor of 10 or more (p50 far under p99 would lie flat on a linear one).
     var bottom = Math.min.apply(null, p50.filter(function (v) { return v != null && v > 0; }).concat([top || 1]));
+    var logTime = !!lat && lat.histogram.scale === 'log' && top >= 10 * bottom;
     // Each window's point at its middle, on an axis from 0 to the last window's end.
     plot('chart-latency-time', {
       x: { label: 'completion time (s)', range: function () { return [0, p50.length * lws]; } },
