@@ -21,6 +21,9 @@ constexpr size_t kHistogramBins = 60;
 constexpr int64_t kTimelineWindows = 200;
 // Samples a window of the token timeline holds on average (at least one series window).
 constexpr uint64_t kTokenWindowSamples = 20;
+// Samples a window of the latency percentiles holds on average, and the fewest such windows.
+constexpr uint64_t kLatencyWindowSamples = 200;
+constexpr uint64_t kMinLatencyWindows = 20;
 
 std::string num(int64_t v) { return std::to_string(v); }
 std::string num(uint64_t v) { return std::to_string(v); }
@@ -40,75 +43,6 @@ std::string basename_of(const std::string& path) {
 int64_t at(const ScratchArray<int64_t>& sorted, double p) {
   const size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size()));
   return sorted[std::min(sorted.size() - 1, i)];
-}
-
-// {"count","min","max","mean","p":[...],"ns":[...],"histogram":{...}} of
-// `values` (sorted here). `mark_ns` > 0 widens the histogram to show it.
-std::string distribution(ScratchArray<int64_t>& values, int64_t mark_ns) {
-  if (values.empty()) return "null";
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  double sum = 0;
-  for (int64_t v : values) sum += static_cast<double>(v);
-  std::string o = "{\"count\":" + num(static_cast<uint64_t>(n)) + ",\"min\":" + num(values.front()) +
-                  ",\"max\":" + num(values.back()) + ",\"mean\":" + num(sum / static_cast<double>(n));
-  // The CDF: 500 even steps plus the tail points a latency target looks at.
-  std::vector<double> ps;
-  for (int i = 0; i <= 500; ++i) ps.push_back(i / 500.0);
-  for (double p : {0.995, 0.999, 0.9995, 0.9999}) ps.push_back(p);
-  std::sort(ps.begin(), ps.end());
-  ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
-  std::string p_list, ns_list;
-  for (double p : ps) {
-    if (!p_list.empty()) {
-      p_list += ',';
-      ns_list += ',';
-    }
-    p_list += num(p);
-    ns_list += num(p >= 1.0 ? values.back() : at(values, p));
-  }
-  o += ",\"p\":[" + p_list + "],\"ns\":[" + ns_list + "]";
-  // Bins from the minimum to p99.9 (to the maximum when the tail is short),
-  // so one outlier does not squash the shape; the rest is "above". Log-spaced
-  // when the range spans more than a factor of 50 (latencies usually do).
-  const int64_t lo = values.front();
-  const int64_t q999 = at(values, 0.999);
-  int64_t hi = (values.back() - lo <= 2 * (q999 - lo)) ? values.back() : q999;
-  if (mark_ns > hi && mark_ns <= values.back()) hi = mark_ns;
-  if (hi <= lo) hi = lo + 1;
-  const bool log_scale = lo > 0 && static_cast<double>(hi) / static_cast<double>(lo) > 50.0;
-  std::vector<int64_t> edges(kHistogramBins + 1);
-  // Linear bins of one integer width, so each holds as many integer values
-  // (token counts over a short range would otherwise alternate widths).
-  const int64_t width = (hi + 1 - lo + static_cast<int64_t>(kHistogramBins) - 1) / static_cast<int64_t>(kHistogramBins);
-  for (size_t i = 0; i <= kHistogramBins; ++i) {
-    const double f = static_cast<double>(i) / static_cast<double>(kHistogramBins);
-    edges[i] = log_scale ? static_cast<int64_t>(std::llround(static_cast<double>(lo) *
-                                                             std::pow(static_cast<double>(hi) / lo, f)))
-                         : std::min(hi + 1, lo + static_cast<int64_t>(i) * width);
-  }
-  edges.back() = hi + 1;  // bins are [edge, next edge)
-  // Integer values (token counts) over a short range: no empty bins of
-  // width 0, each edge above the last (one bin per value at the finest).
-  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-  const size_t bin_count = edges.size() - 1;
-  std::vector<uint64_t> bins(bin_count, 0);
-  uint64_t above = 0;
-  size_t b = 0;
-  for (int64_t v : values) {  // sorted: the bin index only grows
-    while (b < bin_count && v >= edges[b + 1]) ++b;
-    if (b == bin_count) {
-      ++above;
-    } else {
-      ++bins[b];
-    }
-  }
-  o += ",\"histogram\":{\"scale\":\"" + std::string(log_scale ? "log" : "linear") + "\",\"edges\":[";
-  for (size_t i = 0; i < edges.size(); ++i) o += (i ? "," : "") + num(edges[i]);
-  o += "],\"counts\":[";
-  for (size_t i = 0; i < bins.size(); ++i) o += (i ? "," : "") + num(bins[i]);
-  o += "],\"above\":" + num(above) + "}}";
-  return o;
 }
 
 // The smallest 1/2/5 x 10^k ns step giving at most kTimelineWindows windows (>= 1 us).
@@ -193,9 +127,9 @@ std::string tokens_json(const Series& series, const EffectiveSettings& effective
   }
   std::string o = "{\"ttft_limit_ns\":" + num(ttft_limit) + ",\"tpot_limit_ns\":" + num(tpot_limit);
   if (limits) o += ",\"goodput\":{\"within_limits\":" + num(within) + ",\"issued_samples\":" + num(issued_samples) + "}";
-  o += ",\"ttft\":" + (series.needs_first_token ? distribution(ttft, ttft_limit) : std::string("null"));
-  o += ",\"tpot\":" + (series.needs_first_token ? distribution(tpot, tpot_limit) : std::string("null"));
-  o += ",\"output_tokens\":" + distribution(lengths, 0);
+  o += ",\"ttft\":" + (series.needs_first_token ? distribution_json(ttft, ttft_limit) : std::string("null"));
+  o += ",\"tpot\":" + (series.needs_first_token ? distribution_json(tpot, tpot_limit) : std::string("null"));
+  o += ",\"output_tokens\":" + distribution_json(lengths, 0);
   o += ",\"timeline\":{\"window_ns\":" + num(window) + ",\"completed_tokens\":[" + tokens_list + "]";
   if (series.needs_first_token) o += ",\"ttft_p50_ns\":[" + p50_list + "],\"ttft_p99_ns\":[" + p99_list + "]";
   o += "}}";
@@ -252,10 +186,20 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
   std::string issued_list, completed_list, p50_list, p99_list, max_list;
   for (size_t w = 0; w < windows; ++w) {
     const char* sep = w ? "," : "";
-    const auto first = by_window.begin() + static_cast<std::ptrdiff_t>(offsets[w]);
-    const auto last = by_window.begin() + static_cast<std::ptrdiff_t>(offsets[w + 1]);
     issued_list += sep + num(issued_per[w]);
-    completed_list += sep + num(static_cast<uint64_t>(last - first));
+    completed_list += sep + num(offsets[w + 1] - offsets[w]);
+  }
+  // The latency percentiles over windows of whole timeline windows holding
+  // kLatencyWindowSamples samples on average (a p99 of fewer than 100 is the
+  // maximum), keeping at least kMinLatencyWindows of them.
+  const uint64_t merge = std::max<uint64_t>(
+      1, std::min<uint64_t>((kLatencyWindowSamples * windows + completed - 1) / std::max<uint64_t>(1, completed),
+                            windows / kMinLatencyWindows));
+  const size_t latency_windows = (windows + merge - 1) / merge;
+  for (size_t g = 0; g < latency_windows; ++g) {
+    const char* sep = g ? "," : "";
+    const auto first = by_window.begin() + static_cast<std::ptrdiff_t>(offsets[g * merge]);
+    const auto last = by_window.begin() + static_cast<std::ptrdiff_t>(offsets[std::min<size_t>(windows, (g + 1) * merge)]);
     if (first == last) {
       p50_list += std::string(sep) + "null";
       p99_list += std::string(sep) + "null";
@@ -275,7 +219,7 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
                   ",\"duration_ns\":" + num(end_ns);
   // by_window holds every completed sample's latency: sorted whole, it is
   // the run's distribution (one array of the run's size, not two).
-  o += ",\"sample_latency\":" + distribution(by_window, bound);
+  o += ",\"sample_latency\":" + distribution_json(by_window, bound);
   by_window = ScratchArray<int64_t>();
   if (scenario == Scenario::MultiStream) {
     ScratchArray<int64_t> query_latencies(issued);
@@ -285,27 +229,125 @@ std::string series_json(const Series& series, const EffectiveSettings& effective
       for (uint64_t k = q * spq; k < (q + 1) * spq && !failed.empty() && !any_failed; ++k) any_failed = failed[k];
       if (done != kNotCompleted && !any_failed) query_latencies.push_back(completion_since_scheduled(series, q, done));
     }
-    o += ",\"query_latency\":" + distribution(query_latencies, 0);
+    o += ",\"query_latency\":" + distribution_json(query_latencies, 0);
   }
   o += ",\"timeline\":{\"window_ns\":" + num(window) + ",\"issued_queries\":[" + issued_list +
-       "],\"completed_samples\":[" + completed_list + "],\"latency_p50_ns\":[" + p50_list +
+       "],\"completed_samples\":[" + completed_list + "],\"latency_window_ns\":" +
+       num(window * static_cast<int64_t>(merge)) + ",\"latency_p50_ns\":[" + p50_list +
        "],\"latency_p99_ns\":[" + p99_list + "],\"latency_max_ns\":[" + max_list + "]}";
 
   if (series.n_tokens) o += ",\"tokens\":" + tokens_json(series, effective, failed, window, windows);
   // Loadgen overhead per query, as in the summary; one array at a time.
   {
     ScratchArray<int64_t> lateness = times_since_due(series, scenario, series.issued_ns.get());
-    o += ",\"issue_lateness\":" + distribution(lateness, 0);
+    o += ",\"issue_lateness\":" + distribution_json(lateness, 0);
   }
   {
     ScratchArray<int64_t> lag = times_since_due(series, scenario, series.dispatched_ns.get());
-    o += ",\"delivery_lag\":" + distribution(lag, 0);
+    o += ",\"delivery_lag\":" + distribution_json(lag, 0);
   }
   o += "}";
   return o;
 }
 
 }  // namespace
+
+// The fractions a distribution's CDF is given at: 500 even steps, the
+// percentiles MLPerf reports or targets, and 20 steps per decade of 1 - p
+// down to 1e-4, so that a tail plot (1 - p on a log axis, p50 to p99.99) is
+// drawn from points, not a handful of them. The percentiles are the
+// literals the summary uses (its rank floor(p * n) is the same double).
+const std::vector<double>& cdf_fractions() {
+  static const std::vector<double> fractions = [] {
+    const double exact[] = {0.5, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999, 0.9995, 0.9999};
+    std::vector<double> ps;
+    for (int i = 0; i <= 500; ++i) ps.push_back(i / 500.0);
+    for (int k = 7; k <= 80; ++k) {
+      const double p = 1.0 - std::pow(10.0, -k / 20.0);
+      bool near = false;
+      for (double e : exact) near = near || std::fabs(p - e) < 1e-9;
+      if (!near) ps.push_back(p);
+    }
+    for (double e : exact) ps.push_back(e);
+    std::sort(ps.begin(), ps.end());
+    // i / 500.0 gives the same doubles as the literals; any other pair this close is one point.
+    std::vector<double> out;
+    for (double p : ps) {
+      if (out.empty() || p - out.back() > 1e-9) out.push_back(p);
+    }
+    return out;
+  }();
+  return fractions;
+}
+
+std::string distribution_json(ScratchArray<int64_t>& values, int64_t mark_ns) {
+  if (values.empty()) return "null";
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  double sum = 0;
+  for (int64_t v : values) sum += static_cast<double>(v);
+  std::string o = "{\"count\":" + num(static_cast<uint64_t>(n)) + ",\"min\":" + num(values.front()) +
+                  ",\"max\":" + num(values.back()) + ",\"mean\":" + num(sum / static_cast<double>(n));
+  std::string p_list, ns_list;
+  for (double p : cdf_fractions()) {
+    if (!p_list.empty()) {
+      p_list += ',';
+      ns_list += ',';
+    }
+    p_list += num(p);
+    ns_list += num(p >= 1.0 ? values.back() : at(values, p));
+  }
+  o += ",\"p\":[" + p_list + "],\"ns\":[" + ns_list + "]";
+  // Bins from the minimum to p99.9 (to the maximum when the tail is short),
+  // so one outlier does not squash the shape; the rest is "above". Log-spaced
+  // when the range spans more than a factor of 50 (latencies usually do);
+  // values of 0 (an issue lateness of a query issued on time to the ns),
+  // which a log axis cannot show, are then counted apart as "zeros".
+  const size_t zeros = static_cast<size_t>(std::upper_bound(values.begin(), values.end(), int64_t{0}) - values.begin());
+  const bool zeros_apart = values.front() == 0 && zeros < n && static_cast<double>(values.back()) / static_cast<double>(values[zeros]) > 50.0;
+  const int64_t lo = zeros_apart ? values[zeros] : values.front();
+  const int64_t q999 = at(values, 0.999);
+  int64_t hi = (values.back() - lo <= 2 * (q999 - lo)) ? values.back() : q999;
+  if (mark_ns > hi && mark_ns <= values.back()) hi = mark_ns;
+  if (hi <= lo) hi = lo + 1;
+  const bool log_scale = lo > 0 && static_cast<double>(hi) / static_cast<double>(lo) > 50.0;
+  const size_t skipped = log_scale && zeros_apart ? zeros : 0;
+  std::vector<int64_t> edges(kHistogramBins + 1);
+  // Linear bins of one integer width, so each holds as many integer values
+  // (token counts over a short range would otherwise alternate widths).
+  const int64_t width = (hi + 1 - lo + static_cast<int64_t>(kHistogramBins) - 1) / static_cast<int64_t>(kHistogramBins);
+  for (size_t i = 0; i <= kHistogramBins; ++i) {
+    const double f = static_cast<double>(i) / static_cast<double>(kHistogramBins);
+    edges[i] = log_scale ? static_cast<int64_t>(std::llround(static_cast<double>(lo) *
+                                                             std::pow(static_cast<double>(hi) / lo, f)))
+                         : std::min(hi + 1, lo + static_cast<int64_t>(i) * width);
+  }
+  edges.back() = hi + 1;  // bins are [edge, next edge)
+  // Integer values (token counts) over a short range: no empty bins of
+  // width 0, each edge above the last (one bin per value at the finest).
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  const size_t bin_count = edges.size() - 1;
+  std::vector<uint64_t> bins(bin_count, 0);
+  uint64_t above = 0;
+  size_t b = 0;
+  for (size_t i = skipped; i < n; ++i) {  // sorted: the bin index only grows
+    const int64_t v = values[i];
+    while (b < bin_count && v >= edges[b + 1]) ++b;
+    if (b == bin_count) {
+      ++above;
+    } else {
+      ++bins[b];
+    }
+  }
+  o += ",\"histogram\":{\"scale\":\"" + std::string(log_scale ? "log" : "linear") + "\",\"edges\":[";
+  for (size_t i = 0; i < edges.size(); ++i) o += (i ? "," : "") + num(edges[i]);
+  o += "],\"counts\":[";
+  for (size_t i = 0; i < bins.size(); ++i) o += (i ? "," : "") + num(bins[i]);
+  o += "],\"above\":" + num(above);
+  if (skipped > 0) o += ",\"zeros\":" + num(static_cast<uint64_t>(skipped));
+  o += "}}";
+  return o;
+}
 
 std::string report_data_path(const LogOutputSettings& log, const std::string& test_datetime) {
   std::string name = "loadgen_";

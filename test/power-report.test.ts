@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 
 import { createSyntheticQsl, startTest, writeReport } from '../lib/index.js';
 import { delayedSut, tempDir } from './helpers.js';
+import { installTextRecorder, layoutProblems } from './report-layout-check.js';
 
 const chromium = [process.env.CHROME_PATH, process.env.PUPPETEER_EXECUTABLE_PATH, '/usr/bin/chromium']
   .find((path) => path !== undefined && path !== '' && existsSync(path));
@@ -41,9 +42,15 @@ describe.skipIf(skipBrowser)('report.html with power, in headless Chromium', () 
         if (m.type() === 'error') problems.push(`console: ${m.text()}`);
       });
       page.on('pageerror', (e) => problems.push(`pageerror: ${String(e)}`));
+      await page.evaluateOnNewDocument(installTextRecorder);
       await page.goto(pathToFileURL(reportPath).href, { waitUntil: 'load' });
       await page.waitForSelector('body[data-charts]');
       expect(problems).toEqual([]);
+      // power_begin and power_end labelled above the chart, no label over another (test/report-layout-check.ts).
+      expect(await page.evaluate(layoutProblems)).toEqual([]);
+      if (process.env.LOADGEN_REPORT_SHOTS !== undefined) {
+        await (await page.$('#chart-power-time'))!.screenshot({ path: join(process.env.LOADGEN_REPORT_SHOTS, 'power-chart-1200.png') as `${string}.png` });
+      }
       const charts = await page.evaluate(() => Array.from(document.querySelectorAll('.plot')).map((el) => {
         const canvas = el.querySelector('canvas');
         let inked = 0;

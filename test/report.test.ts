@@ -130,6 +130,33 @@ describe('loadgen run: progress and report', () => {
     expect(data.scenario).toBe('Server');
     expect(data.series?.sample_latency?.count).toBe(data.series?.completed_samples);
     expect(data.series?.timeline.issued_queries.reduce((a, b) => a + b, 0)).toBe(data.series?.issued_queries);
+
+    // The CDF holds the summary's percentiles exactly, and the tail from p50 to p99.99 in twentieths of a decade of 1 - p.
+    const latency = data.series!.sample_latency!;
+    const summary = parseSummary(readFileSync(join(outdir, 'mlperf_log_summary.txt'), 'utf8'));
+    const percentiles = summary.metrics.filter(([label]) => /^\d+\.\d+ percentile latency \(ns\)$/.test(label));
+    expect(percentiles).toHaveLength(6);
+    for (const [label, value] of percentiles) {
+      const p = Number.parseFloat(label) / 100;
+      const at = latency.p.findIndex((x) => Math.abs(x - p) < 1e-9);
+      expect(latency.ns[at], label).toBe(Number(value));
+    }
+    const tail = latency.p.filter((p) => p >= 0.5 && p <= 0.9999);
+    for (let i = 1; i < tail.length; i++) expect(Math.log10((1 - tail[i - 1]!) / (1 - tail[i]!))).toBeLessThanOrEqual(0.05 + 1e-5);  // p is written to 9 digits
+    expect(tail[tail.length - 1]).toBe(0.9999);
+
+    // Latency percentiles over whole windows holding 200 samples on average (at least 20 windows): p50 <= p99 <= max.
+    const tl = data.series!.timeline;
+    const windows = tl.completed_samples.length;
+    const merge = tl.latency_window_ns! / tl.window_ns;
+    expect(merge).toBe(Math.max(1, Math.min(Math.ceil((200 * windows) / data.series!.completed_samples), Math.floor(windows / 20))));
+    expect(tl.latency_p99_ns).toHaveLength(Math.ceil(windows / merge));
+    for (let i = 0; i < tl.latency_p99_ns.length; i++) {
+      const [p50, p99, max] = [tl.latency_p50_ns[i], tl.latency_p99_ns[i], tl.latency_max_ns[i]];
+      if (p50 === null) continue;
+      expect(p50).toBeLessThanOrEqual(p99!);
+      expect(p99).toBeLessThanOrEqual(max!);
+    }
   });
 
   it('--quiet prints no progress and no summary; --no-report writes no page', () => {

@@ -176,11 +176,25 @@ function valueAt(f: Figure, p: number): number {
 /** Display bins whose edges are bucket edges, so each bin's count is exact. */
 const DISPLAY_BINS = 60;
 
-function distribution(f: Figure, title: string, note: string, unit: 'ns' | 'tokens'): SutDistribution {
-  const ps: number[] = [];
-  for (let i = 0; i <= 200; i++) ps.push(i / 200);
-  for (const p of [0.995, 0.999, 0.9995, 0.9999]) ps.push(p);
+/**
+ * The CDF's fractions: 200 even steps, the percentiles MLPerf reports, and
+ * 20 steps per decade of 1 - p down to 1e-4 (report.html draws the tail as
+ * 1 - p on a log axis, p50 to p99.99), as native/report_data.cc gives them.
+ */
+const CDF_FRACTIONS: readonly number[] = (() => {
+  const exact = [0.5, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999, 0.9995, 0.9999];
+  const ps = Array.from({ length: 201 }, (_, i) => i / 200);
+  for (let k = 7; k <= 80; k++) {
+    const p = 1 - Math.pow(10, -k / 20);
+    if (!exact.some((e) => Math.abs(p - e) < 1e-9)) ps.push(p);
+  }
+  ps.push(...exact);
   ps.sort((a, b) => a - b);
+  return ps.filter((p, i) => i === 0 || p - ps[i - 1]! > 1e-9);
+})();
+
+function distribution(f: Figure, title: string, note: string, unit: 'ns' | 'tokens'): SutDistribution {
+  const ps = [...CDF_FRACTIONS];
   // The bins span the smallest value >= 1 to p99.9 (the maximum when the tail is short).
   const positive = f.count - f.zeros;
   const lo = positive > 0 ? Math.max(1, valueAt({ ...f, count: positive, zeros: 0 }, 0)) : 1;

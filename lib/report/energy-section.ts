@@ -46,21 +46,21 @@ export function powerChartBox(power: PowerResult | undefined): string {
     'dashed lines: power_begin and power_end. Failed readings are gaps.</p><div id="chart-power-time" class="plot"></div></section>';
 }
 
-/** Client script: draws #chart-power-time from R.data.power (uses the page script's draw() and markers()). */
+/** Client script: draws #chart-power-time from R.data.power (uses the page script's plot()). */
 export const POWER_CHART_JS = String.raw`
   var P = R.data && R.data.power;
   if (P && P.readings && P.readings.length > 0) {
     var pm = [{ x: 0, color: COLORS.mark, label: 'power_begin' }];
     if (P.window) pm.push({ x: P.window.seconds, color: COLORS.mark, label: 'power_end' });
-    draw('chart-power-time', {
-      scales: { x: { time: false } },
-      axes: [{ label: 'time from power_begin (s)' }, { label: 'power (W)' }],
+    plot('chart-power-time', {
+      x: { label: 'time from power_begin (s)' },
+      y: { label: 'power (W)' },
       series: [
-        { label: 'time (s)' },
         { label: 'power (W)', stroke: COLORS.main, width: 1.5, spanGaps: false,
-          value: function (u, v) { return v == null ? '-' : v.toPrecision(4) + ' W'; } }
+          value: function (u, v) { return v == null ? '-' : fmt(v) + ' W'; } }
       ],
-      plugins: [markers(pm)]
-    }, [P.readings.map(function (r) { return r.t; }), P.readings.map(function (r) { return r.error === undefined ? r.watts : null; })]);
+      data: [P.readings.map(function (r) { return r.t; }), P.readings.map(function (r) { return r.error === undefined ? r.watts : null; })],
+      vmarks: pm
+    });
   }
 `;

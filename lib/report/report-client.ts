@@ -1,9 +1,11 @@
 /**
  * The script inside report.html that draws its charts with uPlot (inlined
- * next to it). Plain ES5-style JavaScript kept as a string: it runs in the
- * viewer's browser, not in Node. Reads the JSON in #report-data (built by
- * lib/report/report.ts) and marks each drawn chart with data-rendered="1".
+ * next to it) through the toolkit of chart-client.ts. Plain ES5-style
+ * JavaScript kept as a string: it runs in the viewer's browser, not in
+ * Node. Reads the JSON in #report-data (built by lib/report/report.ts) and
+ * marks each drawn chart with data-rendered="1".
  */
+import { CHART_TOOLKIT_JS } from './chart-client.js';
 import { POWER_CHART_JS } from './energy-section.js';
 import { TOKEN_CHART_JS } from './token-section.js';
 
@@ -11,93 +13,22 @@ export const REPORT_CLIENT_JS = String.raw`
 (function () {
   'use strict';
   var R = JSON.parse(document.getElementById('report-data').textContent);
-  var COLORS = { main: '#2563eb', second: '#16a34a', third: '#dc2626', mark: '#dc2626', target: '#9333ea' };
-  var charts = [];
+${CHART_TOOLKIT_JS}
 
-  // The width of the chart's box (a full row, or half of one in a .pair).
-  function chartWidth(host) {
-    var w = host && host.clientWidth > 0 ? host.clientWidth : 0;
-    if (w === 0) {
-      var main = document.querySelector('main');
-      w = (main ? main.clientWidth : 900) - 16;
+  // Sums of each k consecutive windows of counts (exact: counts add up).
+  function merged(counts, k) {
+    var out = [];
+    for (var i = 0; i < counts.length; i += k) {
+      var sum = 0;
+      for (var j = i; j < Math.min(counts.length, i + k); j++) sum += counts[j];
+      out.push(sum);
     }
-    return Math.max(260, Math.min(1100, w));
+    return out;
   }
-
-  // A display unit for ns values of this magnitude (as the page's server side picks them).
-  function unitOf(maxNs) {
-    if (maxNs >= 1e7) return { name: 'ms', div: 1e6 };
-    if (maxNs >= 1e4) return { name: 'µs', div: 1e3 };
-    return { name: 'ns', div: 1 };
-  }
-
-  // Dashed marker lines drawn by a uPlot draw hook: {x|y, label, color}.
-  function markers(lines) {
-    return {
-      hooks: {
-        draw: [function (u) {
-          var ctx = u.ctx;
-          var pr = window.devicePixelRatio || 1;
-          ctx.save();
-          ctx.lineWidth = 2 * pr;
-          ctx.setLineDash([6 * pr, 4 * pr]);
-          ctx.font = (11 * pr) + 'px sans-serif';
-          var left = u.bbox.left, top = u.bbox.top, right = left + u.bbox.width, bottom = top + u.bbox.height;
-          lines.forEach(function (m, i) {
-            ctx.strokeStyle = m.color;
-            ctx.fillStyle = m.color;
-            if (m.x != null && isFinite(m.x)) {
-              var x = u.valToPos(m.x, 'x', true);
-              if (x < left || x > right) return;
-              ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, bottom); ctx.stroke();
-              // Label beside the line, on its left when it is near the right edge.
-              var w = ctx.measureText(m.label).width;
-              var tx = x + 4 * pr + w > right ? x - 4 * pr - w : x + 4 * pr;
-              ctx.fillText(m.label, tx, top + (14 + 14 * i) * pr);
-            } else if (m.y != null && isFinite(m.y)) {
-              var y = u.valToPos(m.y, m.scale || 'y', true);
-              if (y < top || y > bottom) return;
-              ctx.beginPath(); ctx.moveTo(left, y); ctx.lineTo(right, y); ctx.stroke();
-              // Near the top (a CDF's 99 %): under the line, where a CDF's left part is low.
-              ctx.fillText(m.label, left + 6 * pr, y - top < 16 * pr ? y + 14 * pr : y - 4 * pr);
-            }
-          });
-          ctx.restore();
-        }]
-      }
-    };
-  }
-
-  function draw(id, opts, data) {
-    var host = document.getElementById(id);
-    if (!host) return;
-    opts.width = chartWidth(host);
-    opts.height = opts.height || 260;
-    opts.legend = opts.legend || { show: true };
-    var u = new uPlot(opts, data, host);
-    charts.push(u);
-    host.setAttribute('data-rendered', '1');
-  }
-
-  function xScale(log) {
-    return log ? { time: false, distr: 3, log: 10 } : { time: false };
-  }
-
-  // A histogram as a filled step line over its bin edges (works on log axes too).
-  function histogram(id, dist, unit, label, marks) {
-    var h = dist.histogram;
-    var xs = h.edges.map(function (e) { return e / unit.div; });
-    var ys = h.counts.concat([0]);
-    draw(id, {
-      scales: { x: xScale(h.scale === 'log') },
-      axes: [{ label: label + ' (' + unit.name + ')' }, { label: 'samples' }],
-      series: [
-        { label: label, value: function (u, v) { return v == null ? '-' : v.toPrecision(4) + ' ' + unit.name; } },
-        { label: 'count', stroke: COLORS.main, fill: 'rgba(37,99,235,0.25)', width: 1,
-          paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } }
-      ],
-      plugins: marks ? [markers(marks)] : []
-    }, [xs, ys]);
+  function maxOf(a) {
+    var m = 0;
+    a.forEach(function (v) { if (v != null && v > m) m = v; });
+    return m;
   }
 
   var d = R.data && R.data.series;
@@ -105,58 +36,68 @@ export const REPORT_CLIENT_JS = String.raw`
     var U = R.unit, OU = R.overheadUnit;
     var lat = R.scenario === 'MultiStream' && d.query_latency ? d.query_latency : d.sample_latency;
     var latMarks = [];
+    var pLabel = 'p' + R.targetPercentileLabel;
     if (R.targetPercentileLatencyNs > 0) {
       latMarks.push({ x: R.targetPercentileLatencyNs / U.div, color: COLORS.target,
-        label: 'p' + R.targetPercentileLabel + ' = ' + (R.targetPercentileLatencyNs / U.div).toPrecision(4) + ' ' + U.name });
+        label: pLabel + ' ' + labelled(R.targetPercentileLatencyNs / U.div, U) });
     }
     if (R.boundNs > 0) {
-      latMarks.push({ x: R.boundNs / U.div, color: COLORS.mark,
-        label: 'bound ' + (R.boundNs / U.div).toPrecision(4) + ' ' + U.name });
+      latMarks.push({ x: R.boundNs / U.div, color: COLORS.mark, label: 'bound ' + labelled(R.boundNs / U.div, U),
+        name: 'The latency bound, ' + labelled(R.boundNs / U.div, U) + ',' });
     }
     if (lat) {
-      histogram('chart-latency-histogram', lat, U, 'latency', latMarks);
-      var cdfMarks = latMarks.slice();
-      if (R.targetPercentile > 0) {
-        cdfMarks.push({ y: R.targetPercentile * 100, color: COLORS.target, label: 'target ' + R.targetPercentileLabel + '%' });
-      }
-      draw('chart-latency-cdf', {
-        scales: { x: xScale(lat.histogram.scale === 'log'), y: { range: [0, 100] } },
-        axes: [{ label: 'latency (' + U.name + ')' }, { label: 'percentile (%)' }],
-        series: [
-          { label: 'latency', value: function (u, v) { return v == null ? '-' : v.toPrecision(4) + ' ' + U.name; } },
-          { label: 'percentile', stroke: COLORS.main, width: 2 }
-        ],
-        plugins: [markers(cdfMarks)]
-      }, [lat.ns.map(function (v) { return Math.max(v, 1) / U.div; }), lat.p.map(function (p) { return p * 100; })]);
+      histogram('chart-latency-histogram', lat, U, 'latency', { marks: latMarks });
+      tail('chart-latency-cdf', lat, lat.ns, U, 'latency', { marks: latMarks, target: R.targetShown ? R.targetPercentile : 0 });
     }
 
     var tl = d.timeline;
     var ws = tl.window_ns / 1e9;
-    var t = tl.issued_queries.map(function (_, i) { return (i + 1) * ws; });
-    function perSecond(a) { return a.map(function (v) { return v / ws; }); }
-    function scaled(a) { return a.map(function (v) { return v == null ? null : v / U.div; }); }
-    draw('chart-qps-time', {
-      scales: { x: { time: false } },
-      axes: [{ label: 'time (s)' }, { label: 'per second' }],
+    // Throughput: whole windows summed until each holds 20 completions on average.
+    var k = R.throughputMerge || 1;
+    var done = merged(tl.completed_samples, k);
+    var issued = merged(tl.issued_queries, k);
+    var tws = ws * k;
+    plot('chart-qps-time', {
+      x: { label: 'time (s)', range: function () { return [0, done.length * tws]; } },
+      y: { label: 'per second', range: function (u, min, max) { return [0, Math.max(1, max) * 1.05]; } },
       series: [
-        { label: 'time (s)' },
         { label: 'issued queries/s', stroke: COLORS.main, width: 1.5 },
         { label: 'completed samples/s', stroke: COLORS.second, width: 1.5 }
-      ]
-    }, [t, perSecond(tl.issued_queries), perSecond(tl.completed_samples)]);
-    draw('chart-latency-time', {
-      scales: { x: { time: false } },
-      axes: [{ label: 'completion time (s)' }, { label: 'latency (' + U.name + ')' }],
-      series: [
-        { label: 'time (s)' },
-        { label: 'p50', stroke: COLORS.second, width: 1.5 },
-        { label: 'p99', stroke: COLORS.main, width: 1.5 },
-        { label: 'max', stroke: COLORS.third, width: 1 }
       ],
-      plugins: R.boundNs > 0 ? [markers([{ y: R.boundNs / U.div, color: COLORS.mark, label: 'bound' }])] : []
-    }, [t, scaled(tl.latency_p50_ns), scaled(tl.latency_p99_ns), scaled(tl.latency_max_ns)]);
-    if (d.issue_lateness) histogram('chart-issue-lateness', d.issue_lateness, OU, 'issue lateness', null);
-    if (d.delivery_lag) histogram('chart-delivery-lag', d.delivery_lag, OU, 'delivery lag', null);
+      data: [done.map(function (_, i) { return (i + 0.5) * tws; }),
+             issued.map(function (v) { return v / tws; }), done.map(function (v) { return v / tws; })]
+    });
+    // Latency: p50 under p99 under max, each narrower than the one below, so that a window
+    // whose p99 is its max (or p50 its p99) still shows all three.
+    var lws = (tl.latency_window_ns || tl.window_ns) / 1e9;
+    var scaled = function (a) { return a.map(function (v) { return v == null ? null : v / U.div; }); };
+    var p50 = scaled(tl.latency_p50_ns), p99 = scaled(tl.latency_p99_ns), mx = scaled(tl.latency_max_ns);
+    var top = maxOf(mx);
+    var bound = R.boundNs / U.div;
+    var timeHost = document.getElementById('chart-latency-time');
+    var boundShown = bound > 0 && bound <= 3 * top;
+    if (bound > 0 && !boundShown && timeHost) note(timeHost, 'The latency bound, ' + labelled(bound, U) + ', is beyond every sample (the largest: ' + labelled(top, U) + '); not drawn.');
+    // A log axis where the latencies span a factor of 10 or more (p50 far under p99 would lie flat on a linear one).
+    var bottom = Math.min.apply(null, p50.filter(function (v) { return v != null && v > 0; }).concat([top || 1]));
+    var logTime = !!lat && lat.histogram.scale === 'log' && top >= 10 * bottom;
+    // Each window's point at its middle, on an axis from 0 to the last window's end.
+    plot('chart-latency-time', {
+      x: { label: 'completion time (s)', range: function () { return [0, p50.length * lws]; } },
+      y: durationAxis('latency', U, logTime, {
+           range: function () {
+             var high = Math.max(top, boundShown ? bound : 0);
+             return logTime ? [bottom / 1.5, high * 1.5] : [0, high * 1.08 || 1];
+           } }),
+      series: [
+        { label: 'p50', stroke: '#4ade80', width: 3.5, points: pointsFor(p50, 9), value: function (u, v) { return v == null ? '-' : labelled(v, U); } },
+        { label: 'p99', stroke: COLORS.main, width: 2, points: pointsFor(p99, 7), value: function (u, v) { return v == null ? '-' : labelled(v, U); } },
+        { label: 'max', stroke: COLORS.third, width: 1.25, dash: [5, 3], points: pointsFor(mx, 5), value: function (u, v) { return v == null ? '-' : labelled(v, U); } }
+      ],
+      data: [p50.map(function (_, i) { return (i + 0.5) * lws; }), p50, p99, mx],
+      hmarks: boundShown ? [{ y: bound, color: COLORS.mark, label: 'bound' }] : []
+    });
+    if (d.issue_lateness) histogram('chart-issue-lateness', d.issue_lateness, OU, 'issue lateness', { what: 'queries' });
+    if (d.delivery_lag) histogram('chart-delivery-lag', d.delivery_lag, OU, 'delivery lag', { what: 'queries' });
   }
 
 ${POWER_CHART_JS}

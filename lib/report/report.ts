@@ -26,7 +26,8 @@ export interface ReportDistribution {
   /** CDF: fractions p[i] and the values at them, ns[i]. */
   p: number[];
   ns: number[];
-  histogram: { scale: 'log' | 'linear'; edges: number[]; counts: number[]; above: number };
+  /** Bins [edges[i], edges[i + 1]); `above`: values past the last edge; `zeros`: values of 0 a log axis leaves out. */
+  histogram: { scale: 'log' | 'linear'; edges: number[]; counts: number[]; above: number; zeros?: number };
 }
 
 /** The reported series in loadgen_report_data.json. */
@@ -48,6 +49,8 @@ export interface ReportSeries {
     latency_p50_ns: Array<number | null>;
     latency_p99_ns: Array<number | null>;
     latency_max_ns: Array<number | null>;
+    /** The windows of the latency percentiles: whole windows holding 200 samples on average (absent in older data: window_ns). */
+    latency_window_ns?: number;
   };
   issue_lateness: ReportDistribution | null;
   delivery_lag: ReportDistribution | null;
@@ -286,6 +289,10 @@ function valueAt(dist: ReportDistribution | null | undefined, p: number): number
   return dist.ns[best]!;
 }
 
+function readable(rows: Array<[string, string]>): Array<[string, string]> {
+  return rows.map(([k, v]) => [k, readableNs(k, v)]);
+}
+
 function table(rows: Array<[string, string]>, cls = ''): string {
   if (rows.length === 0) return '<p class="muted">None.</p>';
   return `<table class="${cls}"><tbody>${rows
@@ -293,14 +300,53 @@ function table(rows: Array<[string, string]>, cls = ''): string {
     .join('')}</tbody></table>`;
 }
 
-/** The SUT report's table (a network SUT's per-node figures), with its title. */
+/** Columns past which a table of few rows reads better turned: a row per column. */
+const WIDE_COLUMNS = 8;
+const FEW_ROWS = 4;
+
+/**
+ * The SUT report's table (a network SUT's per-node figures), with its
+ * title. A wide table of a few rows (a node or two, a column per failure
+ * kind and percentile) is turned, a row per column and a column per row,
+ * so that it fits and its names read whole; a wide table of many rows
+ * scrolls in its own box, its first column (the names) kept in view.
+ */
 function sutReportSection(report: ReportData['sut_report']): string {
   const t = report?.table;
   if (report === undefined || t === undefined) return '';
-  const head = t.columns.map((c) => `<th>${escapeHtml(String(c))}</th>`).join('');
-  const body = t.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(String(c))}</td>`).join('')}</tr>`).join('');
-  // Wide tables (a column per failure kind) scroll in their box rather than widen the page.
-  return `<h2>${escapeHtml(String(report.title))}</h2>\n<div class="scroll"><table class="sut-report"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>\n`;
+  const cell = (c: unknown): string => escapeHtml(String(c));
+  let html: string;
+  if (t.columns.length > WIDE_COLUMNS && t.rows.length <= FEW_ROWS && t.rows.length > 0) {
+    const head = `<tr><th>${cell(t.columns[0])}</th>${t.rows.map((r) => `<th scope="col">${cell(r[0])}</th>`).join('')}</tr>`;
+    const body = t.columns.slice(1).map((c, i) => `<tr><th scope="row">${cell(c)}</th>${t.rows.map((r) => `<td>${cell(r[i + 1] ?? '')}</td>`).join('')}</tr>`).join('');
+    html = `<table class="sut-report turned"><thead>${head}</thead><tbody>${body}</tbody></table>`;
+  } else {
+    const head = t.columns.map((c) => `<th>${cell(c)}</th>`).join('');
+    const body = t.rows.map((r) => `<tr>${r.map((c) => `<td>${cell(c)}</td>`).join('')}</tr>`).join('');
+    html = `<table class="sut-report"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
+  }
+  return `<h2>${cell(report.title)}</h2>\n<div class="scroll">${html}</div>\n`;
+}
+
+/** A duration for a caption: "20 ms", "1.5 s". */
+function durationText(ns: number): string {
+  return ns >= 1e9 ? `${+(ns / 1e9).toPrecision(4)} s` : `${+(ns / 1e6).toPrecision(4)} ms`;
+}
+
+/** A summary figure in ns, with the same figure in a unit read at a glance: "147668444 (147.7 ms)". */
+function readableNs(label: string, value: string): string {
+  if (!/\(ns\)$/.test(label) || !/^\d+$/.test(value)) return value;
+  const ns = Number(value);
+  const unit = unitFor(ns);
+  return unit.div === 1 ? value : `${value} (${+(ns / unit.div).toPrecision(4)} ${unit.name})`;
+}
+
+/**
+ * Timeline windows summed into one throughput point, so that each holds 20
+ * completed samples on average (the page's script sums the counts).
+ */
+export function throughputMerge(windows: number, completedSamples: number): number {
+  return Math.max(1, Math.min(windows, Math.ceil((20 * windows) / Math.max(1, completedSamples))));
 }
 
 function uplotAssets(): { js: string; css: string } {
@@ -356,7 +402,10 @@ export function renderReport(inputs: ReportInputs): string {
     targetPercentile,
     targetPercentileLabel: String(Math.round(targetPercentile * 1000) / 10),
     targetPercentileLatencyNs: valueAt(latency, targetPercentile),
+    // Offline is judged on throughput alone: its percentile is shown, no target.
+    targetShown: scenario !== 'Offline' && scenario !== '',
     boundNs,
+    throughputMerge: series ? throughputMerge(series.timeline.completed_samples.length, series.completed_samples) : 1,
   };
 
   const failed = s.checks.filter(([, v]) => v !== 'Yes');
@@ -369,15 +418,26 @@ export function renderReport(inputs: ReportInputs): string {
   const title = `loadgen report: ${scenario || 'run'} ${data?.mode ?? ''} ${verdict}`.trim();
   const chart = (id: string, heading: string, note: string): string =>
     `<section class="chart"><h3>${escapeHtml(heading)}</h3><p class="muted">${escapeHtml(note)}</p><div id="${id}" class="plot"></div></section>`;
+  const percentileName = `p${clientData.targetPercentileLabel}`;
+  const latencyWindowNs = series?.timeline.latency_window_ns ?? series?.timeline.window_ns ?? 0;
+  const throughputWindowNs = (series?.timeline.window_ns ?? 0) * clientData.throughputMerge;
+  // Samples a window with completions holds on average (windows without any draw nothing).
+  const latencyWindows = series?.timeline.latency_p50_ns.filter((v) => v !== null).length ?? 0;
+  const perWindow = latencyWindows > 0 ? Math.round(series!.completed_samples / latencyWindows) : 0;
   const charts = series
     ? [
         chart('chart-latency-histogram', `${scenario === 'MultiStream' ? 'Query' : 'Sample'} latency histogram`,
-          'Latency from the scheduled time to completion. Dashed lines: the target percentile' + (boundNs > 0 ? ' and the latency bound.' : '.') +
+          `Latency from the scheduled time to completion. Dashed, labelled above: ${percentileName}${clientData.targetShown ? ' (the target percentile)' : ''}` +
+          (boundNs > 0 ? ' and the latency bound (a note says when it is too far to draw).' : '.') +
           (tokenRun && scenario === 'Server' ? ' No end-to-end bound: a token run is held to its TTFT and TPOT limits (Token latencies).' : '')),
-        chart('chart-latency-cdf', 'Latency CDF', 'Fraction of samples completed within each latency.'),
-        chart('chart-latency-time', 'Latency over time', `Percentiles of the samples completing in each ${series.timeline.window_ns / 1e6} ms window.`),
+        chart('chart-latency-cdf', 'Latency percentiles (the tail)',
+          'The latency at each percentile from p50 to p99.99, the share of slower samples (1 - p) on a log axis; ' +
+          'dots: the percentiles the summary reports (p50, p90, p95, p97, p99, p99.9).'),
+        chart('chart-latency-time', 'Latency over time',
+          `p50, p99 and max of the samples completing in each ${durationText(latencyWindowNs)} window (${perWindow.toLocaleString('en-US')} samples each on average` +
+          (perWindow < 100 ? ': a p99 of fewer than 100 samples is their max).' : ').')),
         powerChartBox(data?.power),
-        chart('chart-qps-time', 'Throughput over time', `Issued queries and completed samples per second, per ${series.timeline.window_ns / 1e6} ms window.`),
+        chart('chart-qps-time', 'Throughput over time', `Issued queries and completed samples per second, per ${durationText(throughputWindowNs)} window.`),
         chart('chart-issue-lateness', 'Issue lateness', 'How late each query was issued against when it was due (loadgen overhead).'),
         chart('chart-delivery-lag', 'Delivery lag', 'From when each query was due until the SUT received it.'),
       ].join('\n')
@@ -401,10 +461,23 @@ h3 { font-size: 15px; margin: 4px 0; }
 .muted { color: #6b7280; font-size: 13px; margin: 2px 0 8px; }
 table { border-collapse: collapse; font-size: 13px; background: #fff; }
 th, td { text-align: left; padding: 3px 12px 3px 6px; border-bottom: 1px solid #f3f4f6; vertical-align: top; }
-th { font-weight: 500; color: #374151; } td { font-variant-numeric: tabular-nums; }
+th { font-weight: 500; color: #374151; white-space: nowrap; } td { font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
 .grid { display: flex; flex-wrap: wrap; gap: 24px; }
 .chart { background: #fff; border: 1px solid #e5e7eb; border-radius: 8px; padding: 12px; margin: 16px 0; }
-.scroll { overflow-x: auto; max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; background-color: #fff;
+  /* Shadows at an edge with more to scroll to (the white covers move with the content). */
+  background-image: linear-gradient(to right, #fff 30%, rgba(255,255,255,0)), linear-gradient(to left, #fff 30%, rgba(255,255,255,0)),
+    radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.18), transparent), radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.18), transparent);
+  background-position: left, right, left, right; background-size: 40px 100%, 40px 100%, 14px 100%, 14px 100%;
+  background-repeat: no-repeat; background-attachment: local, local, scroll, scroll; }
+.scroll > table { background: transparent; }
+.sut-report th, .sut-report td { white-space: nowrap; }
+.sut-report td { text-align: right; }
+.sut-report:not(.turned) td:first-child { text-align: left; }
+.sut-report thead th { border-bottom: 1px solid #d1d5db; vertical-align: bottom; }
+.sut-report.turned thead th { white-space: normal; min-width: 9em; max-width: 22em; }
+.sut-report:not(.turned) tr > :first-child { position: sticky; left: 0; background: #fff; }
+.chart-note { margin: 6px 0 0; }
 .pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; }
 .pair > .chart { margin: 8px 0; min-width: 0; }
 @media (max-width: 900px) { .pair { grid-template-columns: minmax(0, 1fr); } }
@@ -421,7 +494,7 @@ ${valid ? '<p>Every check passed.</p>' : `<h3>Why the result is ${escapeHtml(ver
 ${table(s.checks)}
 </section>
 <h2>Key metrics</h2>
-<div class="grid">${table(s.metrics)}${s.overhead.length > 0 ? `<div><h3>Loadgen overhead</h3>${table(s.overhead)}</div>` : ''}</div>
+<div class="grid">${table(readable(s.metrics))}${s.overhead.length > 0 ? `<div><h3>Loadgen overhead</h3>${table(readable(s.overhead))}</div>` : ''}</div>
 ${energySections(data?.inferred, data?.power)}${sutReportSection(data?.sut_report)}${sutDistributionSection(data?.sut_report?.distributions, series?.tokens !== undefined)}
 ${tokenSection(series?.tokens, data?.token_limits, data?.sut_report?.distributions)}<h2>Charts</h2>
 ${charts}

@@ -45,11 +45,9 @@ function pair(left: string, right: string): string {
 
 const ms = (ns: number): string => `${+(ns / 1e6).toPrecision(6)} ms`;
 
-/** Where a limit is drawn, or why not (far beyond every sample: the chart would squash them). */
-function limitNote(name: string, limitNs: number, dist: ReportDistribution | null): string {
-  if (limitNs <= 0) return '';
-  if (dist !== null && limitNs > 3 * dist.max) return ` The ${name} limit, ${ms(limitNs)}, is beyond every sample (the largest: ${ms(dist.max)}); not drawn.`;
-  return ` Dashed: p99 and the ${name} limit (${ms(limitNs)}).`;
+/** The dashed lines (the page's script says under the chart when a limit is too far from the samples to draw). */
+function limitNote(name: string, limitNs: number): string {
+  return limitNs > 0 ? ` Dashed, labelled above: p99 and the ${name} limit (${ms(limitNs)}; a note says when it is too far to draw).` : ' Dashed: p99.';
 }
 
 function limitRows(limits: TokenLimits | undefined, tokens: ReportTokens): Array<[string, string]> {
@@ -92,20 +90,20 @@ export function tokenSection(
   if (rows.length > 0) parts.push(table(rows));
   if (tokens.ttft !== null) {
     parts.push(pair(
-      chart('chart-ttft-histogram', 'Time to first token', `From each query's scheduled time to its first token (successful samples).${limitNote('TTFT', tokens.ttft_limit_ns, tokens.ttft)}`),
-      chart('chart-ttft-cdf', 'TTFT CDF', 'Fraction of samples whose first token came within each time.'),
+      chart('chart-ttft-histogram', 'Time to first token', `From each query's scheduled time to its first token (successful samples).${limitNote('TTFT', tokens.ttft_limit_ns)}`),
+      chart('chart-ttft-cdf', 'TTFT percentiles (the tail)', 'The TTFT at each percentile from p50 to p99.99 (1 - p on a log axis); dots: p50, p90, p95, p97, p99, p99.9.'),
     ));
   }
   if (tokens.tpot !== null) {
     parts.push(pair(
-      chart('chart-tpot-histogram', 'Time per output token', `(latency - TTFT) / (output tokens - 1), samples with 2 or more tokens.${limitNote('TPOT', tokens.tpot_limit_ns, tokens.tpot)}`),
-      chart('chart-tpot-cdf', 'TPOT CDF', 'Fraction of samples within each time per output token.'),
+      chart('chart-tpot-histogram', 'Time per output token', `(latency - TTFT) / (output tokens - 1), samples with 2 or more tokens.${limitNote('TPOT', tokens.tpot_limit_ns)}`),
+      chart('chart-tpot-cdf', 'TPOT percentiles (the tail)', 'The TPOT at each percentile from p50 to p99.99 (1 - p on a log axis); dots: p50, p90, p95, p97, p99, p99.9.'),
     ));
   }
   if (itl !== undefined) {
     parts.push(pair(
       chart('chart-itl-histogram', itl.title, itl.note),
-      chart('chart-itl-cdf', 'Inter-token latency CDF', 'Fraction of gaps within each time (a gap of 0 is two events in one read).'),
+      chart('chart-itl-cdf', 'Inter-token latency percentiles (the tail)', 'The gap at each percentile from p50 to p99.99 (1 - p on a log axis; a gap of 0 is two events in one read).'),
     ));
   }
   const windowMs = tokens.timeline.window_ns / 1e6;
@@ -134,58 +132,28 @@ export function sutDistributionSection(distributions: Record<string, SutDistribu
 
 /**
  * Client script: the token charts from R.data.series.tokens and the SUT's
- * distributions (uses the page script's draw(), markers(), xScale() and unitOf()).
+ * distributions (uses the page script's toolkit: plot(), histogram(), tail(), unitOf()).
  */
 export const TOKEN_CHART_JS = String.raw`
-  // A distribution (ReportDistribution: ns; SutDistribution: values) as a histogram and a CDF, with dashed marks.
-  function distCharts(histId, cdfId, dist, unit, label, limit, limitLabel) {
+  // A distribution (ReportDistribution: ns; SutDistribution: values) as a histogram and its tail,
+  // with its p99 and its limit dashed (a limit beyond 3x the largest value is said, not drawn).
+  function distCharts(histId, tailId, dist, unit, label, limit, limitLabel, what) {
     if (!dist || dist.count === 0) return;
     var values = dist.ns || dist.values;
-    var h = dist.histogram;
-    var log = h.scale === 'log';
     var marks = [];
-    var p99 = null;
-    for (var i = 0; i < dist.p.length; i++) if (Math.abs(dist.p[i] - 0.99) < 1e-9) p99 = values[i];
-    if (p99 != null && (!log || p99 > 0)) marks.push({ x: p99 / unit.div, color: COLORS.target, label: 'p99 ' + fmt(p99 / unit.div) + ' ' + unit.name });
-    var hi = h.edges[h.edges.length - 1];
-    var shown = limit > 0 && limit <= 3 * dist.max;
-    if (shown) marks.push({ x: limit / unit.div, color: COLORS.mark, label: limitLabel + ' ' + fmt(limit / unit.div) + ' ' + unit.name });
-    var xmax = Math.max(hi, shown ? limit * 1.05 : 0) / unit.div;
-    var xmin = h.edges[0] / unit.div;
-    var xs = h.edges.map(function (e) { return e / unit.div; });
-    var ys = h.counts.concat([0]);
-    var range = function () { return [log ? Math.max(xmin, 1e-9) : xmin, xmax]; };
-    draw(histId, {
-      height: 220,
-      scales: { x: Object.assign(xScale(log), { range: range }) },
-      axes: [{ label: label + ' (' + unit.name + ')' }, { label: 'count' }],
-      series: [
-        { label: label, value: function (u, v) { return v == null ? '-' : fmt(v) + ' ' + unit.name; } },
-        { label: 'count', stroke: COLORS.main, fill: 'rgba(37,99,235,0.25)', width: 1,
-          paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } }
-      ],
-      plugins: [markers(marks)]
-    }, [xs, ys]);
-    var cx = [], cy = [];
-    for (var k = 0; k < dist.p.length; k++) {
-      if (log && values[k] <= 0) continue;
-      cx.push(values[k] / unit.div);
-      cy.push(dist.p[k] * 100);
+    var tp = R.targetPercentile > 0 ? R.targetPercentile : 0.99;
+    for (var i = 0; i < dist.p.length; i++) {
+      if (Math.abs(dist.p[i] - tp) < 1e-9 && (dist.histogram.scale !== 'log' || values[i] > 0)) {
+        marks.push({ x: values[i] / unit.div, color: COLORS.target, label: percentileText(tp) + ' ' + labelled(values[i] / unit.div, unit) });
+      }
     }
-    var cdfMarks = marks.concat([{ y: 99, color: COLORS.target, label: '99 %' }]);
-    draw(cdfId, {
-      height: 220,
-      scales: { x: Object.assign(xScale(log), { range: range }), y: { range: [0, 100] } },
-      axes: [{ label: label + ' (' + unit.name + ')' }, { label: 'percentile (%)' }],
-      series: [
-        { label: label, value: function (u, v) { return v == null ? '-' : fmt(v) + ' ' + unit.name; } },
-        { label: 'percentile', stroke: COLORS.main, width: 2 }
-      ],
-      plugins: [markers(cdfMarks)]
-    }, [cx, cy]);
+    if (limit > 0) {
+      marks.push({ x: limit / unit.div, color: COLORS.mark, label: limitLabel + ' ' + labelled(limit / unit.div, unit),
+        name: 'The ' + limitLabel + ', ' + labelled(limit / unit.div, unit) + ',' });
+    }
+    histogram(histId, dist, unit, label, { marks: marks, height: 230, what: what });
+    tail(tailId, dist, values, unit, label, { marks: marks, target: R.targetShown ? R.targetPercentile : 0, height: 250, what: what });
   }
-
-  function fmt(v) { return v >= 100 ? String(Math.round(v)) : v.toPrecision(3); }
 
   var T = d && d.tokens;
   var SD = (R.data && R.data.sut_report && R.data.sut_report.distributions) || {};
@@ -195,55 +163,43 @@ export const TOKEN_CHART_JS = String.raw`
     distCharts('chart-ttft-histogram', 'chart-ttft-cdf', T.ttft, tunit, 'TTFT', T.ttft_limit_ns, 'TTFT limit');
     distCharts('chart-tpot-histogram', 'chart-tpot-cdf', T.tpot, punit, 'TPOT', T.tpot_limit_ns, 'TPOT limit');
     var itl = SD['inter-token-latency'];
-    if (itl) distCharts('chart-itl-histogram', 'chart-itl-cdf', itl, unitOf(itl.max), 'gap', 0, '');
+    if (itl) distCharts('chart-itl-histogram', 'chart-itl-cdf', itl, unitOf(itl.max), 'gap', 0, '', 'gaps');
     var tws = T.timeline.window_ns / 1e9;
-    var tt = T.timeline.completed_tokens.map(function (_, i) { return (i + 1) * tws; });
+    var tt = T.timeline.completed_tokens.map(function (_, i) { return (i + 0.5) * tws; });
+    var tspan = function () { return [0, tt.length * tws]; };
     if (T.timeline.ttft_p50_ns) {
       var sc = function (a) { return a.map(function (v) { return v == null ? null : v / tunit.div; }); };
-      draw('chart-ttft-time', {
-        height: 220,
-        scales: { x: { time: false } },
-        axes: [{ label: 'time (s)' }, { label: 'TTFT (' + tunit.name + ')' }],
+      var t50 = sc(T.timeline.ttft_p50_ns), t99 = sc(T.timeline.ttft_p99_ns);
+      var ttop = Math.max(maxOf(t50), maxOf(t99));
+      var tlimit = T.ttft_limit_ns / tunit.div;
+      var limitShown = tlimit > 0 && T.ttft && tlimit <= 3 * T.ttft.max / tunit.div;
+      plot('chart-ttft-time', {
+        height: 230,
+        x: { label: 'time (s)', range: tspan },
+        y: { label: 'TTFT (' + tunit.name + ')', range: function () { return [0, Math.max(ttop, limitShown ? tlimit : 0) * 1.08 || 1]; } },
         series: [
-          { label: 'time (s)' },
-          { label: 'p50', stroke: COLORS.second, width: 1.5, spanGaps: true },
-          { label: 'p99', stroke: COLORS.main, width: 1.5, spanGaps: true }
+          { label: 'p50', stroke: '#4ade80', width: 3.5, spanGaps: true, points: pointsFor(t50, 9), value: function (u, v) { return v == null ? '-' : labelled(v, tunit); } },
+          { label: 'p99', stroke: COLORS.main, width: 2, spanGaps: true, points: pointsFor(t99, 7), value: function (u, v) { return v == null ? '-' : labelled(v, tunit); } }
         ],
-        plugins: T.ttft_limit_ns > 0 && T.ttft && T.ttft_limit_ns <= 3 * T.ttft.max
-          ? [markers([{ y: T.ttft_limit_ns / tunit.div, color: COLORS.mark, label: 'TTFT limit' }])] : []
-      }, [tt, sc(T.timeline.ttft_p50_ns), sc(T.timeline.ttft_p99_ns)]);
+        data: [tt, t50, t99],
+        hmarks: limitShown ? [{ y: tlimit, color: COLORS.mark, label: 'TTFT limit' }] : []
+      });
     }
-    draw('chart-tokens-time', {
-      height: 220,
-      scales: { x: { time: false } },
-      axes: [{ label: 'time (s)' }, { label: 'tokens per second' }],
-      series: [
-        { label: 'time (s)' },
-        { label: 'output tokens/s', stroke: COLORS.main, width: 1.5 }
-      ]
-    }, [tt, T.timeline.completed_tokens.map(function (v) { return v / tws; })]);
+    plot('chart-tokens-time', {
+      height: 230,
+      x: { label: 'time (s)', range: tspan },
+      y: { label: 'tokens per second', range: function (u, min, max) { return [0, Math.max(1, max) * 1.05]; } },
+      series: [{ label: 'output tokens/s', stroke: COLORS.main, width: 1.5 }],
+      data: [tt, T.timeline.completed_tokens.map(function (v) { return v / tws; })]
+    });
     var TOK = { name: 'tokens', div: 1 };
-    if (SD['input-tokens']) histogramOnly('chart-input-tokens', SD['input-tokens'], TOK, 'input tokens');
-    if (T.output_tokens) histogramOnly('chart-output-tokens', T.output_tokens, TOK, 'output tokens');
+    if (SD['input-tokens']) histogram('chart-input-tokens', SD['input-tokens'], TOK, 'input tokens', { height: 230 });
+    if (T.output_tokens) histogram('chart-output-tokens', T.output_tokens, TOK, 'output tokens', { height: 230 });
   }
   Object.keys(SD).forEach(function (k) {
     if (T && (k === 'inter-token-latency' || k === 'input-tokens')) return;
     var sd = SD[k];
     var u = sd.unit === 'ns' ? unitOf(sd.max) : { name: 'tokens', div: 1 };
-    histogramOnly('chart-sut-' + k, sd, u, sd.title);
+    histogram('chart-sut-' + k, sd, u, sd.title, { height: 230 });
   });
-
-  function histogramOnly(id, dist, unit, label) {
-    var h = dist.histogram;
-    draw(id, {
-      height: 220,
-      scales: { x: xScale(h.scale === 'log') },
-      axes: [{ label: label + ' (' + unit.name + ')' }, { label: 'count' }],
-      series: [
-        { label: label, value: function (u, v) { return v == null ? '-' : fmt(v) + ' ' + unit.name; } },
-        { label: 'count', stroke: COLORS.main, fill: 'rgba(37,99,235,0.25)', width: 1,
-          paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } }
-      ]
-    }, [h.edges.map(function (e) { return e / unit.div; }), h.counts.concat([0])]);
-  }
 `;
