@@ -19,12 +19,12 @@
  * Any other language, or a fence without one, fails: give it a rule here.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { allCodeBlocks, type CodeBlock, loadgenCommands, where } from './docs-blocks.js';
+import { allCodeBlocks, type CodeBlock, docFiles, loadgenCommands, where } from './docs-blocks.js';
 import { repoRoot, tempDir } from './helpers.js';
 
 const cli = join(repoRoot, 'dist', 'cli.js');
@@ -173,5 +173,32 @@ describe('code blocks of README.md and docs/*.md', () => {
         for (const line of b.code.split('\n').filter((l) => l.trim())) expect(() => JSON.parse(line), `${where(b)}: ${line}`).not.toThrow();
       }
     }
+  });
+});
+
+/** GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
+function slug(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+}
+
+describe('links of README.md and docs/*.md', () => {
+  it('every relative link names a file that exists, and an anchor one of its headings', () => {
+    const prose = (file: string) => readFileSync(join(repoRoot, file), 'utf8').replace(/^```[\s\S]*?^```$/gm, '');
+    const anchors = (file: string) => new Set([...prose(file).matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1]!)));
+    const broken: string[] = [];
+    let checked = 0;
+    for (const file of docFiles()) {
+      for (const m of prose(file).matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = m[1]!;
+        if (/^[a-z]+:/.test(target)) continue;
+        checked++;
+        const [path, anchor] = target.split('#') as [string, string | undefined];
+        const resolved = path === '' ? join(repoRoot, file) : join(repoRoot, dirname(file), path);
+        if (!existsSync(resolved)) broken.push(`${file}: ${target} (no ${relative(repoRoot, resolved)})`);
+        else if (anchor !== undefined && resolved.endsWith('.md') && !anchors(relative(repoRoot, resolved)).has(anchor)) broken.push(`${file}: ${target} (no such heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
+    expect(checked).toBeGreaterThan(20);
   });
 });
