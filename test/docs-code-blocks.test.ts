@@ -7,7 +7,8 @@
  *   in a temporary folder with `npx loadgen` resolving to this checkout
  *   (node dist/cli.js), bounded in time, each command allowed exit 0 or 1
  *   (INVALID and NOT COMPLIANT are results), never 2 or more (bad input, a
- *   failed run). A block that cannot run here carries `<!-- not run: why -->`
+ *   failed run); the `# ` comment lines right after a command are output it
+ *   must print. A block that cannot run here carries `<!-- not run: why -->`
  *   right above it; one another test runs, `<!-- run by test/<file> -->`.
  * - ```ts: a block that imports from 'loadgen' is a whole program, compiled
  *   with tsc --strict (ESM, nodenext) against this checkout's declarations
@@ -64,6 +65,25 @@ function cliProblems(code: string): string[] {
   return problems;
 }
 
+/**
+ * The output a shell block's comments show: the `# ` lines right after an
+ * `npx loadgen` command (its continuation lines included), each without its
+ * `# `; one ending in `...` is a line's beginning.
+ */
+function expectedOutput(code: string): string[] {
+  const expected: string[] = [];
+  let afterCommand = false;
+  let continued = false;
+  for (const line of code.split('\n')) {
+    if (afterCommand && !continued && /^# /.test(line)) expected.push(line.slice(2).trimEnd());
+    else {
+      afterCommand = /npx loadgen /.test(line) || (afterCommand && continued);
+      continued = /\\$/.test(line);
+    }
+  }
+  return expected;
+}
+
 /** A folder whose PATH entry makes `npx loadgen` run this checkout's CLI (other npx calls go to the real npx). */
 function npxShim(): string {
   const dir = tempDir('loadgen-docs-bin-');
@@ -95,6 +115,10 @@ describe('code blocks of README.md and docs/*.md', () => {
     for (const b of blocks.filter((x) => x.notRun)) console.log(`  not run ${where(b)}: ${b.notRun}`);
   });
 
+  it('the output a comment shows is read from the lines after a command', () => {
+    expect(expectedOutput('npx loadgen stats --x \\\n  --y\n# a: 1\n#   b ...\necho\n# not output\n')).toEqual(['a: 1', '  b ...']);
+  });
+
   it('the CLI check catches an unknown command and an unknown flag', () => {
     expect(cliProblems('npx loadgen run --sut null --scenario Server --set min_duration_ms=10\n')).toEqual([]);
     expect(cliProblems('npx loadgen run --sut null --no-such-flag 1\n')).toEqual([
@@ -124,6 +148,12 @@ describe('code blocks of README.md and docs/*.md', () => {
     const script = `trap 'rc=$?; if [ $rc -ge 2 ]; then echo "exit $rc: $BASH_COMMAND" >&2; exit $rc; fi' ERR\n${b.code}\nexit 0\n`;
     const r = spawnSync('bash', ['-c', script], { cwd: dir, env, encoding: 'utf8', timeout: BLOCK_TIMEOUT_MS, killSignal: 'SIGKILL' });
     expect(r.status, `${where(b)}\n${r.stdout}\n${r.stderr}`).toBe(0);
+    // What the block's comments say a command prints, it prints.
+    const printed = r.stdout.split('\n').map((l) => l.trimEnd());
+    for (const line of expectedOutput(b.code)) {
+      const shown = line.endsWith('...') ? printed.some((p) => p.startsWith(line.slice(0, -3))) : printed.includes(line);
+      expect(shown, `${where(b)}: the comment says the output has\n${line}\n--- it printed ---\n${r.stdout}`).toBe(true);
+    }
   }, BLOCK_TIMEOUT_MS + 10_000);
 
   it('```ts blocks that import from loadgen compile under --strict; the others say why not', () => {
