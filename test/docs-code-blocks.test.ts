@@ -132,6 +132,25 @@ describe('code blocks of README.md and docs/*.md', () => {
     ]);
   });
 
+  it('command synopses in ```text blocks name commands and options that exist', () => {
+    // A synopsis: a line starting `npx loadgen <command>` and the indented lines after it.
+    const problems: string[] = [];
+    let synopses = 0;
+    for (const b of blocks.filter((x) => x.lang === 'text')) {
+      const lines = b.code.split('\n');
+      for (let i = 0; i < lines.length; i++) {
+        if (!lines[i]!.startsWith('npx loadgen ')) continue;
+        let text = lines[i]!.replace(/\s#\s.*$/, '');
+        while (i + 1 < lines.length && /^\s+\S/.test(lines[i + 1]!)) text += ' ' + lines[++i]!.replace(/\s#\s.*$/, '').trim();
+        const flags = [...text.matchAll(/(?<![\w-])--[a-z0-9][a-z0-9-]*/g)].map((m) => m[0]);
+        problems.push(...cliProblems(`npx loadgen ${text.split(/\s+/)[2]} ${flags.join(' ')}\n`).map((p) => `${where(b)}: ${p}`));
+        synopses++;
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(synopses).toBeGreaterThanOrEqual(8);
+  });
+
   const shellBlocks = blocks.filter(shell);
   it.each(shellBlocks.map((b) => [where(b), b] as const))('%s: bash -n, and its npx loadgen commands and flags exist', (_, b) => {
     const r = spawnSync('bash', ['-n'], { input: b.code, encoding: 'utf8' });
