@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The prebuilds the published package holds (README's platform table). */
+/** The prebuilds the published package holds (docs/platforms-and-building.md's platform table). */
 const EXPECTED = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'win32-x64'];
 const FILE = 'loadgen.napi.node';
 

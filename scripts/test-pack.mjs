@@ -17,8 +17,8 @@
 //  6. an ESM script imports { startTest, createNullSut } from 'loadgen' and
 //     runs a short test;
 //  7. `tsc --noEmit` (the repository's typescript) type-checks a .ts file
-//     against the installed package's types (exports "types"); the README's
-//     TypeScript examples compile under --strict as shown, and the public
+//     against the installed package's types (exports "types"); the TypeScript
+//     examples of README.md and docs/*.md compile under --strict as shown, and the public
 //     declarations resolve without @types/node;
 //  8. the install step with a build from source forced and no compiler says
 //     what to install and exits non-zero;
@@ -158,6 +158,8 @@ function main() {
       'bindings/addon.cc',
       'package.json',
       'README.md',
+      'docs/getting-started.md',
+      'docs/report.png',
     ];
     const missing = required.filter((f) => !files.includes(f));
     if (missing.length) throw new Error(`missing from the tarball: ${missing.join(', ')}`);
@@ -235,12 +237,12 @@ function main() {
     const line = `${r.stdout}\n${r.stderr}`.split('\n').find((l) => l.startsWith('loadgen: '));
     const want = `loadgen: using the prebuilt binary ${relative(root, prebuild)} (`;
     if (!line?.startsWith(want)) throw new Error(`the install step said ${JSON.stringify(line)}, expected "${want}..."`);
-    // The README's npm 11 sentence: npm 11.19+ runs an install script that no
+    // docs/getting-started.md's npm 11 sentence: npm 11.19+ runs an install script that no
     // allowScripts covers (the line above is loadgen's) and only warns, naming it.
     const [major, minor] = mustRun('npm', ['--version'], inProject).stdout.trim().split('.').map(Number);
     if (major > 11 || (major === 11 && minor >= 19)) {
       const warned = `${r.stdout}\n${r.stderr}`.split('\n').some((l) => /^npm warn install-scripts +loadgen@[\d.]+ \(install: node scripts\/install\.mjs/.test(l));
-      if (!warned) throw new Error(`npm ${major}.${minor} ran loadgen's install script without the "not yet covered by allowScripts" warning the README describes:\n${tail(r.stderr)}`);
+      if (!warned) throw new Error(`npm ${major}.${minor} ran loadgen's install script without the "not yet covered by allowScripts" warning docs/getting-started.md describes:\n${tail(r.stderr)}`);
     }
     return `node_modules/loadgen ${JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).version}; ${line}`;
   });
@@ -343,17 +345,26 @@ export async function check(): Promise<boolean> {
     return 'types resolved through exports["."].types';
   });
 
-  step("TypeScript: the README's examples compile under --strict; the public types need no @types/node", () => {
-    // Every ```ts block of the README that imports from 'loadgen' is a whole
-    // program: it must type-check as shown (ESM, top-level await).
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => /^import [^;]* from 'loadgen';/m.test(b));
-    if (blocks.length < 4) throw new Error(`expected the README's TypeScript examples, found ${blocks.length}`);
-    const files = blocks.map((code, i) => {
-      const file = `readme-${i + 1}.mts`;
-      writeFileSync(join(project, file), code);
-      return file;
-    });
+  step("TypeScript: the examples of README.md and docs/*.md compile under --strict; the public types need no @types/node", () => {
+    // Every ```ts block of README.md and docs/*.md that imports from 'loadgen'
+    // is a whole program: it must type-check as shown (ESM, top-level await).
+    // test/docs-code-blocks.test.ts compiles the same blocks against the checkout.
+    const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+    const files = [];
+    const counts = {};
+    for (const page of pages) {
+      const text = readFileSync(join(root, page), 'utf8');
+      const blocks = [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]).filter((b) => /^import [^;]* from 'loadgen';/m.test(b));
+      counts[page] = blocks.length;
+      blocks.forEach((code, i) => {
+        const file = `${page.replace(/[/.]/g, '-')}-${i + 1}.mts`;
+        writeFileSync(join(project, file), code);
+        files.push(file);
+      });
+    }
+    // The README's TypeScript SUT, and the docs' examples (typescript-suts, network-suts, llm-benchmarks, ...).
+    if (counts['README.md'] < 1) throw new Error(`expected the README's TypeScript SUT, found ${counts['README.md']} blocks`);
+    if (files.length < 14) throw new Error(`expected the TypeScript examples of README.md and docs/ (14 or more), found ${files.length}: ${JSON.stringify(counts)}`);
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     const options = { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', skipLibCheck: false };
     writeFileSync(
@@ -368,7 +379,7 @@ export async function check(): Promise<boolean> {
       JSON.stringify({ compilerOptions: { ...options, lib: ['ES2022'], types: [] }, files: ['no-node-types.ts'] }, null, 2),
     );
     mustRun('node', [tsc, '-p', 'tsconfig.nonode.json'], inProject);
-    return `${files.length} README examples strict; declarations need no @types/node`;
+    return `${files.length} examples of README.md and docs/ strict; declarations need no @types/node`;
   });
 
   // -- 8. the from-source fallback explains itself -----------------------------------

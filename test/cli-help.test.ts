@@ -1,7 +1,7 @@
 /**
- * `loadgen --help` and the README spell the command the same way, `npx
+ * `loadgen --help` and the docs spell the command the same way, `npx
  * loadgen …` (issue 25): every usage line and example of every command's
- * help, and every command line in the README's code blocks.
+ * help, and every command line in the code blocks of README.md and docs/*.md.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
+import { docFiles } from './docs-blocks.js';
 import { repoRoot } from './helpers.js';
 
 const cli = join(repoRoot, 'dist', 'cli.js');
@@ -34,14 +35,15 @@ describe('the spelling of the command', () => {
     }
   });
 
-  it('is `npx loadgen` in every command line of the README\'s code blocks', () => {
-    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  it('is `npx loadgen` in every command line of the code blocks of README.md and docs/*.md', () => {
     const bare: string[] = [];
-    let inBlock = false;
-    readme.split('\n').forEach((line, i) => {
-      if (line.startsWith('```')) inBlock = !inBlock;
-      else if (inBlock && /^\s*loadgen /.test(line)) bare.push(`README.md:${i + 1}: ${line}`);
-    });
+    for (const file of docFiles()) {
+      let inBlock = false;
+      readFileSync(join(repoRoot, file), 'utf8').split('\n').forEach((line, i) => {
+        if (line.startsWith('```')) inBlock = !inBlock;
+        else if (inBlock && /^\s*loadgen /.test(line)) bare.push(`${file}:${i + 1}: ${line}`);
+      });
+    }
     expect(bare).toEqual([]);
   });
 });

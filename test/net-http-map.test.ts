@@ -138,9 +138,9 @@ describe('createHttpSut (--sut http --request map.mjs)', () => {
   });
 });
 
-describe("the README's map.mjs example", () => {
+describe("docs/network-suts.md's map.mjs example", () => {
   it('runs as shown against a /predict API', async () => {
-    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const readme = readFileSync(join(repoRoot, 'docs', 'network-suts.md'), 'utf8');
     const code = /```js\n(\/\/ map\.mjs[\s\S]*?)```/.exec(readme)?.[1];
     expect(code).toBeDefined();
     const dir = tempDir();

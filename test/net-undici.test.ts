@@ -1,6 +1,6 @@
 /**
  * The undici transport under faulty and ordinary-but-awkward servers: one
- * failure kind per fault (the taxonomy in README's network-SUT failures),
+ * failure kind per fault (the taxonomy in docs/network-suts.md, "Failures"),
  * timeouts from the write and exact, per-node latency from the write, and
  * no sample lost to a server that closes connections or caps them.
  * Servers are raw node:net sockets on 127.0.0.1 so they can send any bytes.

@@ -1,20 +1,21 @@
 /**
- * The README's network blocks work pasted into a non-interactive bash script
- * (issue 25): each group of blocks from a `npx loadgen serve … &` to the
- * `kill` that stops it runs as one script, through the real npx, in a
- * project that has loadgen installed (a link to this checkout). Servers
- * listen on 127.0.0.1 only; the script and every process it starts are
- * bounded in time. After the script, every server it started must have
- * exited on its own (npx passes no signal on: each exits when its npx does).
+ * The network blocks of docs/network-suts.md work pasted into a
+ * non-interactive bash script (issue 25): each group of blocks from a
+ * `npx loadgen serve … &` to the `kill` that stops it runs as one script,
+ * through the real npx, in a project that has loadgen installed (a link to
+ * this checkout). Servers listen on 127.0.0.1 only; the script and every
+ * process it starts are bounded in time. After the script, every server it
+ * started must have exited on its own (npx passes no signal on: each exits
+ * when its npx does). README.md's own network block is run by
+ * test/readme-newcomer.test.ts.
  */
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
-import { repoRoot, tempDir } from './helpers.js';
+import { codeBlocks, markedProcesses, projectWithLoadgen, runScript, scriptEnv } from './docs-blocks.js';
 
 const require = createRequire(import.meta.url);
 const hasOrt = (() => {
@@ -28,74 +29,30 @@ const hasOrt = (() => {
 const linux = process.platform === 'linux';
 const SCRIPT_TIMEOUT_MS = 240_000;
 const SERVERS_GONE_MS = 10_000;
+const PAGE = 'docs/network-suts.md';
 
-/** The README's sh blocks from each `npx loadgen serve … &` through the block that kills it, each group one script. */
-function networkScripts(readme: string): string[] {
-  const blocks = [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+/** The page's sh blocks from each `npx loadgen serve … &` through the block that kills it, each group one script. */
+function networkScripts(): string[] {
+  const blocks = codeBlocks(PAGE).filter((b) => b.lang === 'sh' && !b.notRun);
   const scripts: string[] = [];
   let current: string[] | undefined;
-  for (const block of blocks) {
-    if (current === undefined && /^npx loadgen serve .*&/m.test(block)) current = [];
+  for (const { code, runBy, line } of blocks) {
+    if (current === undefined && /^npx loadgen serve .*&/m.test(code)) current = [];
     if (current === undefined) continue;
-    current.push(block);
-    if (/^kill /m.test(block)) {
+    if (runBy !== 'test/readme-network.test.ts') throw new Error(`${PAGE}:${line}: a network block this test runs is marked <!-- run by test/readme-network.test.ts -->`);
+    current.push(code);
+    if (/^kill /m.test(code)) {
       scripts.push(current.join(''));
       current = undefined;
     }
   }
-  if (current !== undefined) throw new Error(`a README block starts a server that no later block stops:\n${current.join('')}`);
+  if (current !== undefined) throw new Error(`a ${PAGE} block starts a server that no later block stops:\n${current.join('')}`);
   return scripts;
 }
 
-/** Pids of the processes whose environment holds `marker` (this test's: every process a script started). */
-function markedProcesses(marker: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/environ`, 'latin1').split('\0').includes(marker)) pids.push(Number(name));
-    } catch {
-      // Gone, or not ours to read.
-    }
-  }
-  return pids;
-}
-
-/** A project with loadgen installed: node_modules/loadgen links to this checkout, .bin/loadgen runs its CLI. */
-function projectWithLoadgen(): string {
-  const dir = tempDir('loadgen-readme-');
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'readme-network', private: true, dependencies: { loadgen: '*' } }));
-  mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
-  symlinkSync(repoRoot, join(dir, 'node_modules', 'loadgen'), 'dir');
-  const bin = join(dir, 'node_modules', '.bin', 'loadgen');
-  writeFileSync(bin, `#!/bin/sh\nexec '${process.execPath}' '${join(repoRoot, 'dist', 'cli.js')}' "$@"\n`);
-  chmodSync(bin, 0o755);
-  return dir;
-}
-
-function runScript(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ status: number | null; output: string }> {
-  return new Promise((resolveRun) => {
-    const child = spawn('bash', ['-c', `set -u\n${script}`], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => {
-      output += `\n[test: the script ran past ${SCRIPT_TIMEOUT_MS} ms; killed]`;
-      process.kill(-child.pid!, 'SIGKILL');
-    }, SCRIPT_TIMEOUT_MS);
-    // 'exit', not 'close': a server left running would hold the output pipes open.
-    child.on('exit', (status) => {
-      clearTimeout(timer);
-      setTimeout(() => resolveRun({ status, output }), 50);
-    });
-  });
-}
-
-describe('README network blocks', () => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-
+describe(`${PAGE} network blocks`, () => {
   it('are grouped into scripts that start servers on distinct ports', () => {
-    const scripts = networkScripts(readme);
+    const scripts = networkScripts();
     expect(scripts.length).toBeGreaterThanOrEqual(3);
     const ports = scripts.flatMap((s) => [...s.matchAll(/npx loadgen serve .*--port (\d+)/g)].map((m) => Number(m[1])));
     expect(new Set(ports).size, `ports ${ports.join(', ')}`).toBe(ports.length);
@@ -106,21 +63,13 @@ describe('README network blocks', () => {
   });
 
   it.skipIf(!linux || !hasOrt)('run as bash scripts: every run reaches its server, and every server exits once its npx is killed', async () => {
-    const scripts = networkScripts(readme);
+    const scripts = networkScripts();
     const project = projectWithLoadgen();
     const marker = `LOADGEN_README_TEST=${process.pid}-${Date.now()}`;
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      // npx's own cache, offline: nothing is downloaded, and other npx users are not disturbed.
-      npm_config_cache: join(project, '.npm-cache'),
-      npm_config_offline: 'true',
-      npm_config_update_notifier: 'false',
-      npm_config_fund: 'false',
-      LOADGEN_README_TEST: marker.slice(marker.indexOf('=') + 1),
-    };
+    const env = scriptEnv(project, marker);
     try {
       for (const script of scripts) {
-        const { status, output } = await runScript(script, project, env);
+        const { status, output } = await runScript(script, project, env, SCRIPT_TIMEOUT_MS);
         expect(status, output).toBe(0);
         expect(output).not.toMatch(/ECONNREFUSED|EADDRINUSE|not reachable|did not come up|unknown option/);
         for (const outdir of [...script.matchAll(/--outdir (\S+)/g)].map((m) => m[1]!)) {

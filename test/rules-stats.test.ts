@@ -150,13 +150,13 @@ describe('planEarlyStopping (queries a Server run needs at an expected tail rate
   });
 });
 
-describe("the README's planning example", () => {
+describe("docs/planning-and-checking.md's planning example", () => {
   it('runs and prints what its comments say', async () => {
     const { readFileSync: read, writeFileSync } = await import('node:fs');
     const { spawnSync } = await import('node:child_process');
     const { pathToFileURL } = await import('node:url');
     const { repoRoot, tempDir } = await import('./helpers.js');
-    const readme = read(join(repoRoot, 'README.md'), 'utf8');
+    const readme = read(join(repoRoot, 'docs', 'planning-and-checking.md'), 'utf8');
     const block = /```ts\n(import \{ earlyStopping, planEarlyStopping[^`]*)```/.exec(readme)?.[1];
     expect(block).toBeDefined();
     const file = join(tempDir(), 'example.mjs');

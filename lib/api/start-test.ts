@@ -66,7 +66,7 @@ export interface StartTestOptions {
    */
   signal?: RunAbortSignal;
   /**
-   * Measures power during the run (see README "Energy and inferred
+   * Measures power during the run (see docs/planning-and-checking.md, "Energy and inferred
    * results"): the source is read every `intervalMs` from just before the
    * run to just after it, and `result.power` gives average power, energy,
    * energy per sample/query and samples per joule over the detail log's

@@ -16,7 +16,7 @@ function atMost(value: number | undefined, bound: number): boolean | undefined {
   return value === undefined || Number.isNaN(value) ? undefined : value <= bound;
 }
 
-/** The issue-12 targets (README "Network SUTs", benchmarks/RESULTS.md). */
+/** The issue-12 targets (docs/overhead-and-benchmarks.md, "Benchmarks of the network path"; benchmarks/RESULTS.md). */
 export function evaluateNetworkTargets(n: NetworkBenchReport): BenchTarget[] {
   const targets: BenchTarget[] = [];
   const autocannon = n.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median;

@@ -97,7 +97,7 @@ function temperatureValue(value: string): number {
   return n;
 }
 
-/** The openai options about data sets, generation and token ids (README "Data sets", "Token ids and the accuracy log"). */
+/** The openai options about data sets, generation and token ids (docs/llm-benchmarks.md, "Data sets", "Token ids and the accuracy log"). */
 function addLlmOptions(command: Command): Command {
   return command
     .option('--prompt-field <name>', "openai: the data set's prompt field (default: tok_input when present, else input, prompt or messages)")
@@ -135,7 +135,7 @@ export function addNetworkOptions(command: Command): Command {
     .addOption(new Option('--request-timeout-ms <ms>', 'network SUT: a request not finished within this fails as timeout (default 60000; 0: none)').argParser(nonNegativeInteger('--request-timeout-ms')))
     .addOption(new Option('--wait-for-nodes <seconds>', 'network SUT: keep probing a node that refuses connections or answers 503 for up to this long, every 250 ms, before giving up (default 0: probe once; for a server just started)').argParser(waitSeconds))
     .addOption(new Option('--probe-timeout-ms <ms>', "network SUT: each node's probe before the run (readiness, model, name(), the mapping module's check) must answer within this (default 10000)").argParser(timeoutMs('--probe-timeout-ms', 1)))
-    .option('--request <module>', 'http: the module mapping samples to requests and responses (README: Any other HTTP API)')
+    .option('--request <module>', 'http: the module mapping samples to requests and responses (docs/network-suts.md: Any other HTTP API)')
     .option('--binary-tensors', 'kserve: the binary tensor data extension instead of JSON tensors')
     .option('--http2', 'network SUT: HTTP/2 where the server offers it (https: nodes, negotiated by ALPN)')
     .addOption(choiceOption('--transport <client>', "network SUT: the HTTP client: native (the core's, plain http: and whole responses), undici (JS; https, HTTP/2, token streams) or auto (default: native where it can)", TRANSPORTS))

@@ -1,5 +1,5 @@
 /**
- * Dispatch modes other than `wake` (README "Dispatch modes"):
+ * Dispatch modes other than `wake` (docs/overhead-and-benchmarks.md, "Dispatch modes"):
  *
  * - `poll`: while a series runs, the thread that started the test polls the
  *   published-query count in a setImmediate loop and drains it. No wake-up

@@ -15,7 +15,7 @@
  * within the request timeout (or the connect timeout), and a node that
  * cannot get any connection fails its waiting requests at once.
  *
- * Failures (README, network-SUT failures): undici's parser errors are
+ * Failures (docs/network-suts.md, "Failures"): undici's parser errors are
  * 'malformed_response'; a connection closed or reset before the response was
  * complete is 'connection'; the request and connect timeouts are 'timeout';
  * the run stopped is 'cancelled'. A request whose connection ended before

@@ -1,6 +1,6 @@
 /**
  * `--sut http --request ./map.mjs`: any HTTP API, mapped by a user module
- * (README "Any other HTTP API"). The module's exports:
+ * (docs/network-suts.md, "Any other HTTP API"). The module's exports:
  *
  * - `totalSampleCount: number` (required), `performanceSampleCount?: number`;
  * - `request(index)` (required, synchronous): `{ method?, path, headers?,

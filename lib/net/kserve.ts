@@ -1,5 +1,5 @@
 /**
- * The KServe v2 / Open Inference Protocol (README "KServe v2"): before the
+ * The KServe v2 / Open Inference Protocol (docs/network-suts.md, "KServe v2"): before the
  * run each node's readiness and the model's metadata are checked against the
  * data set; each sample is one `POST /v2/models/NAME/infer` whose body is
  * built in load(); the response's output tensors are the accuracy data.

@@ -1,5 +1,5 @@
 /**
- * Input tensor data sets of the KServe SUT (README "KServe v2"): a NumPy
+ * Input tensor data sets of the KServe SUT (docs/network-suts.md, "KServe v2"): a NumPy
  * `.npy` file (first axis = samples), JSONL of v2 `inputs` arrays (one line
  * a sample), or the built-in demo data. Each sample's tensors are kept as raw
  * little-endian bytes (v2-tensors.ts); errors name the file, the line or

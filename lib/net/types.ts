@@ -1,5 +1,5 @@
 /**
- * Public options and results of the network SUTs (README "Network SUTs").
+ * Public options and results of the network SUTs (docs/network-suts.md).
  */
 import type { RunAbortSignal } from '../api/start-test.js';
 import type { QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
@@ -26,7 +26,7 @@ export interface TransportOptions {
   connectTimeoutMs?: number;
   /**
    * Sent as `Authorization: Bearer <key>`; no part of it (no run of 8 or more
-   * of its characters) is ever logged, reported or echoed (README "Secrets
+   * of its characters) is ever logged, reported or echoed (docs/network-suts.md, "Secrets
    * never written").
    */
   apiKey?: string;
@@ -69,7 +69,7 @@ export interface TransportOptions {
    * the SUT is created): series, sample id, QSL index, node, when it was sent,
    * its first token and its last byte (ns from its series' start, on the
    * core's clock), input and output tokens, outcome and failure kind
-   * (README "Reports for token runs"). Written after each completion, off
+   * (docs/llm-benchmarks.md, "Reports for token runs"). Written after each completion, off
    * the timing path; complete once close() resolves. Not with dispatch
    * 'worker', nor with readEveryResponse false (the native transport would
    * not show every response).
@@ -95,7 +95,7 @@ export interface OpenAiSutOptions extends TransportOptions {
   /** The served model's name (`model` of each request; SGLang: its model path, the path's last part or its served name). */
   model: string;
   /**
-   * The data set (README "Data sets"): JSONL, a JSON array of records
+   * The data set (docs/llm-benchmarks.md, "Data sets"): JSONL, a JSON array of records
    * (MLPerf's cnn_eval.json) or Parquet; each record's prompt is token ids
    * (`tok_input`), text (`input`, `prompt`) or chat `messages`, with
    * optional max_tokens, min_tokens, ignore_eos, temperature, input_tokens.
@@ -166,7 +166,7 @@ export interface KServeSutOptions extends TransportOptions {
 
 /** `--sut http`: any HTTP API, mapped by a user module. */
 export interface HttpSutOptions extends TransportOptions {
-  /** Path or file URL of a module exporting the mapping (README "Any other HTTP API"). */
+  /** Path or file URL of a module exporting the mapping (docs/network-suts.md, "Any other HTTP API"). */
   request: string;
   /** Importing the module (its top-level await) must settle within this (ms; default 30000; 0: no limit). */
   moduleTimeoutMs?: number;

@@ -1,6 +1,6 @@
 /**
  * What undici's errors mean for a sample, in the failure taxonomy of both
- * transports (README, network-SUT failures): its parser errors are
+ * transports (docs/network-suts.md, "Failures"): its parser errors are
  * 'malformed_response', a connection closed or reset before the response
  * was complete is 'connection', its timeouts 'timeout', an abort 'cancelled'.
  */

@@ -267,7 +267,7 @@ const TEST_FIELD_DEFS: { readonly [K in keyof TestSettings]: FieldDef<K> } = {
   },
   dispatch: {
     snake: 'dispatch', kind: 'enum', default: 'wake', constraints: { values: DISPATCH_MODES }, unit: '', extension: true,
-    doc: "how queries reach the SUT: 'wake', 'poll' or 'worker' (README: Dispatch modes)",
+    doc: "how queries reach the SUT: 'wake', 'poll' or 'worker' (docs/overhead-and-benchmarks.md: Dispatch modes)",
   },
   dispatchWorkers: {
     snake: 'dispatch_workers', kind: 'uint64', default: 1, constraints: runSettingLimit('dispatch_workers'), unit: 'threads',

@@ -14,7 +14,7 @@
 export const SCENARIOS = ['SingleStream', 'MultiStream', 'Server', 'Offline'] as const;
 /** Mode names; the index is the reference's `TestMode` integer value (the config key `mode`). */
 export const TEST_MODES = ['SubmissionRun', 'AccuracyOnly', 'PerformanceOnly', 'FindPeakPerformance'] as const;
-/** How queries reach the SUT (loadgen extension; README "Dispatch modes"). The index is the native value. */
+/** How queries reach the SUT (loadgen extension; docs/overhead-and-benchmarks.md, "Dispatch modes"). The index is the native value. */
 export const DISPATCH_MODES = ['wake', 'poll', 'worker'] as const;
 /** Logging mode names (reference `LoggingMode`); accepted and ignored. */
 export const LOGGING_MODES = ['AsyncPoll', 'EndOfTestOnly', 'Synchronous'] as const;
@@ -27,7 +27,7 @@ export type TestMode = (typeof TEST_MODES)[number];
  * How queries reach the SUT: `wake` (default) wakes the JS thread once per
  * batch of published queries; `poll` keeps the JS thread polling for the
  * whole series; `worker` feeds SUTs in worker threads straight from the
- * native core. See the README's "Dispatch modes".
+ * native core. See docs/overhead-and-benchmarks.md, "Dispatch modes".
  */
 export type DispatchMode = (typeof DISPATCH_MODES)[number];
 /** Reference `LoggingMode`; ignored (logging is always asynchronous). */
@@ -175,7 +175,7 @@ export interface TestSettings {
    * issue thread wakes the JS thread once per batch; `'poll'`: the JS thread
    * polls for queries (setImmediate loop) while a series runs; `'worker'`:
    * SUTs in `dispatchWorkers` worker threads take queries straight from the
-   * core (see README "Dispatch modes"). Config/--set name `dispatch`.
+   * core (see docs/overhead-and-benchmarks.md, "Dispatch modes"). Config/--set name `dispatch`.
    */
   dispatch: DispatchMode;
   /**

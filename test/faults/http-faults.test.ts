@@ -3,7 +3,7 @@
  * every protocol on both transports. A fault is served to the odd samples
  * (the even ones get good answers) when it should fail them, to every sample
  * when they should complete; the kind is the same on both transports (the
- * failure taxonomy of README "Several nodes, failures, timeouts").
+ * failure taxonomy of docs/network-suts.md, "Several nodes, failures, timeouts").
  */
 import { describe, expect, it } from 'vitest';
 
@@ -18,7 +18,7 @@ interface Row {
   requestTimeoutMs?: number;
   /** The protocols it runs on (default all). */
   protocols?: readonly FaultProtocol[];
-  /** Where a transport cannot follow the taxonomy, its outcome and why (README's failure table says so too). */
+  /** Where a transport cannot follow the taxonomy, its outcome and why (docs/network-suts.md's failure table says so too). */
   undici?: { expected: Outcome; why: string };
 }
 
