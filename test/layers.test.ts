@@ -1,0 +1,148 @@
+/**
+ * lib/ is built in layers: each folder (and each top-level file) of lib/ has
+ * one layer below, and every import runs downward or within its own layer.
+ * Fails on an upward import, on a cycle between folders, or on a cycle
+ * between files, unless it is one of the known ones listed below (each with
+ * its reason); a known one that no longer occurs fails too, so that the list
+ * only shrinks. The graph counts `import type`, `export ... from` and
+ * `import('...')` with a literal (test/import-graph.ts).
+ *
+ * To see the graph's cycles and upward imports: `npx vitest run test/layers.test.ts`
+ * prints them when it fails.
+ */
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { repoRoot } from './helpers.js';
+import { buildImportGraph, cycles, type ImportEdge } from './import-graph.js';
+
+/**
+ * The layers, bottom first. A member is a folder of lib/ ('net') or a
+ * top-level file of lib/ ('errors.ts').
+ * Members of one layer may import each other, but not in a circle.
+ */
+const LAYERS: ReadonlyArray<{ readonly members: readonly string[]; readonly holds: string }> = [
+  { members: ['errors.ts', 'run-abort-signal.ts'], holds: 'the error classes and the abort-signal type: import nothing from lib/' },
+  { members: ['native'], holds: 'the addon loader, its typed surface and the tables it exports (setting limits, enums)' },
+  { members: ['settings'], holds: 'TestSettings: fields, validation, resolution, the messages that name a setting' },
+  { members: ['config'], holds: 'mlperf.conf / user.conf parsing, provenance, audit.config' },
+  { members: ['fs', 'platform', 'datasets', 'tokenizer'], holds: 'output directories, the doctor probe, dataset readers, the tokenizer library' },
+  { members: ['accuracy', 'power', 'rules'], holds: 'accuracy scorers, power sampling and energy, the submission rules checker' },
+  { members: ['dispatch'], holds: 'how queries reach a JS SUT: wake, poll, worker threads, the drain' },
+  { members: ['api'], holds: 'startTest, the SUT/QSL types, completions, results' },
+  { members: ['suts', 'net', 'demo', 'serve'], holds: 'SUTs: null SUTs, the network clients, the ONNX demo, the stub servers' },
+  { members: ['report'], holds: 'the HTML report and the progress display' },
+  { members: ['conformance', 'cli', 'bench'], holds: 'the conformance runner, the CLI commands, the overhead benchmark' },
+  { members: ['cli.ts', 'index.ts'], holds: 'the entry points: the CLI binary and the package index' },
+];
+
+/** The member of a file: its top folder ('net' for lib/net/llm/sglang.ts), or the file itself ('errors.ts'). */
+function memberOf(file: string): string {
+  const slash = file.indexOf('/');
+  return slash >= 0 ? file.slice(0, slash) : file;
+}
+
+function layerIndex(): Map<string, number> {
+  const index = new Map<string, number>();
+  LAYERS.forEach((layer, i) => {
+    for (const m of layer.members) {
+      if (index.has(m)) throw new Error(`${m} is in two layers`);
+      index.set(m, i);
+    }
+  });
+  return index;
+}
+
+/**
+ * Upward imports that remain, 'from -> to' (files relative to lib/), each with
+ * why it is still there. Remove an entry when the import goes.
+ */
+const KNOWN_UPWARD: Readonly<Record<string, string>> = {
+  'api/checks.ts -> suts/suts.ts': 'isNullNativeSut: the null-native marker lives with the null SUTs',
+  'api/completion.ts -> net/protocol.ts': 'FailureKind is declared with the network protocol contract',
+  'api/result.ts -> net/protocol.ts': 'FailureKind is declared with the network protocol contract',
+  'api/stale-files.ts -> report/report.ts': 'report file names / the detail-log parser are declared in the report',
+  'api/start-test.ts -> suts/suts.ts': 'isNullNativeSut: the null-native marker lives with the null SUTs',
+  'api/sut-report.ts -> report/report.ts': 'report file names / the detail-log parser are declared in the report',
+  'api/token-limits.ts -> report/report.ts': 'report file names / the detail-log parser are declared in the report',
+  'api/types.ts -> net/protocol.ts': 'FailureKind is declared with the network protocol contract',
+  'datasets/read.ts -> api/abortable.ts': 'the abortable helper sits in api/',
+  'demo/cli.ts -> cli/interrupt.ts': 'the demo command is in demo/, not cli/',
+  'demo/cli.ts -> cli/options.ts': 'the demo command is in demo/, not cli/',
+  'demo/cli.ts -> cli/power-options.ts': 'the demo command is in demo/, not cli/',
+  'demo/cli.ts -> cli/report.ts': 'the demo command is in demo/, not cli/',
+  'dispatch/dispatch.ts -> api/active.ts': 'the active-series registry sits in api/',
+  'dispatch/dispatch.ts -> api/checks.ts': 'checkIssueMethods sits with the startTest checks',
+  'dispatch/dispatch.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
+  'dispatch/drain.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
+  'dispatch/lent-query.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
+  'dispatch/worker-entry.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
+  'native/addon.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
+  'power/inferred.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
+  'power/run-extras.ts -> api/sut-report.ts': 'formatSutReportBlock sits in api/',
+  'power/run-extras.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
+  'power/run-extras.ts -> report/report.ts': 'report file names / the detail-log parser are declared in the report',
+  'rules/check-logdir.ts -> report/report.ts': 'report file names / the detail-log parser are declared in the report',
+  'tokenizer/load.ts -> api/abortable.ts': 'the abortable helper sits in api/',
+  'tokenizer/slices.ts -> api/abortable.ts': 'the abortable helper sits in api/',
+};
+
+/** File cycles that remain, each as its sorted members joined by ' ', with why. */
+const KNOWN_FILE_CYCLES: Readonly<Record<string, string>> = {
+  'api/checks.ts api/completion.ts api/sut-report.ts api/types.ts config/audit-config.ts config/keys.ts config/lint.ts config/load-settings.ts config/provenance.ts config/records.ts config/sources.ts config/types.ts dispatch/lent-query.ts native/addon.ts native/index.ts native/internals.ts native/loader.ts native/tables.ts power/inferred.ts power/run-extras.ts report/energy-section.ts report/report-client.ts report/report.ts report/token-section.ts settings/fields.ts settings/resolve.ts settings/to-native.ts settings/validate.ts suts/suts.ts':
+    'through the SUT/result types in api/types.ts and the native surface',
+  'bench/bench.ts bench/figures.ts bench/net-format.ts bench/targets.ts':
+    'bench: the figures, their format and the targets import each other',
+  'net/http-map.ts net/kserve.ts net/openai.ts net/registry.ts net/transport.ts net/worker-sut.ts':
+    'net: the protocol registry imports each protocol, and they import the transport back',
+};
+
+const graph = buildImportGraph(join(repoRoot, 'lib'));
+const layerOf = layerIndex();
+const edgeName = (e: ImportEdge): string => `${e.from} -> ${e.to}`;
+
+/** Fails listing every offender, one a line (a diff of long arrays would be cut short). */
+function report(what: string, found: readonly string[], goneWhat: string, gone: readonly string[]): void {
+  const parts: string[] = [];
+  if (found.length > 0) parts.push(`${found.length} ${what}:\n  ${found.join('\n  ')}`);
+  if (gone.length > 0) parts.push(`${gone.length} ${goneWhat}:\n  ${gone.join('\n  ')}`);
+  if (parts.length > 0) expect.fail(parts.join('\n'));
+}
+
+describe('lib/ layers', () => {
+  it('places every folder and top-level file of lib/ in a layer', () => {
+    const unplaced = [...new Set(graph.files.map(memberOf))].filter((m) => !layerOf.has(m)).sort();
+    expect(unplaced, 'add each to LAYERS in test/layers.test.ts').toEqual([]);
+  });
+
+  it('has no upward import', () => {
+    const upward = new Set<string>();
+    for (const e of graph.edges) {
+      const from = layerOf.get(memberOf(e.from));
+      const to = layerOf.get(memberOf(e.to));
+      if (from !== undefined && to !== undefined && to > from) upward.add(edgeName(e));
+    }
+    const unexpected = [...upward].filter((name) => !(name in KNOWN_UPWARD)).sort();
+    const gone = Object.keys(KNOWN_UPWARD).filter((name) => !upward.has(name)).sort();
+    report('upward imports', unexpected, 'known upward imports that no longer occur (remove them from KNOWN_UPWARD)', gone);
+  });
+
+  it('has no cycle between folders (beside the known upward imports)', () => {
+    const members = [...new Set(graph.files.map(memberOf))];
+    const between = graph.edges
+      .filter((e) => memberOf(e.from) !== memberOf(e.to) && !(edgeName(e) in KNOWN_UPWARD))
+      .map((e) => [memberOf(e.from), memberOf(e.to)] as const);
+    report('folder cycles', cycles(members, between).map((c) => c.join(' ')), '', []);
+  });
+
+  it('has no cycle between files beside the known ones', () => {
+    const found = cycles(
+      graph.files,
+      graph.edges.map((e) => [e.from, e.to] as const),
+    ).map((c) => c.join(' '));
+    const unexpected = found.filter((c) => !(c in KNOWN_FILE_CYCLES));
+    const gone = Object.keys(KNOWN_FILE_CYCLES).filter((c) => !found.includes(c));
+    report('file cycles', unexpected, 'known file cycles that no longer occur (remove them from KNOWN_FILE_CYCLES)', gone);
+  });
+});
