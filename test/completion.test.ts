@@ -70,7 +70,7 @@ vi.mock('../lib/native/index.js', () => ({ loadNative: () => fake.addon }));
 import { setActiveSeries, wantsResponse } from '../lib/api/active.js';
 import { firstTokenComplete, querySampleComplete, querySamplesComplete, querySamplesCompleteIds } from '../lib/api/completion.js';
 import { handOver, resetHandOver } from '../lib/dispatch/handover.js';
-import type { QuerySampleResponse } from '../lib/api/types.js';
+import type { QuerySampleResponse } from '../lib/types/api.js';
 
 /** Responses whose `id` reads are logged, to see when the ids are gathered. */
 function watchedResponses(ids: number[]): QuerySampleResponse[] {

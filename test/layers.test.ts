@@ -23,7 +23,10 @@ import { buildImportGraph, cycles, type ImportEdge } from './import-graph.js';
  * Members of one layer may import each other, but not in a circle.
  */
 const LAYERS: ReadonlyArray<{ readonly members: readonly string[]; readonly holds: string }> = [
-  { members: ['errors.ts', 'run-abort-signal.ts'], holds: 'the error classes and the abort-signal type: import nothing from lib/' },
+  {
+    members: ['errors.ts', 'run-abort-signal.ts', 'types'],
+    holds: 'the error classes, the abort-signal type, and types/: the types every layer shares (settings, SUT, QSL, result, failure kinds)',
+  },
   { members: ['native'], holds: 'the addon loader, its typed surface and the tables it exports (setting limits, enums)' },
   { members: ['settings'], holds: 'TestSettings: fields, validation, resolution, the messages that name a setting' },
   { members: ['config'], holds: 'mlperf.conf / user.conf parsing, provenance, audit.config' },
@@ -66,7 +69,6 @@ const KNOWN_UPWARD: Readonly<Record<string, string>> = {
   'api/start-test.ts -> suts/suts.ts': 'isNullNativeSut: the null-native marker lives with the null SUTs',
   'api/sut-report.ts -> report/report.ts': 'report file names / the detail-log parser are declared in the report',
   'api/token-limits.ts -> report/report.ts': 'report file names / the detail-log parser are declared in the report',
-  'api/types.ts -> net/protocol.ts': 'FailureKind is declared with the network protocol contract',
   'datasets/read.ts -> api/abortable.ts': 'the abortable helper sits in api/',
   'demo/cli.ts -> cli/interrupt.ts': 'the demo command is in demo/, not cli/',
   'demo/cli.ts -> cli/options.ts': 'the demo command is in demo/, not cli/',
@@ -74,14 +76,7 @@ const KNOWN_UPWARD: Readonly<Record<string, string>> = {
   'demo/cli.ts -> cli/report.ts': 'the demo command is in demo/, not cli/',
   'dispatch/dispatch.ts -> api/active.ts': 'the active-series registry sits in api/',
   'dispatch/dispatch.ts -> api/checks.ts': 'checkIssueMethods sits with the startTest checks',
-  'dispatch/dispatch.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
-  'dispatch/drain.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
-  'dispatch/lent-query.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
-  'dispatch/worker-entry.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
-  'native/addon.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
-  'power/inferred.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
   'power/run-extras.ts -> api/sut-report.ts': 'formatSutReportBlock sits in api/',
-  'power/run-extras.ts -> api/types.ts': 'the SUT/QSL/result types are declared in api/',
   'power/run-extras.ts -> report/report.ts': 'report file names / the detail-log parser are declared in the report',
   'rules/check-logdir.ts -> report/report.ts': 'report file names / the detail-log parser are declared in the report',
   'tokenizer/load.ts -> api/abortable.ts': 'the abortable helper sits in api/',
@@ -90,8 +85,10 @@ const KNOWN_UPWARD: Readonly<Record<string, string>> = {
 
 /** File cycles that remain, each as its sorted members joined by ' ', with why. */
 const KNOWN_FILE_CYCLES: Readonly<Record<string, string>> = {
-  'api/checks.ts api/completion.ts api/sut-report.ts api/types.ts config/audit-config.ts config/keys.ts config/lint.ts config/load-settings.ts config/provenance.ts config/records.ts config/sources.ts config/types.ts dispatch/lent-query.ts native/addon.ts native/index.ts native/internals.ts native/loader.ts native/tables.ts power/inferred.ts power/run-extras.ts report/energy-section.ts report/report-client.ts report/report.ts report/token-section.ts settings/fields.ts settings/resolve.ts settings/to-native.ts settings/validate.ts suts/suts.ts':
-    'through the SUT/result types in api/types.ts and the native surface',
+  'api/checks.ts api/completion.ts suts/suts.ts': 'isNullNativeSut sits beside the null SUTs, which complete through api/',
+  'api/sut-report.ts power/run-extras.ts report/energy-section.ts report/report-client.ts report/report.ts report/token-section.ts':
+    'power and the report name each other: the report draws the power figures, power writes into the report data',
+  'native/addon.ts native/internals.ts native/loader.ts native/tables.ts': 'the loader checks the addon against the tables it exports',
   'bench/bench.ts bench/figures.ts bench/net-format.ts bench/targets.ts':
     'bench: the figures, their format and the targets import each other',
   'net/http-map.ts net/kserve.ts net/openai.ts net/registry.ts net/transport.ts net/worker-sut.ts':

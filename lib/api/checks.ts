@@ -8,9 +8,9 @@ import { pathToFileURL } from 'node:url';
 import { DEFAULT_AUDIT_CONFIG } from '../config/audit-config.js';
 import { InterfaceError, SettingsError } from '../errors.js';
 import { echo, hasControlCharacter, show } from '../settings/messages.js';
-import type { ResolvedTestSettings } from '../settings/types.js';
+import type { ResolvedTestSettings } from '../types/settings.js';
 import { isNullNativeSut } from '../suts/suts.js';
-import type { QuerySampleLibrary, SystemUnderTest } from './types.js';
+import type { QuerySampleLibrary, SystemUnderTest } from '../types/api.js';
 
 /** options.auditConfig: a non-empty path, or false; by default the reference's file name. */
 export function checkAuditConfigOption(option: unknown): string | false {

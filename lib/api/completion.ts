@@ -13,7 +13,7 @@ import { noteHandOver } from '../dispatch/handover.js';
 import { lentIdsMisuse } from '../dispatch/lent-query.js';
 import { loadNative, type NativeAddon } from '../native/index.js';
 import type { FailureKind } from '../net/protocol.js';
-import type { QuerySample, QuerySampleResponse } from './types.js';
+import type { QuerySample, QuerySampleResponse } from '../types/api.js';
 
 let native: NativeAddon | undefined;
 // Reused between calls: converting a response array costs no allocation

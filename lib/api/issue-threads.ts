@@ -14,7 +14,7 @@ import { drainQueries, newDrainState, startDrainSeries } from '../dispatch/drain
 import { checkIssueMethods } from './checks.js';
 import { usesIssueQueryIds } from '../dispatch/lent-query.js';
 import { IssueThreadEventKind, loadNative } from '../native/index.js';
-import type { SystemUnderTest } from './types.js';
+import type { SystemUnderTest } from '../types/api.js';
 
 export interface IssueQueryThreadRegistration {
   /** Registration order across the process (the reference's thread index). */

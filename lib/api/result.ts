@@ -3,8 +3,8 @@
  */
 import type { NativeOutcome, NativeTokenSummary } from '../native/index.js';
 import { FAILURE_KINDS, type FailureKind } from '../net/protocol.js';
-import type { ResolvedTestSettings, TestMode } from '../settings/types.js';
-import type { LatencyPercentilesNs, TestResult, TokenResult } from './types.js';
+import type { ResolvedTestSettings, TestMode } from '../types/settings.js';
+import type { LatencyPercentilesNs, TestResult, TokenResult } from '../types/api.js';
 
 function percentiles(values: Record<string, number> | undefined): LatencyPercentilesNs {
   const v = values ?? {};

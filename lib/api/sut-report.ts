@@ -12,9 +12,9 @@ import { defaultedSettingFields } from '../config/load-settings.js';
 import { InterfaceError } from '../errors.js';
 import { reportDataFileName } from '../report/report.js';
 import { echo } from '../settings/messages.js';
-import type { ResolvedLogSettings, TestSettingsInput } from '../settings/types.js';
+import type { ResolvedLogSettings, TestSettingsInput } from '../types/settings.js';
 import { describe, messageOf } from './checks.js';
-import type { SutDistribution, SutReport, SystemUnderTest, TestResult } from './types.js';
+import type { SutDistribution, SutReport, SystemUnderTest, TestResult } from '../types/api.js';
 
 /** Longest title or line of the summary block, and most lines, in characters / lines. */
 const MAX_LINE_CHARS = 500;

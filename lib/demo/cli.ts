@@ -10,7 +10,7 @@ import { powerFromCli, type PowerCliOptions } from '../cli/power-options.js';
 import { runProgress, writeRunReport } from '../cli/report.js';
 import { InterfaceError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
-import { type LogSettingsInput, type TestSettingsInput } from '../settings/types.js';
+import { type LogSettingsInput, type TestSettingsInput } from '../types/settings.js';
 import { demoRunHint, describeRun, runDemo } from './run.js';
 import { EXECUTION_PROVIDERS, type ExecutionProvider } from './sut.js';
 

@@ -28,7 +28,7 @@ import {
   type NativeAddon,
   type NativeSeriesInfo,
 } from '../native/index.js';
-import type { QuerySample, SystemUnderTest } from '../api/types.js';
+import type { QuerySample, SystemUnderTest } from '../types/api.js';
 
 /**
  * `poll`: a turn of the event loop takes queries for as long as they keep

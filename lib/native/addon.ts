@@ -5,7 +5,7 @@
  * module's `_internals` export) is declared apart, in internals.ts.
  */
 import type { BusyError, NotRunningError, SettingsError } from '../errors.js';
-import type { OverheadStatsNs, TestResult } from '../api/types.js';
+import type { OverheadStatsNs, TestResult } from '../types/api.js';
 import type { NativeTables } from './tables.js';
 
 /** The lib/errors.ts classes the addon throws (bindings/errors.cc). */

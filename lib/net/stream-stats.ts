@@ -15,7 +15,7 @@
  * the number of such gaps is reported apart.
  */
 import { activeSeries } from '../api/active.js';
-import type { SutDistribution } from '../api/types.js';
+import type { SutDistribution } from '../types/api.js';
 import type { ResponseReader } from './protocol.js';
 
 const COUNT = 0;

@@ -12,7 +12,7 @@ import { nodeSlice } from './node-stats.js';
 import { createRegisteredProtocol } from './registry.js';
 import { secretsOf } from './secrets.js';
 import { streamSlice } from './stream-stats.js';
-import type { QuerySample, SystemUnderTest } from '../api/types.js';
+import type { QuerySample, SystemUnderTest } from '../types/api.js';
 
 /** What the main thread's NetworkSut hands each worker (structured-cloned). */
 export interface NetworkWorkerOptions {

@@ -12,7 +12,7 @@ import { basename, dirname, join } from 'node:path';
 import { InterfaceError } from '../errors.js';
 import type { InferredResults } from '../power/inferred.js';
 import type { PowerResult } from '../power/run-extras.js';
-import type { SutDistribution, TokenLimits } from '../api/types.js';
+import type { SutDistribution, TokenLimits } from '../types/api.js';
 import { energySections, powerChartBox } from './energy-section.js';
 import { REPORT_CLIENT_JS } from './report-client.js';
 import { sutDistributionSection, tokenSection, type ReportTokens } from './token-section.js';

@@ -11,7 +11,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { SettingsError } from '../errors.js';
 import { parseDetailLog } from '../report/report.js';
 import { echo, PATH_ECHO_LIMIT, show } from '../settings/messages.js';
-import { SCENARIOS, type Scenario, type TestMode } from '../settings/types.js';
+import { SCENARIOS, type Scenario, type TestMode } from '../types/settings.js';
 import { confModelOf, isInteractiveModel, limitsFor } from '../config/llm-latency-limits.js';
 import { benchmarkOf, BENCHMARKS } from './benchmarks.js';
 import { evaluateRules, factsOfSettings, officialSettings, unknownModel, type CheckReport } from './check.js';

@@ -2,7 +2,7 @@
  * Ready-made SUTs and QSLs for measuring loadgen itself.
  */
 import { querySamplesCompleteIds } from '../api/completion.js';
-import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
+import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from '../types/api.js';
 
 /** Marks the SUT that completes every query inside the native issue thread. */
 export const NATIVE_NULL_SUT: unique symbol = Symbol.for('loadgen.nullNativeSut');
