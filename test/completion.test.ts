@@ -67,7 +67,7 @@ const fake = vi.hoisted(() => {
 
 vi.mock('../lib/native/index.js', () => ({ loadNative: () => fake.addon }));
 
-import { setActiveSeries, wantsResponse } from '../lib/api/active.js';
+import { setActiveSeries, wantsResponse } from '../lib/dispatch/active.js';
 import { firstTokenComplete, querySampleComplete, querySamplesComplete, querySamplesCompleteIds } from '../lib/api/completion.js';
 import { handOver, resetHandOver } from '../lib/dispatch/handover.js';
 import type { QuerySampleResponse } from '../lib/types/api.js';

@@ -12,7 +12,7 @@ import { usesIssueQueryIds } from '../dispatch/lent-query.js';
 import { RunFailedError, SutError } from '../errors.js';
 import { HostEventKind, type NativeAddon, type NativeHttpSut, type NativeOutcome, type NativeRunConfig } from '../native/index.js';
 import type { ResolvedTestSettings } from '../types/settings.js';
-import { setActiveSeries } from './active.js';
+import { setActiveSeries } from '../dispatch/active.js';
 import { messageOf } from './checks.js';
 import { serveQslCall } from './qsl-calls.js';
 import { toTestResult } from './result.js';

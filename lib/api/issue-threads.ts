@@ -9,7 +9,7 @@
  */
 import { threadId } from 'node:worker_threads';
 
-import { setActiveSeries } from './active.js';
+import { setActiveSeries } from '../dispatch/active.js';
 import { drainQueries, newDrainState, startDrainSeries } from '../dispatch/drain.js';
 import { checkIssueMethods } from './checks.js';
 import { usesIssueQueryIds } from '../dispatch/lent-query.js';

@@ -4,7 +4,7 @@
  * they settle, or failed when they have not settled within the QSL timeout.
  */
 import type { NativeAddon } from '../native/index.js';
-import { yieldToEventLoop } from './abortable.js';
+import { yieldToEventLoop } from '../abortable.js';
 import { messageOf } from './checks.js';
 import type { QuerySampleLibrary } from '../types/api.js';
 

@@ -2,7 +2,7 @@
  * The native outcome of a run turned into the public, plain-data TestResult.
  */
 import type { NativeOutcome, NativeTokenSummary } from '../native/index.js';
-import { FAILURE_KINDS, type FailureKind } from '../net/protocol.js';
+import { FAILURE_KINDS, type FailureKind } from '../types/failure-kinds.js';
 import type { ResolvedTestSettings, TestMode } from '../types/settings.js';
 import type { LatencyPercentilesNs, TestResult, TokenResult } from '../types/api.js';
 

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { LogOutputError } from '../errors.js';
-import { reportDataFileName, reportFileNameFor } from '../report/report.js';
+import { reportDataFileName, reportFileNameFor } from '../fs/log-files.js';
 import type { ResolvedLogSettings } from '../types/settings.js';
 
 /**

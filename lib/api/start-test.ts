@@ -19,7 +19,7 @@ import { resolveTestSettingFields } from '../settings/resolve.js';
 import { toNativeRunConfig } from '../settings/to-native.js';
 import type { LogSettingsInput, TestSettingsInput } from '../types/settings.js';
 import { validateRunSettings } from '../settings/validate.js';
-import { isNullNativeSut } from '../suts/suts.js';
+import { isNullNativeSut } from './null-native.js';
 import { nativeSutOf } from './native-sut.js';
 import { ActiveRun } from './active-run.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';

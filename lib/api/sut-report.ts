@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { defaultedSettingFields } from '../config/load-settings.js';
 import { InterfaceError } from '../errors.js';
-import { reportDataFileName } from '../report/report.js';
+import { reportDataFileName } from '../fs/log-files.js';
 import { echo } from '../settings/messages.js';
 import type { ResolvedLogSettings, TestSettingsInput } from '../types/settings.js';
 import { describe, messageOf } from './checks.js';

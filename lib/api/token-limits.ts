@@ -11,7 +11,7 @@ import { join } from 'node:path';
 
 import type { SettingsOrigin } from '../config/load-settings.js';
 import { isInteractiveModel, limitMs, limitsFor, LLM_LIMITS_SOURCE } from '../config/llm-latency-limits.js';
-import { reportDataFileName } from '../report/report.js';
+import { reportDataFileName } from '../fs/log-files.js';
 import type { ResolvedLogSettings, TestSettings, TestSettingsInput } from '../types/settings.js';
 import { appendToReportData, formatSutReportBlock } from './sut-report.js';
 import type { TestResult, TokenLimits } from '../types/api.js';

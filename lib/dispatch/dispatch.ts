@@ -14,8 +14,8 @@ import { pathToFileURL } from 'node:url';
 import { serialize } from 'node:v8';
 import { threadId, Worker } from 'node:worker_threads';
 
-import { setActiveSeries } from '../api/active.js';
-import { checkIssueMethods } from '../api/checks.js';
+import { setActiveSeries } from './active.js';
+import { checkIssueMethods } from './sut-checks.js';
 import { InterfaceError } from '../errors.js';
 import { watchRejection } from './drain.js';
 import { issueLent, lendable, newLentQuery, usesIssueQueryIds } from './lent-query.js';

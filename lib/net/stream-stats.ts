@@ -14,7 +14,7 @@
  * sees (a server that writes two tokens before the client reads them);
  * the number of such gaps is reported apart.
  */
-import { activeSeries } from '../api/active.js';
+import { activeSeries } from '../dispatch/active.js';
 import type { SutDistribution } from '../types/api.js';
 import type { ResponseReader } from './protocol.js';
 

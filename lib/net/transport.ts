@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { yieldToEventLoop } from '../api/abortable.js';
+import { yieldToEventLoop } from '../abortable.js';
 import type { QuerySample, QuerySampleLibrary } from '../types/api.js';
 import { DISPATCH_WORKER_PLAN, type DispatchWorkerPlan } from '../dispatch/dispatch.js';
 import { InterfaceError, SettingsError } from '../errors.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { formatSutReportBlock } from '../api/sut-report.js';
 import type { TestResult } from '../types/api.js';
-import { reportDataFileName } from '../report/report.js';
+import { reportDataFileName } from '../fs/log-files.js';
 import type { PowerResult } from '../types/power.js';
 import type { ResolvedLogSettings } from '../types/settings.js';
 import { energyOverWindow, parsePowerTimestamp, powerProblems, type PowerReading } from './energy.js';

@@ -7,7 +7,7 @@
  * script that draws them is appended to the page's chart script.
  */
 import type { SutDistribution, TokenLimits } from '../types/api.js';
-import type { ReportDistribution } from './report.js';
+import type { ReportDistribution } from './distribution.js';
 
 /** The token figures of the reported series in loadgen_report_data.json (native/report_data.cc). */
 export interface ReportTokens {
