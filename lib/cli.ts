@@ -37,7 +37,7 @@ import { addRunCheckOptions, registerRulesCommands } from './cli/rules-commands.
 import { registerServeCommand } from './cli/serve-command.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
-import { addDemoOptions } from './demo/cli.js';
+import { addDemoOptions } from './cli/demo-command.js';
 import { InterfaceError, LoadgenError, LogOutputError, NetworkSetupError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native/index.js';
 import { SCENARIOS, TEST_MODES } from './types/settings.js';

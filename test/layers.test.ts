@@ -62,11 +62,6 @@ function layerIndex(): Map<string, number> {
  * why it is still there. Remove an entry when the import goes.
  */
 const KNOWN_UPWARD: Readonly<Record<string, string>> = {
-  'demo/cli.ts -> cli/interrupt.ts': 'the demo command is in demo/, not cli/',
-  'demo/cli.ts -> cli/options.ts': 'the demo command is in demo/, not cli/',
-  'demo/cli.ts -> cli/power-options.ts': 'the demo command is in demo/, not cli/',
-  'demo/cli.ts -> cli/report.ts': 'the demo command is in demo/, not cli/',
-  'power/run-extras.ts -> api/sut-report.ts': 'formatSutReportBlock sits in api/',
 };
 
 /** File cycles that remain, each as its sorted members joined by ' ', with why. */

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { invalidRunHint } from '../api/invalid-hint.js';
 import { startTest } from '../api/start-test.js';
 import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../types/api.js';
-import { demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from '../demo/cli.js';
+import { demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from './demo-command.js';
 import { MODULE_LOAD_TIMEOUT_MS, settleWithin, thrownText } from '../api/user-calls.js';
 import { InterfaceError, SettingsError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';

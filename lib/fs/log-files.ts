@@ -5,6 +5,10 @@
  */
 import { basename } from 'node:path';
 
+import type { SutReport } from '../types/api.js';
+
+const FRAME = '='.repeat(48);
+
 /** One line of mlperf_log_detail.txt. */
 export interface DetailEntry {
   key: string;
@@ -38,4 +42,9 @@ export function parseDetailLog(text: string): DetailEntry[] {
     }
   }
   return out;
+}
+
+/** The summary block of a report: a blank line, the framed title, the lines. */
+export function formatSutReportBlock(report: SutReport): string {
+  return `\n${FRAME}\n${report.title}\n${FRAME}\n${report.lines.map((l) => `${l}\n`).join('')}`;
 }

@@ -7,9 +7,8 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { formatSutReportBlock } from '../api/sut-report.js';
+import { formatSutReportBlock, reportDataFileName } from '../fs/log-files.js';
 import type { TestResult } from '../types/api.js';
-import { reportDataFileName } from '../fs/log-files.js';
 import type { PowerResult } from '../types/power.js';
 import type { ResolvedLogSettings } from '../types/settings.js';
 import { energyOverWindow, parsePowerTimestamp, powerProblems, type PowerReading } from './energy.js';
