@@ -1,14 +1,11 @@
 /**
  * lib/ is built in layers: each folder (and each top-level file) of lib/ has
  * one layer below, and every import runs downward or within its own layer.
- * Fails on an upward import, on a cycle between folders, or on a cycle
- * between files, unless it is one of the known ones listed below (each with
- * its reason); a known one that no longer occurs fails too, so that the list
- * only shrinks. The graph counts `import type`, `export ... from` and
- * `import('...')` with a literal (test/import-graph.ts).
- *
- * To see the graph's cycles and upward imports: `npx vitest run test/layers.test.ts`
- * prints them when it fails.
+ * Fails on an upward import, on a cycle between folders (members of one
+ * layer may import each other, but not in a circle), and on a cycle between
+ * files, inside a folder too. The graph counts `import type`, `export ...
+ * from` and `import('...')` with a literal (test/import-graph.ts); each
+ * failure lists every offender.
  */
 import { join } from 'node:path';
 
@@ -30,10 +27,10 @@ const LAYERS: ReadonlyArray<{ readonly members: readonly string[]; readonly hold
   { members: ['native'], holds: 'the addon loader, its typed surface and the tables it exports (setting limits, enums)' },
   { members: ['settings'], holds: 'TestSettings: fields, validation, resolution, the messages that name a setting' },
   { members: ['config'], holds: 'mlperf.conf / user.conf parsing, provenance, audit.config' },
-  { members: ['fs', 'platform', 'datasets', 'tokenizer'], holds: 'output directories, the doctor probe, dataset readers, the tokenizer library' },
+  { members: ['fs', 'platform', 'datasets', 'tokenizer'], holds: 'output directories and the names of the log files, the doctor probe, dataset readers, the tokenizer library' },
   { members: ['accuracy', 'power', 'rules'], holds: 'accuracy scorers, power sampling and energy, the submission rules checker' },
-  { members: ['dispatch'], holds: 'how queries reach a JS SUT: wake, poll, worker threads, the drain' },
-  { members: ['api'], holds: 'startTest, the SUT/QSL types, completions, results' },
+  { members: ['dispatch'], holds: 'how queries reach a JS SUT: wake, poll, worker threads, the drain, the active series' },
+  { members: ['api'], holds: 'startTest and its checks, completions, results, the SUT report hooks' },
   { members: ['suts', 'net', 'demo', 'serve'], holds: 'SUTs: null SUTs, the network clients, the ONNX demo, the stub servers' },
   { members: ['report'], holds: 'the HTML report and the progress display' },
   { members: ['conformance', 'cli', 'bench'], holds: 'the conformance runner, the CLI commands, the overhead benchmark' },
@@ -57,32 +54,13 @@ function layerIndex(): Map<string, number> {
   return index;
 }
 
-/**
- * Upward imports that remain, 'from -> to' (files relative to lib/), each with
- * why it is still there. Remove an entry when the import goes.
- */
-const KNOWN_UPWARD: Readonly<Record<string, string>> = {
-};
-
-/** File cycles that remain, each as its sorted members joined by ' ', with why. */
-const KNOWN_FILE_CYCLES: Readonly<Record<string, string>> = {
-  'native/addon.ts native/internals.ts native/loader.ts native/tables.ts': 'the loader checks the addon against the tables it exports',
-  'bench/bench.ts bench/figures.ts bench/net-format.ts bench/targets.ts':
-    'bench: the figures, their format and the targets import each other',
-  'net/http-map.ts net/kserve.ts net/openai.ts net/registry.ts net/transport.ts net/worker-sut.ts':
-    'net: the protocol registry imports each protocol, and they import the transport back',
-};
-
 const graph = buildImportGraph(join(repoRoot, 'lib'));
 const layerOf = layerIndex();
 const edgeName = (e: ImportEdge): string => `${e.from} -> ${e.to}`;
 
 /** Fails listing every offender, one a line (a diff of long arrays would be cut short). */
-function report(what: string, found: readonly string[], goneWhat: string, gone: readonly string[]): void {
-  const parts: string[] = [];
-  if (found.length > 0) parts.push(`${found.length} ${what}:\n  ${found.join('\n  ')}`);
-  if (gone.length > 0) parts.push(`${gone.length} ${goneWhat}:\n  ${gone.join('\n  ')}`);
-  if (parts.length > 0) expect.fail(parts.join('\n'));
+function report(what: string, found: readonly string[]): void {
+  if (found.length > 0) expect.fail(`${found.length} ${what}:\n  ${found.join('\n  ')}`);
 }
 
 describe('lib/ layers', () => {
@@ -98,26 +76,22 @@ describe('lib/ layers', () => {
       const to = layerOf.get(memberOf(e.to));
       if (from !== undefined && to !== undefined && to > from) upward.add(edgeName(e));
     }
-    const unexpected = [...upward].filter((name) => !(name in KNOWN_UPWARD)).sort();
-    const gone = Object.keys(KNOWN_UPWARD).filter((name) => !upward.has(name)).sort();
-    report('upward imports', unexpected, 'known upward imports that no longer occur (remove them from KNOWN_UPWARD)', gone);
+    report('upward imports (move what is imported down, or pass it in)', [...upward].sort());
   });
 
-  it('has no cycle between folders (beside the known upward imports)', () => {
+  it('has no cycle between folders', () => {
     const members = [...new Set(graph.files.map(memberOf))];
     const between = graph.edges
-      .filter((e) => memberOf(e.from) !== memberOf(e.to) && !(edgeName(e) in KNOWN_UPWARD))
+      .filter((e) => memberOf(e.from) !== memberOf(e.to))
       .map((e) => [memberOf(e.from), memberOf(e.to)] as const);
-    report('folder cycles', cycles(members, between).map((c) => c.join(' ')), '', []);
+    report('folder cycles', cycles(members, between).map((c) => c.join(' ')));
   });
 
-  it('has no cycle between files beside the known ones', () => {
+  it('has no cycle between files', () => {
     const found = cycles(
       graph.files,
       graph.edges.map((e) => [e.from, e.to] as const),
     ).map((c) => c.join(' '));
-    const unexpected = found.filter((c) => !(c in KNOWN_FILE_CYCLES));
-    const gone = Object.keys(KNOWN_FILE_CYCLES).filter((c) => !found.includes(c));
-    report('file cycles', unexpected, 'known file cycles that no longer occur (remove them from KNOWN_FILE_CYCLES)', gone);
+    report('file cycles', found);
   });
 });

@@ -6,7 +6,7 @@
  */
 import type { BusyError, NotRunningError, SettingsError } from '../errors.js';
 import type { OverheadStatsNs, TestResult } from '../types/api.js';
-import type { NativeTables } from './tables.js';
+import type { NativeTables } from './table-types.js';
 
 /** The lib/errors.ts classes the addon throws (bindings/errors.cc). */
 export interface NativeErrorClasses {
