@@ -1,5 +1,5 @@
 /**
- * The completion calls (lib/api/completion.ts, lib/api/active.ts) without a run:
+ * The completion calls (lib/api/completion.ts, lib/dispatch/active.ts) without a run:
  * what they pass to a fake addon, in which order, and what they hand over.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
