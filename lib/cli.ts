@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 
 import { Command, CommanderError, Option } from 'commander';
 
-import type { TestResult } from './api/types.js';
+import type { TestResult } from './types/api.js';
 import { accuracyBenchTarget, formatAccuracyBench, runAccuracyBench } from './bench/accuracy.js';
 import { runBenchmark } from './bench/bench.js';
 import { formatBenchReport } from './bench/format.js';
@@ -37,10 +37,10 @@ import { addRunCheckOptions, registerRulesCommands } from './cli/rules-commands.
 import { registerServeCommand } from './cli/serve-command.js';
 import { DEMO_OUTDIR, runCommand, type RunOptions } from './cli/run-command.js';
 import { traceCommand, type TraceOptions } from './cli/trace-command.js';
-import { addDemoOptions } from './demo/cli.js';
+import { addDemoOptions } from './cli/demo-command.js';
 import { InterfaceError, LoadgenError, LogOutputError, NetworkSetupError, SettingsError, SutError } from './errors.js';
 import { packageRoot } from './native/index.js';
-import { SCENARIOS, TEST_MODES } from './settings/types.js';
+import { SCENARIOS, TEST_MODES } from './types/settings.js';
 
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(resolve(packageRoot, 'package.json'), 'utf8')) as { version: string };

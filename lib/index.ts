@@ -54,7 +54,7 @@ export {
   type TestMode,
   type TestSettings,
   type TestSettingsInput,
-} from './settings/types.js';
+} from './types/settings.js';
 export {
   BusyError,
   ConfigFileError,
@@ -87,7 +87,7 @@ export type {
   TokenLatencyStatsNs,
   TokenLimits,
   TokenResult,
-} from './api/types.js';
+} from './types/api.js';
 export {
   LLM_LATENCY_LIMITS,
   limitsFor,

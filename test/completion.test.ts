@@ -1,5 +1,5 @@
 /**
- * The completion calls (lib/api/completion.ts, lib/api/active.ts) without a run:
+ * The completion calls (lib/api/completion.ts, lib/dispatch/active.ts) without a run:
  * what they pass to a fake addon, in which order, and what they hand over.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -67,10 +67,10 @@ const fake = vi.hoisted(() => {
 
 vi.mock('../lib/native/index.js', () => ({ loadNative: () => fake.addon }));
 
-import { setActiveSeries, wantsResponse } from '../lib/api/active.js';
+import { setActiveSeries, wantsResponse } from '../lib/dispatch/active.js';
 import { firstTokenComplete, querySampleComplete, querySamplesComplete, querySamplesCompleteIds } from '../lib/api/completion.js';
 import { handOver, resetHandOver } from '../lib/dispatch/handover.js';
-import type { QuerySampleResponse } from '../lib/api/types.js';
+import type { QuerySampleResponse } from '../lib/types/api.js';
 
 /** Responses whose `id` reads are logged, to see when the ids are gathered. */
 function watchedResponses(ids: number[]): QuerySampleResponse[] {

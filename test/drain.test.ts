@@ -9,7 +9,7 @@ import { drainQueries, newDrainState, startDrainSeries, type DrainState } from '
 import { HAND_OVER_SLICE_MS, handOver, noteHandOver, resetHandOver } from '../lib/dispatch/handover.js';
 import { SAMPLE_INDEX_CHUNK } from '../lib/dispatch/sample-indices.js';
 import type { NativeAddon, NativeSeriesInfo } from '../lib/native/index.js';
-import type { QuerySample } from '../lib/api/types.js';
+import type { QuerySample } from '../lib/types/api.js';
 
 /** The QSL index of sample k of the fake series: distinct, unordered, so a wrong slice shows. */
 const qslIndexOf = (k: number): number => (k * 37 + 11) % 1009;

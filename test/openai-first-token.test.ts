@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { startTest } from '../lib/index.js';
-import { activeSeries } from '../lib/api/active.js';
+import { activeSeries } from '../lib/dispatch/active.js';
 import { loadNative } from '../lib/native/index.js';
 import { createOpenAiProtocol, createOpenAiSut } from '../lib/net/openai.js';
 import type { NetworkProtocol, ResponseOutcome, ResponseReader } from '../lib/net/protocol.js';

@@ -28,7 +28,7 @@ import { loadNative } from '../lib/native/index.js';
 import { FIELD_BY_NAME } from '../lib/settings/fields.js';
 import { resolveTestSettingFields } from '../lib/settings/resolve.js';
 import { toNativeSettings } from '../lib/settings/to-native.js';
-import { SCENARIOS, TEST_MODES, type Scenario } from '../lib/settings/types.js';
+import { SCENARIOS, TEST_MODES, type Scenario } from '../lib/types/settings.js';
 import { validateSettingValue } from '../lib/settings/validate.js';
 import { repoRoot } from './helpers.js';
 import { PROPERTY_SEED, propertyParams } from './property-params.js';

@@ -16,7 +16,7 @@ import { FIELD_BY_NAME, SETTINGS_FIELDS, type SettingField } from '../lib/settin
 import { parseSettingAssignment } from '../lib/settings/assignments.js';
 import { resolveTestSettingFields, resolveTestSettings } from '../lib/settings/resolve.js';
 import { toNativeSettings } from '../lib/settings/to-native.js';
-import { SCENARIOS, type ResolvedTestSettings, type TestSettingsInput } from '../lib/settings/types.js';
+import { SCENARIOS, type ResolvedTestSettings, type TestSettingsInput } from '../lib/types/settings.js';
 import { validateRunSettings } from '../lib/settings/validate.js';
 import { propertyParams } from './property-params.js';
 

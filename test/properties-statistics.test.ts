@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { loadNativeInternals, type NativeResultsInput } from '../lib/native/index.js';
 import { resolveTestSettings } from '../lib/settings/resolve.js';
 import { toNativeSettings } from '../lib/settings/to-native.js';
-import type { TestSettingsInput } from '../lib/settings/types.js';
+import type { TestSettingsInput } from '../lib/types/settings.js';
 import { propertyParams } from './property-params.js';
 
 const native = loadNativeInternals().conformance;

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { SettingsError, startTest, type SutReport, type TestResult } from '../lib/index.js';
-import { setActiveSeries } from '../lib/api/active.js';
+import { setActiveSeries } from '../lib/dispatch/active.js';
 import { loadNative } from '../lib/native/index.js';
 import { createOpenAiSut } from '../lib/net/openai.js';
 import type { ResponseReader } from '../lib/net/protocol.js';

@@ -9,7 +9,7 @@ import { DEFAULT_LOG_SETTINGS, DEFAULT_TEST_SETTINGS, LOG_SETTINGS_FIELDS, SETTI
 import { resolveLogSettings } from '../lib/settings/log-settings.js';
 import { resolveTestSettings } from '../lib/settings/resolve.js';
 import { toNativeSettings } from '../lib/settings/to-native.js';
-import { SCENARIOS, TEST_MODES } from '../lib/settings/types.js';
+import { SCENARIOS, TEST_MODES } from '../lib/types/settings.js';
 import { resolveQslDependentChecks } from '../lib/settings/validate.js';
 import { expectSettingsError, REFERENCE_DEFAULTS, resolve } from './settings-helpers.js';
 

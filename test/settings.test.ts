@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEST_SETTINGS, SETTINGS_FIELDS } from '../lib/settings/fields.js';
 import { resolveTestSettings } from '../lib/settings/resolve.js';
-import { SCENARIOS, TEST_MODES } from '../lib/settings/types.js';
+import { SCENARIOS, TEST_MODES } from '../lib/types/settings.js';
 import { assertRunnableMode, resolveQslDependentChecks } from '../lib/settings/validate.js';
-import type { ResolvedTestSettings, TestSettingsInput } from '../lib/settings/types.js';
+import type { ResolvedTestSettings, TestSettingsInput } from '../lib/types/settings.js';
 import { expectSettingsError, resolve, REFERENCE_DEFAULTS, camel } from './settings-helpers.js';
 
 describe('defaults', () => {

@@ -11,12 +11,12 @@ import { resetHandOver } from '../dispatch/handover.js';
 import { usesIssueQueryIds } from '../dispatch/lent-query.js';
 import { RunFailedError, SutError } from '../errors.js';
 import { HostEventKind, type NativeAddon, type NativeHttpSut, type NativeOutcome, type NativeRunConfig } from '../native/index.js';
-import type { ResolvedTestSettings } from '../settings/types.js';
-import { setActiveSeries } from './active.js';
+import type { ResolvedTestSettings } from '../types/settings.js';
+import { setActiveSeries } from '../dispatch/active.js';
 import { messageOf } from './checks.js';
 import { serveQslCall } from './qsl-calls.js';
 import { toTestResult } from './result.js';
-import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
+import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../types/api.js';
 
 /** One run: serves the native side's events on the JS thread. */
 export class ActiveRun {

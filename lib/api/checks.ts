@@ -7,10 +7,13 @@ import { pathToFileURL } from 'node:url';
 
 import { DEFAULT_AUDIT_CONFIG } from '../config/audit-config.js';
 import { InterfaceError, SettingsError } from '../errors.js';
-import { echo, hasControlCharacter, show } from '../settings/messages.js';
-import type { ResolvedTestSettings } from '../settings/types.js';
-import { isNullNativeSut } from '../suts/suts.js';
-import type { QuerySampleLibrary, SystemUnderTest } from './types.js';
+import { hasControlCharacter, show } from '../settings/messages.js';
+import type { ResolvedTestSettings } from '../types/settings.js';
+import { checkIssueMethods, describe } from '../dispatch/sut-checks.js';
+import type { QuerySampleLibrary, SystemUnderTest } from '../types/api.js';
+import { isNullNativeSut } from './null-native.js';
+
+export { checkIssueMethods, describe } from '../dispatch/sut-checks.js';
 
 /** options.auditConfig: a non-empty path, or false; by default the reference's file name. */
 export function checkAuditConfigOption(option: unknown): string | false {
@@ -65,27 +68,6 @@ export function checkSut(sut: SystemUnderTest, needsIssueQuery = true): void {
     throw new InterfaceError(`sut.report must be a function when present, got ${describe(sut.report)}`);
 }
 
-/**
- * A SUT must have issueQuery or issueQueryIds (a function each when present).
- * `what`: the message when it has neither ('sut': the default message).
- */
-export function checkIssueMethods(sut: unknown, what: string): void {
-  if (typeof sut !== 'object' || sut === null) throw new InterfaceError(what === 'sut' ? `sut must be an object, got ${describe(sut)}` : what);
-  const { issueQuery, issueQueryIds } = sut as Partial<SystemUnderTest>;
-  if (issueQueryIds !== undefined && typeof issueQueryIds !== 'function')
-    throw new InterfaceError(`sut.issueQueryIds must be a function when present, got ${describe(issueQueryIds)}`);
-  if (typeof issueQueryIds === 'function') {
-    if (issueQuery !== undefined && typeof issueQuery !== 'function')
-      throw new InterfaceError(`sut.issueQuery must be a function when present, got ${describe(issueQuery)}`);
-    return;
-  }
-  if (typeof issueQuery !== 'function') {
-    throw new InterfaceError(what === 'sut'
-      ? `sut.issueQuery must be a function (or sut.issueQueryIds one), got ${describe(issueQuery)}`
-      : what);
-  }
-}
-
 export function checkQsl(qsl: QuerySampleLibrary): void {
   if (typeof qsl !== 'object' || qsl === null) throw new InterfaceError(`qsl must be an object, got ${describe(qsl)}`);
   checkName('qsl.name', qsl.name);
@@ -102,14 +84,6 @@ export function checkQsl(qsl: QuerySampleLibrary): void {
       `Invalid QSL qsl.performanceSampleCount = ${String(performance)}: expected an integer in [1, qsl.totalSampleCount = ${String(total)}] ` +
         '(the samples a performance run loads are part of the data set).');
   }
-}
-
-export function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
-  if (typeof value === 'string') return `'${echo(value)}'`;
-  return `${typeof value} ${String(value)}`;
 }
 
 export function messageOf(error: unknown): string {

@@ -7,13 +7,13 @@
  * type are a TypeError before anything is completed (one type test per
  * value, each value read once; the native side checks again what it reads).
  */
-import { activeSeries, wantsResponse } from './active.js';
+import { activeSeries, wantsResponse } from '../dispatch/active.js';
 import { describe } from './checks.js';
 import { noteHandOver } from '../dispatch/handover.js';
 import { lentIdsMisuse } from '../dispatch/lent-query.js';
 import { loadNative, type NativeAddon } from '../native/index.js';
-import type { FailureKind } from '../net/protocol.js';
-import type { QuerySample, QuerySampleResponse } from './types.js';
+import type { FailureKind } from '../types/failure-kinds.js';
+import type { QuerySample, QuerySampleResponse } from '../types/api.js';
 
 let native: NativeAddon | undefined;
 // Reused between calls: converting a response array costs no allocation

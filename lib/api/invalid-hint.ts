@@ -15,7 +15,7 @@
  * hint says so.
  */
 import { planEarlyStopping } from '../rules/stats.js';
-import type { TestResult } from './types.js';
+import type { TestResult } from '../types/api.js';
 
 /** A rerun after a missed latency bound runs at most this share of the failed run's rate... */
 const MAX_QPS_FACTOR = 0.7;

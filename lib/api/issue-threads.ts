@@ -9,12 +9,12 @@
  */
 import { threadId } from 'node:worker_threads';
 
-import { setActiveSeries } from './active.js';
+import { setActiveSeries } from '../dispatch/active.js';
 import { drainQueries, newDrainState, startDrainSeries } from '../dispatch/drain.js';
 import { checkIssueMethods } from './checks.js';
 import { usesIssueQueryIds } from '../dispatch/lent-query.js';
 import { IssueThreadEventKind, loadNative } from '../native/index.js';
-import type { SystemUnderTest } from './types.js';
+import type { SystemUnderTest } from '../types/api.js';
 
 export interface IssueQueryThreadRegistration {
   /** Registration order across the process (the reference's thread index). */

@@ -4,9 +4,9 @@
  * they settle, or failed when they have not settled within the QSL timeout.
  */
 import type { NativeAddon } from '../native/index.js';
-import { yieldToEventLoop } from './abortable.js';
+import { yieldToEventLoop } from '../abortable.js';
 import { messageOf } from './checks.js';
-import type { QuerySampleLibrary } from './types.js';
+import type { QuerySampleLibrary } from '../types/api.js';
 
 /**
  * Indices copied into the QSL's number[] between two turns of the event

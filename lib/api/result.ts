@@ -2,9 +2,9 @@
  * The native outcome of a run turned into the public, plain-data TestResult.
  */
 import type { NativeOutcome, NativeTokenSummary } from '../native/index.js';
-import { FAILURE_KINDS, type FailureKind } from '../net/protocol.js';
-import type { ResolvedTestSettings, TestMode } from '../settings/types.js';
-import type { LatencyPercentilesNs, TestResult, TokenResult } from './types.js';
+import { FAILURE_KINDS, type FailureKind } from '../types/failure-kinds.js';
+import type { ResolvedTestSettings, TestMode } from '../types/settings.js';
+import type { LatencyPercentilesNs, TestResult, TokenResult } from '../types/api.js';
 
 function percentiles(values: Record<string, number> | undefined): LatencyPercentilesNs {
   const v = values ?? {};

@@ -7,8 +7,8 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { LogOutputError } from '../errors.js';
-import { reportDataFileName, reportFileNameFor } from '../report/report.js';
-import type { ResolvedLogSettings } from '../settings/types.js';
+import { reportDataFileName, reportFileNameFor } from '../fs/log-files.js';
+import type { ResolvedLogSettings } from '../types/settings.js';
 
 /**
  * The names of the files a run with these log settings writes (or may

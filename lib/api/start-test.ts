@@ -17,16 +17,16 @@ import { checkPowerOptions, type PowerOptions } from '../power/sources.js';
 import { resolveLogSettings } from '../settings/log-settings.js';
 import { resolveTestSettingFields } from '../settings/resolve.js';
 import { toNativeRunConfig } from '../settings/to-native.js';
-import type { LogSettingsInput, TestSettingsInput } from '../settings/types.js';
+import type { LogSettingsInput, TestSettingsInput } from '../types/settings.js';
 import { validateRunSettings } from '../settings/validate.js';
-import { isNullNativeSut } from '../suts/suts.js';
+import { isNullNativeSut } from './null-native.js';
 import { nativeSutOf } from './native-sut.js';
 import { ActiveRun } from './active-run.js';
 import { checkAuditConfigOption, checkDispatch, checkQsl, checkSut, messageOf } from './checks.js';
 import { removeStaleRunFiles } from './stale-files.js';
 import { addSutReport, withSutDefaults } from './sut-report.js';
 import { addTokenLimits } from './token-limits.js';
-import type { QuerySampleLibrary, SystemUnderTest, TestResult } from './types.js';
+import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../types/api.js';
 
 /** Options of {@link startTest} beyond the reference's settings. */
 export interface StartTestOptions {

@@ -10,16 +10,17 @@ import { join } from 'node:path';
 
 import { defaultedSettingFields } from '../config/load-settings.js';
 import { InterfaceError } from '../errors.js';
-import { reportDataFileName } from '../report/report.js';
+import { formatSutReportBlock, reportDataFileName } from '../fs/log-files.js';
 import { echo } from '../settings/messages.js';
-import type { ResolvedLogSettings, TestSettingsInput } from '../settings/types.js';
+import type { ResolvedLogSettings, TestSettingsInput } from '../types/settings.js';
 import { describe, messageOf } from './checks.js';
-import type { SutDistribution, SutReport, SystemUnderTest, TestResult } from './types.js';
+import type { SutDistribution, SutReport, SystemUnderTest, TestResult } from '../types/api.js';
+
+export { formatSutReportBlock } from '../fs/log-files.js';
 
 /** Longest title or line of the summary block, and most lines, in characters / lines. */
 const MAX_LINE_CHARS = 500;
 const MAX_LINES = 1000;
-const FRAME = '='.repeat(48);
 
 /**
  * `settings` with the SUT's defaultSettings under it, per key: a key the
@@ -39,11 +40,6 @@ export function withSutDefaults(sut: Pick<SystemUnderTest, 'defaultSettings'>, s
     if (merged[key] === undefined || defaulted?.has(key) === true) merged[key] = value;
   }
   return merged as TestSettingsInput;
-}
-
-/** The summary block of a report: a blank line, the framed title, the lines. */
-export function formatSutReportBlock(report: SutReport): string {
-  return `\n${FRAME}\n${report.title}\n${FRAME}\n${report.lines.map((l) => `${l}\n`).join('')}`;
 }
 
 /**

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 
 import type { SettingsOrigin } from '../config/load-settings.js';
 import { isInteractiveModel, limitMs, limitsFor, LLM_LIMITS_SOURCE } from '../config/llm-latency-limits.js';
-import { reportDataFileName } from '../report/report.js';
-import type { ResolvedLogSettings, TestSettings, TestSettingsInput } from '../settings/types.js';
+import { reportDataFileName } from '../fs/log-files.js';
+import type { ResolvedLogSettings, TestSettings, TestSettingsInput } from '../types/settings.js';
 import { appendToReportData, formatSutReportBlock } from './sut-report.js';
-import type { TestResult, TokenLimits } from './types.js';
+import type { TestResult, TokenLimits } from '../types/api.js';
 
 /** The summary block's title. */
 export const TOKEN_LIMITS_TITLE = 'Token Latency Limits (loadgen for Node.js)';

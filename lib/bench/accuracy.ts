@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { encodeTokenIds } from '../datasets/accuracy-ids.js';
 import { packageRoot } from '../native/index.js';
 import { loadTokenizer } from '../tokenizer/index.js';
-import type { BenchTarget } from './bench.js';
+import type { BenchTarget } from './report-types.js';
 
 const cliScript = join(dirname(fileURLToPath(import.meta.url)), '..', 'cli.js');
 

@@ -2,7 +2,7 @@
  * How the benchmark's figures are written: numbers, microseconds and the
  * label of a Server row.
  */
-import type { ServerRow } from './bench.js';
+import type { ServerRow } from './report-types.js';
 
 export function fmt(n: number | null | undefined, digits = 0): string {
   if (n === null || n === undefined || Number.isNaN(n)) return '-';

@@ -1,7 +1,7 @@
 /**
  * The benchmark report as plain text, ending with the targets table.
  */
-import type { BenchReport, CpuNoiseFigure } from './bench.js';
+import type { BenchReport, CpuNoiseFigure } from './report-types.js';
 import { fmt, serverRowLabel, us } from './figures.js';
 import { formatNetworkBench } from './net-format.js';
 import { describePeak, describeRuns } from './peak.js';

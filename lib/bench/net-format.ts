@@ -1,7 +1,7 @@
 /**
  * The network rows as text, and the issue-12 targets evaluated against them.
  */
-import type { BenchTarget } from './bench.js';
+import type { BenchTarget } from './report-types.js';
 import { fmt, us } from './figures.js';
 import type { NetworkBenchReport } from './net.js';
 import { describePeak, describeRuns } from './peak.js';

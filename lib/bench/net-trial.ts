@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { startTest } from '../api/start-test.js';
-import type { TestResult } from '../api/types.js';
+import type { TestResult } from '../types/api.js';
 import { createOpenAiSut } from '../net/openai.js';
 import { createHttpSut } from '../net/http-map.js';
 import type { NetworkStats } from '../net/types.js';

@@ -7,7 +7,7 @@
  */
 import { loadSettings } from '../config/load-settings.js';
 import { SettingsError } from '../errors.js';
-import type { TestSettingsInput } from '../settings/types.js';
+import type { TestSettingsInput } from '../types/settings.js';
 
 /** One Server run of a peak procedure. */
 export interface PeakRun {

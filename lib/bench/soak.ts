@@ -21,7 +21,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 import { startTest } from '../api/start-test.js';
-import type { QuerySample, SystemUnderTest } from '../api/types.js';
+import type { QuerySample, SystemUnderTest } from '../types/api.js';
 import { createNullSut, createSyntheticQsl } from '../suts/suts.js';
 import { fmt } from './figures.js';
 

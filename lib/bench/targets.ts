@@ -2,7 +2,7 @@
  * The issue-5 targets, each evaluated against the figures of a report that
  * decide it ('n/a' when a figure was not measured).
  */
-import type { BenchReport, BenchTarget, ServerRow } from './bench.js';
+import type { BenchReport, BenchTarget, ServerRow } from './report-types.js';
 import { fmt, us } from './figures.js';
 import { evaluateNetworkTargets } from './net-format.js';
 import { BENCH_SUTS, offlineSamples, type BenchSut } from './trials.js';

@@ -13,9 +13,9 @@ import { peakRunSettings, type PeakRun } from './peak.js';
 import { loadNative, loadNativeInternals } from '../native/index.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
 import { startTest, type StartTestOptions } from '../api/start-test.js';
-import type { DispatchMode } from '../settings/types.js';
+import type { DispatchMode } from '../types/settings.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
-import type { QuerySample, SystemUnderTest, TestResult } from '../api/types.js';
+import type { QuerySample, SystemUnderTest, TestResult } from '../types/api.js';
 
 const nowNs = (): number => Number(process.hrtime.bigint());
 

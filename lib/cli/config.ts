@@ -8,7 +8,7 @@ import { deriveEffectiveSettings, loadSettings } from '../config/load-settings.j
 import { type LoadedSettings, type SettingsLayer } from '../config/types.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
 import { SETTINGS_FIELDS } from '../settings/fields.js';
-import { SCENARIOS, TEST_MODES, type Scenario, type TestSettingsInput } from '../settings/types.js';
+import { SCENARIOS, TEST_MODES, type Scenario, type TestSettingsInput } from '../types/settings.js';
 import { choiceOption, collect, positiveInteger } from './options.js';
 
 /** Config options shared by `run` and `settings`. */

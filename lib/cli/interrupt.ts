@@ -8,7 +8,7 @@
  * The command then exits 130 / 143; a second signal exits at once with the
  * same code. The library itself never installs any handler.
  */
-import { untilAborted } from '../api/abortable.js';
+import { untilAborted } from '../abortable.js';
 import { messageOf } from '../api/checks.js';
 import { EXIT_SIGINT, EXIT_SIGTERM } from './exit-codes.js';
 import { cliSecrets } from './output-secrets.js';

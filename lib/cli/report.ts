@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 
 import { startProgress, type ProgressHandle } from '../report/progress.js';
 import { reportDataFileName, writeReport } from '../report/report.js';
-import type { TestResult } from '../api/types.js';
+import type { TestResult } from '../types/api.js';
 
 /** The run options that decide on progress and the report. */
 export interface RunOutputOptions {

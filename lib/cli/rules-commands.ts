@@ -6,7 +6,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 
-import type { QuerySampleLibrary } from '../api/types.js';
+import type { QuerySampleLibrary } from '../types/api.js';
 import { checkSettings, type CheckReport } from '../rules/check.js';
 import { checkRunLog, type RunLogCheck } from '../rules/check-logdir.js';
 import { DIVISIONS, type Division } from '../rules/closed-rules.js';
@@ -17,7 +17,7 @@ import {
 import { SettingsError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
 import { echo } from '../settings/messages.js';
-import { SCENARIOS, TEST_MODES, type Scenario, type TestMode } from '../settings/types.js';
+import { SCENARIOS, TEST_MODES, type Scenario, type TestMode } from '../types/settings.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
 import { choiceOption, collect, positiveInteger } from './options.js';
 

@@ -9,14 +9,14 @@ import { pathToFileURL } from 'node:url';
 
 import { invalidRunHint } from '../api/invalid-hint.js';
 import { startTest } from '../api/start-test.js';
-import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../api/types.js';
-import { demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from '../demo/cli.js';
+import type { QuerySampleLibrary, SystemUnderTest, TestResult } from '../types/api.js';
+import { demoOnlyOptionsUsed, runDemoCommand, type DemoCliOptions } from './demo-command.js';
 import { MODULE_LOAD_TIMEOUT_MS, settleWithin, thrownText } from '../api/user-calls.js';
 import { InterfaceError, SettingsError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
 import { SETTINGS_FIELDS } from '../settings/fields.js';
 import { closest } from '../settings/messages.js';
-import type { TestSettingsInput } from '../settings/types.js';
+import type { TestSettingsInput } from '../types/settings.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
 import { withNullSutDefaults } from '../suts/null-defaults.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';

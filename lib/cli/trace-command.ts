@@ -5,7 +5,7 @@
 import { createWriteStream } from 'node:fs';
 
 import { InterfaceError } from '../errors.js';
-import type { TestSettingsInput } from '../settings/types.js';
+import type { TestSettingsInput } from '../types/settings.js';
 import { loadCliSettings, settingsSource, usesConfigFiles, type ConfigCliOptions } from './config.js';
 import { traceInputFromAssignments, traceInputFromCaseFile, traceInputFromSettings, writeTrace, type TraceInput } from './trace.js';
 

@@ -26,7 +26,7 @@ import { settingsFromAssignments } from '../settings/assignments.js';
 import { DEFAULT_TEST_SETTINGS, SETTINGS_FIELDS } from '../settings/fields.js';
 import { resolveTestSettings } from '../settings/resolve.js';
 import { toNativeSettings } from '../settings/to-native.js';
-import { SCENARIOS, TEST_MODES, type TestSettingsInput } from '../settings/types.js';
+import { SCENARIOS, TEST_MODES, type TestSettingsInput } from '../types/settings.js';
 import { resolveQslDependentChecks } from '../settings/validate.js';
 
 // ---------------------------------------------------------------------------

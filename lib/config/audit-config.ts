@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { loadNative, type NativeMessage } from '../native/index.js';
 import { resolveTestSettingFields } from '../settings/resolve.js';
 import { toNativeSettings } from '../settings/to-native.js';
-import type { ResolvedTestSettings, TestSettingsInput } from '../settings/types.js';
+import type { ResolvedTestSettings, TestSettingsInput } from '../types/settings.js';
 import { lintConfigText } from './lint.js';
 import { toCamelSettings } from './records.js';
 import { Problems, reportNative } from './sources.js';

@@ -5,7 +5,7 @@
  */
 import { nativeTables, type ConfigConversion } from '../native/tables.js';
 import { FIELD_BY_NAME, SETTINGS_FIELDS } from '../settings/fields.js';
-import { SCENARIOS, type Scenario, type TestSettings } from '../settings/types.js';
+import { SCENARIOS, type Scenario, type TestSettings } from '../types/settings.js';
 
 /** How a raw value becomes the field value (native/config_keys.h). */
 export type Conversion = ConfigConversion;

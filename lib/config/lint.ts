@@ -7,7 +7,7 @@
 import { SettingsError, type ConfigProblem } from '../errors.js';
 import { FIELD_BY_NAME } from '../settings/fields.js';
 import { ECHO_LIMIT, echo, num, PATH_ECHO_LIMIT, suggestName } from '../settings/messages.js';
-import { SCENARIOS, TEST_MODES } from '../settings/types.js';
+import { SCENARIOS, TEST_MODES } from '../types/settings.js';
 import { numeralLengthProblem, readIntegerText } from '../settings/numerals.js';
 import { validateSettingValue } from '../settings/validate.js';
 import {

@@ -22,7 +22,7 @@ import { FIELD_BY_NAME, SETTINGS_FIELDS } from '../settings/fields.js';
 import { echo, PATH_ECHO_LIMIT, show } from '../settings/messages.js';
 import { resolveTestSettingFields, resolveTestSettings } from '../settings/resolve.js';
 import { toNativeSettings } from '../settings/to-native.js';
-import { SCENARIOS, type Scenario, type TestSettings, type TestSettingsInput } from '../settings/types.js';
+import { SCENARIOS, type Scenario, type TestSettings, type TestSettingsInput } from '../types/settings.js';
 import { validateSettingValue } from '../settings/validate.js';
 import { lintConfigText } from './lint.js';
 import { recordConfigProvenance, skippedConditionalLines } from './provenance.js';

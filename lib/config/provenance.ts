@@ -6,7 +6,7 @@
 import type { NativeConfigProvenance } from '../native/index.js';
 import { FIELD_BY_NAME, SETTINGS_FIELDS, type SettingField } from '../settings/fields.js';
 import { echo, PATH_ECHO_LIMIT } from '../settings/messages.js';
-import type { TestSettings } from '../settings/types.js';
+import type { TestSettings } from '../types/settings.js';
 import { CONFIG_KEYS, SPACE_RE, splitKey } from './keys.js';
 import type { SettingOrigin, SettingSource } from './types.js';
 

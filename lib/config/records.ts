@@ -4,7 +4,7 @@
  */
 import type { NativeTestSettings } from '../native/index.js';
 import { SETTINGS_FIELDS } from '../settings/fields.js';
-import { SCENARIOS, TEST_MODES, type TestSettingsInput } from '../settings/types.js';
+import { SCENARIOS, TEST_MODES, type TestSettingsInput } from '../types/settings.js';
 import type { Problems } from './sources.js';
 
 /** Reference record (enum names) → the native input form (enum integers). */

@@ -3,7 +3,7 @@
  * loadSettings, provenance, and the audit.config result.
  */
 import type { NativeMessage } from '../native/index.js';
-import type { Scenario, TestSettings, TestSettingsInput } from '../settings/types.js';
+import type { Scenario, TestSettings, TestSettingsInput } from '../types/settings.js';
 
 /** A config file: a path (string or `{ path }`), or inline text with an optional display name. */
 export type ConfigSource = string | { readonly path: string } | { readonly text: string; readonly name?: string };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { querySamplesComplete } from '../api/completion.js';
 import { startTest } from '../api/start-test.js';
-import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
+import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from '../types/api.js';
 import { computeTrace, traceInputFromCase, type GoldenTrace } from '../cli/trace.js';
 import { loadNative, type NativeAccuracyLogRound } from '../native/index.js';
 import { fromSnakeCaseSettings } from '../settings/assignments.js';

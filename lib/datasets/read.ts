@@ -8,7 +8,7 @@
 import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
 
-import { yieldToEventLoop } from '../api/abortable.js';
+import { yieldToEventLoop } from '../abortable.js';
 import { DatasetError } from '../errors.js';
 import { echo } from '../settings/messages.js';
 import { jsonArrayRecords, jsonlRecords, type RawRecord } from './json-records.js';

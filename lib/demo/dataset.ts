@@ -4,7 +4,7 @@
  * without keeping the data set around.
  */
 import { InterfaceError } from '../errors.js';
-import type { QuerySampleLibrary } from '../api/types.js';
+import type { QuerySampleLibrary } from '../types/api.js';
 import { INPUT_CHANNELS, INPUT_SIZE, SAMPLE_ELEMENTS, SeededRandom } from './model.js';
 
 /** Samples in the demo data set. */

@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { querySamplesComplete } from '../api/completion.js';
 import { InterfaceError } from '../errors.js';
 import { packageRoot } from '../native/index.js';
-import type { QuerySample, QuerySampleResponse, SystemUnderTest } from '../api/types.js';
+import type { QuerySample, QuerySampleResponse, SystemUnderTest } from '../types/api.js';
 import type { DemoQsl } from './dataset.js';
 import {
   DEMO_MODEL_PATH,

@@ -14,8 +14,8 @@ import { pathToFileURL } from 'node:url';
 import { serialize } from 'node:v8';
 import { threadId, Worker } from 'node:worker_threads';
 
-import { setActiveSeries } from '../api/active.js';
-import { checkIssueMethods } from '../api/checks.js';
+import { setActiveSeries } from './active.js';
+import { checkIssueMethods } from './sut-checks.js';
 import { InterfaceError } from '../errors.js';
 import { watchRejection } from './drain.js';
 import { issueLent, lendable, newLentQuery, usesIssueQueryIds } from './lent-query.js';
@@ -28,7 +28,7 @@ import {
   type NativeAddon,
   type NativeSeriesInfo,
 } from '../native/index.js';
-import type { QuerySample, SystemUnderTest } from '../api/types.js';
+import type { QuerySample, SystemUnderTest } from '../types/api.js';
 
 /**
  * `poll`: a turn of the event loop takes queries for as long as they keep

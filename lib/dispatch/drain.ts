@@ -10,7 +10,7 @@ import { HAND_OVER_SLICE_MS, handOver, yieldHandOver } from './handover.js';
 import { issueLent, lendable, newLentQuery, type LentQuery } from './lent-query.js';
 import { coverSamples, newSampleIndexWindow, resetSampleIndexWindow, type SampleIndexWindow } from './sample-indices.js';
 import type { NativeAddon, NativeSeriesInfo } from '../native/index.js';
-import type { QuerySample, SystemUnderTest } from '../api/types.js';
+import type { QuerySample, SystemUnderTest } from '../types/api.js';
 
 export interface DrainState {
   /** Next query of this thread. */

@@ -8,7 +8,7 @@
  * (lib/api/completion.ts) instead of completing whatever the arrays hold by
  * then. Outside a call every entry is poisoned.
  */
-import type { SystemUnderTest } from '../api/types.js';
+import type { SystemUnderTest } from '../types/api.js';
 
 /** The QSL index a lent `indices` array holds outside its call. */
 export const POISONED_INDEX = 0xffffffff;

@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 import { runDispatchWorker, type DispatchWorkerContext } from './dispatch.js';
 import { InterfaceError } from '../errors.js';
-import type { SystemUnderTest } from '../api/types.js';
+import type { SystemUnderTest } from '../types/api.js';
 
 const { sutModule, workerIndex, workerCount, options } = workerData as { sutModule: string } & DispatchWorkerContext;
 const mod = (await import(sutModule)) as { createSut?: unknown };

@@ -5,8 +5,8 @@
  * module's `_internals` export) is declared apart, in internals.ts.
  */
 import type { BusyError, NotRunningError, SettingsError } from '../errors.js';
-import type { OverheadStatsNs, TestResult } from '../api/types.js';
-import type { NativeTables } from './tables.js';
+import type { OverheadStatsNs, TestResult } from '../types/api.js';
+import type { NativeTables } from './table-types.js';
 
 /** The lib/errors.ts classes the addon throws (bindings/errors.cc). */
 export interface NativeErrorClasses {

@@ -28,10 +28,10 @@
  */
 import type { Dispatcher } from 'undici';
 
-import { untilAborted } from '../api/abortable.js';
-import { activeSeries, wantsResponse } from '../api/active.js';
+import { untilAborted } from '../abortable.js';
+import { activeSeries, wantsResponse } from '../dispatch/active.js';
 import { firstTokenComplete, querySampleComplete, querySampleFailed } from '../api/completion.js';
-import type { QuerySample } from '../api/types.js';
+import type { QuerySample } from '../types/api.js';
 import { NetworkSetupError } from '../errors.js';
 import { loadNative } from '../native/index.js';
 import type { NodeAddress } from './nodes.js';

@@ -31,7 +31,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
 
-import { activeSeries } from '../api/active.js';
+import { activeSeries } from '../dispatch/active.js';
 import { isThenable, MODULE_LOAD_TIMEOUT_MS, settleWithin, thrownText } from '../api/user-calls.js';
 import { InterfaceError, SettingsError } from '../errors.js';
 import { echo } from '../settings/messages.js';

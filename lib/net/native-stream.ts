@@ -8,7 +8,7 @@
  * stamp, so neither the JS thread's wake nor the parsing is inside TTFT,
  * TPOT or the latency.
  */
-import { activeSeries, wantsResponse } from '../api/active.js';
+import { activeSeries, wantsResponse } from '../dispatch/active.js';
 import { firstTokenComplete, querySampleComplete, querySampleFailed } from '../api/completion.js';
 import type { NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';

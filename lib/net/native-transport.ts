@@ -12,8 +12,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { yieldToEventLoop } from '../api/abortable.js';
-import { activeSeries, wantsResponse } from '../api/active.js';
+import { yieldToEventLoop } from '../abortable.js';
+import { activeSeries, wantsResponse } from '../dispatch/active.js';
 import { querySampleComplete, querySampleFailed } from '../api/completion.js';
 import { InterfaceError, NetworkSetupError, SettingsError } from '../errors.js';
 import { loadNative, type NativeHttpSut } from '../native/index.js';

@@ -8,17 +8,15 @@ import { createKServeProtocol } from './kserve.js';
 import { createOpenAiProtocol } from './openai.js';
 import type { NetworkProtocol } from './protocol.js';
 import type { HttpSutOptions, KServeSutOptions, OpenAiSutOptions } from './types.js';
+import type { RegisteredProtocolKind } from './worker-options.js';
+
+export { isRegisteredProtocol } from './worker-options.js';
 
 const PROTOCOLS: Record<string, (options: never) => Promise<NetworkProtocol>> = {
   openai: (options: OpenAiSutOptions) => createOpenAiProtocol(options),
   kserve: (options: KServeSutOptions) => createKServeProtocol(options),
   http: (options: HttpSutOptions) => createHttpProtocol(options),
-};
-
-/** True when workers can re-create protocols of this kind. */
-export function isRegisteredProtocol(kind: string): boolean {
-  return Object.hasOwn(PROTOCOLS, kind);
-}
+} satisfies Record<RegisteredProtocolKind, (options: never) => Promise<NetworkProtocol>>;
 
 /** Builds the protocol `kind` from the options its SUT was created with. */
 export function createRegisteredProtocol(kind: string, options: unknown): Promise<NetworkProtocol> {

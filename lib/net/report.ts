@@ -2,7 +2,7 @@
  * The network SUT's block after the summary (the SUT report hook): per-node
  * counts, failures by kind and client-side latency percentiles.
  */
-import type { SutReport } from '../api/types.js';
+import type { SutReport } from '../types/api.js';
 import { FAILURE_KINDS } from './node-stats.js';
 import type { StreamReport } from './stream-stats.js';
 import type { NetworkStats } from './types.js';

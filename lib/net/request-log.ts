@@ -21,7 +21,7 @@
 import { close, closeSync, mkdirSync, openSync, write, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-import { activeSeries } from '../api/active.js';
+import { activeSeries } from '../dispatch/active.js';
 import { SettingsError } from '../errors.js';
 import { loadNative } from '../native/index.js';
 import { echo, PATH_ECHO_LIMIT } from '../settings/messages.js';

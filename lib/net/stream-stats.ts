@@ -14,8 +14,8 @@
  * sees (a server that writes two tokens before the client reads them);
  * the number of such gaps is reported apart.
  */
-import { activeSeries } from '../api/active.js';
-import type { SutDistribution } from '../api/types.js';
+import { activeSeries } from '../dispatch/active.js';
+import type { SutDistribution } from '../types/api.js';
 import type { ResponseReader } from './protocol.js';
 
 const COUNT = 0;

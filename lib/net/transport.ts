@@ -7,8 +7,8 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { yieldToEventLoop } from '../api/abortable.js';
-import type { QuerySample, QuerySampleLibrary } from '../api/types.js';
+import { yieldToEventLoop } from '../abortable.js';
+import type { QuerySample, QuerySampleLibrary } from '../types/api.js';
 import { DISPATCH_WORKER_PLAN, type DispatchWorkerPlan } from '../dispatch/dispatch.js';
 import { InterfaceError, SettingsError } from '../errors.js';
 import { packageRoot } from '../native/index.js';
@@ -19,12 +19,11 @@ import { NATIVE_SUT } from '../api/native-sut.js';
 import { cleanNodeName, networkSutName, parseNodeUrls, uniqueNodeNames, type NodeAddress } from './nodes.js';
 import { createStatsBuffer, nodeSlice, summarizeNode } from './node-stats.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, type NetworkProtocol } from './protocol.js';
-import { isRegisteredProtocol } from './registry.js';
 import { networkReport } from './report.js';
 import { RequestLog } from './request-log.js';
 import { secretsOf } from './secrets.js';
 import { createStreamStatsBuffer, streamReport, streamSlice } from './stream-stats.js';
-import type { NetworkWorkerOptions } from './worker-sut.js';
+import { isRegisteredProtocol, type NetworkWorkerOptions } from './worker-options.js';
 import { BALANCE_POLICIES, type NetworkStats, type NetworkSut, type TransportOptions } from './types.js';
 
 /** Keep-alive connections per node when `connections` is not given: opened as needed, up to this many. */

@@ -2,7 +2,7 @@
  * Public options and results of the network SUTs (docs/network-suts.md).
  */
 import type { RunAbortSignal } from '../api/start-test.js';
-import type { QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
+import type { QuerySampleLibrary, SystemUnderTest } from '../types/api.js';
 import type { FailureKind } from './protocol.js';
 
 export const BALANCE_POLICIES = ['round-robin', 'least-outstanding'] as const;

@@ -5,28 +5,15 @@
  * over its own pools. The main thread probed the nodes already.
  */
 import type { DispatchWorkerContext } from '../dispatch/dispatch.js';
-import type { ClientConfig } from './client-config.js';
 import { NetworkClient } from './client.js';
-import type { NodeAddress } from './nodes.js';
 import { nodeSlice } from './node-stats.js';
 import { createRegisteredProtocol } from './registry.js';
 import { secretsOf } from './secrets.js';
 import { streamSlice } from './stream-stats.js';
-import type { QuerySample, SystemUnderTest } from '../api/types.js';
+import type { NetworkWorkerOptions } from './worker-options.js';
+import type { QuerySample, SystemUnderTest } from '../types/api.js';
 
-/** What the main thread's NetworkSut hands each worker (structured-cloned). */
-export interface NetworkWorkerOptions {
-  kind: string;
-  protocolOptions: unknown;
-  addresses: NodeAddress[];
-  config: ClientConfig;
-  /** workerCount × nodes stats slices (shared). */
-  stats: Float64Array;
-  /** workerCount stream-stats slices (shared; lib/net/stream-stats.ts). */
-  streams: Float64Array;
-  /** Non-zero once the run was stopped: in-flight requests are cancelled. */
-  cancelled: Int32Array;
-}
+export type { NetworkWorkerOptions } from './worker-options.js';
 
 export async function createSut(context: DispatchWorkerContext): Promise<Pick<SystemUnderTest, 'issueQuery' | 'flushQueries'>> {
   const o = context.options as NetworkWorkerOptions;

@@ -4,37 +4,13 @@
  * from a SingleStream or a MultiStream run, with the arithmetic the
  * MLCommons submission checker applies to the same detail-log keys.
  */
-import type { TestResult } from '../api/types.js';
+import type { TestResult } from '../types/api.js';
+import type { InferredResults } from '../types/power.js';
+
+export type { InferredFigure, InferredResults } from '../types/power.js';
 
 /** Queries in flight in the rules' MultiStream scenario: the factor of the MultiStream inference. */
 export const RULES_MULTISTREAM_SAMPLES = 8;
-
-/** One inferred figure: its value, unit and how it was computed. */
-export interface InferredFigure {
-  value: number;
-  unit: 'ms' | 'samples/s';
-  /** The arithmetic in words, with the base figure, e.g. `8 x 12.5 ms (early stopping 99th percentile estimate)`. */
-  basis: string;
-}
-
-/**
- * What a SingleStream or MultiStream run lets a submitter infer. Every figure
- * is labelled inferred: it was not measured in the scenario it names.
- */
-export interface InferredResults {
-  /** The scenario of the run the figures are inferred from. */
-  from: 'SingleStream' | 'MultiStream';
-  /** The base run's verdict: an inferred result is only as valid as its base. */
-  baseValidity: 'VALID' | 'INVALID';
-  /** SingleStream only: the MultiStream result (99th-percentile query latency), ms. */
-  multiStream?: InferredFigure;
-  /** The Offline result, samples per second. */
-  offline: InferredFigure;
-  /** Offline samples per joule at the base run's measured average power (present with `result.power`). */
-  offlineSamplesPerJoule?: number;
-  /** What the reader must know (a fallback basis, a samples_per_query other than the rules'). */
-  notes: string[];
-}
 
 const NS_PER_MS = 1e6;
 

@@ -7,43 +7,14 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { formatSutReportBlock } from '../api/sut-report.js';
-import type { TestResult } from '../api/types.js';
-import { reportDataFileName } from '../report/report.js';
-import type { ResolvedLogSettings } from '../settings/types.js';
+import { formatSutReportBlock, reportDataFileName } from '../fs/log-files.js';
+import type { TestResult } from '../types/api.js';
+import type { PowerResult } from '../types/power.js';
+import type { ResolvedLogSettings } from '../types/settings.js';
 import { energyOverWindow, parsePowerTimestamp, powerProblems, type PowerReading } from './energy.js';
 import { formatFigure, INFERRED_TITLE, inferredLines, inferredResults } from './inferred.js';
 
-/** The energy of a run (`result.power`). */
-export interface PowerResult {
-  /** The source, e.g. `command: ./watts.sh`, `rapl (/sys/class/powercap)`. */
-  source: string;
-  intervalMs: number;
-  /** The detail log's power_begin / power_end (UTC) and the seconds between them; absent when there was none. */
-  window?: { begin: string; end: string; seconds: number };
-  /** Readings covering the window. */
-  samples: number;
-  failedReadings: number;
-  /**
-   * Energy / covered time, W. Every figure here is null when it has no value
-   * (no reading covers the window, no sample completed, no energy measured);
-   * `problems` says why. A 0 is a measured 0, never a missing figure.
-   */
-  averageWatts: number | null;
-  energyJoules: number | null;
-  /** Over the completed samples / the issued queries (`result_query_count`) of the reported series. */
-  energyPerSampleJoules: number | null;
-  energyPerQueryJoules: number | null;
-  samplesPerJoule: number | null;
-  /** How energy is summed: each reading × the time since the previous one (the power rules' sum). */
-  method: 'rectangle';
-  /** False when anything below flags the figures. */
-  meetsRules: boolean;
-  /** Why the figures do not meet the power rules (few readings, gaps, failures, an uncovered window). */
-  problems: string[];
-  /** Every reading: seconds from power_begin (or the first reading), watts or null, the failure. */
-  readings: { t: number; watts: number | null; error?: string }[];
-}
+export type { PowerResult } from '../types/power.js';
 
 export const POWER_TITLE = 'Power (measured by loadgen; not a SPEC PTDaemon measurement)';
 

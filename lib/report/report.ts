@@ -7,28 +7,20 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { InterfaceError } from '../errors.js';
+import { parseDetailLog, reportFileNameFor, type DetailEntry } from '../fs/log-files.js';
 import type { InferredResults } from '../power/inferred.js';
 import type { PowerResult } from '../power/run-extras.js';
-import type { SutDistribution, TokenLimits } from '../api/types.js';
+import type { SutDistribution, TokenLimits } from '../types/api.js';
 import { energySections, powerChartBox } from './energy-section.js';
+import type { ReportDistribution } from './distribution.js';
 import { REPORT_CLIENT_JS } from './report-client.js';
 import { sutDistributionSection, tokenSection, type ReportTokens } from './token-section.js';
 
-/** One distribution in loadgen_report_data.json (ns). */
-export interface ReportDistribution {
-  count: number;
-  min: number;
-  max: number;
-  mean: number;
-  /** CDF: fractions p[i] and the values at them, ns[i]. */
-  p: number[];
-  ns: number[];
-  /** Bins [edges[i], edges[i + 1]); `above`: values past the last edge; `zeros`: values of 0 a log axis leaves out. */
-  histogram: { scale: 'log' | 'linear'; edges: number[]; counts: number[]; above: number; zeros?: number };
-}
+export { parseDetailLog, reportDataFileName, reportFileNameFor } from '../fs/log-files.js';
+export type { ReportDistribution } from './distribution.js';
 
 /** The reported series in loadgen_report_data.json. */
 export interface ReportSeries {
@@ -86,27 +78,7 @@ export interface ReportData {
   power?: PowerResult;
 }
 
-/** One line of mlperf_log_detail.txt. */
-interface DetailEntry {
-  key: string;
-  value: unknown;
-  metadata?: { is_error?: boolean; is_warning?: boolean };
-}
-
 const DATA_FILE = /^loadgen_(?:.*_)?report_data.*\.json$/;
-
-/**
- * The report data file name of a run, as the core names it:
- * `loadgen_[<datetime>_]report_data<suffix>.json`.
- */
-export function reportDataFileName(testDatetime: string, suffix = '', prefixWithDatetime = false): string {
-  return `loadgen_${prefixWithDatetime ? `${testDatetime}_` : ''}report_data${suffix}.json`;
-}
-
-/** report.html's name beside a data file: `[<datetime>_]report<suffix>.html`. */
-export function reportFileNameFor(dataFile: string): string {
-  return basename(dataFile).replace(/^loadgen_/, '').replace('report_data', 'report').replace(/\.json$/, '.html');
-}
 
 /** Options of {@link writeReport}. */
 export interface WriteReportOptions {
@@ -177,21 +149,6 @@ export function detailLogTextWithoutLoadedSets(path: string): string {
   }
   parts.push(bytes.toString('utf8', from));
   return parts.join('');
-}
-
-/** The entries of a detail log (lines that are not `:::MLLOG {json}` are skipped). */
-export function parseDetailLog(text: string): DetailEntry[] {
-  const out: DetailEntry[] = [];
-  for (const line of text.split('\n')) {
-    const at = line.indexOf(':::MLLOG ');
-    if (at < 0) continue;
-    try {
-      out.push(JSON.parse(line.slice(at + 9)) as DetailEntry);
-    } catch {
-      // A line the SUT's own output interleaved with: not ours to judge here.
-    }
-  }
-  return out;
 }
 
 /** A summary file's parts the report shows. */

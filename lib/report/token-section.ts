@@ -6,8 +6,8 @@
  * length histograms; then any other distribution a SUT reported. The
  * script that draws them is appended to the page's chart script.
  */
-import type { SutDistribution, TokenLimits } from '../api/types.js';
-import type { ReportDistribution } from './report.js';
+import type { SutDistribution, TokenLimits } from '../types/api.js';
+import type { ReportDistribution } from './distribution.js';
 
 /** The token figures of the reported series in loadgen_report_data.json (native/report_data.cc). */
 export interface ReportTokens {

@@ -5,7 +5,7 @@
  * bounds, sample counts) are not repeated here: they come from the built-in
  * mlperf.conf, as the reference's submission checker holds them.
  */
-import type { Scenario } from '../settings/types.js';
+import type { Scenario } from '../types/settings.js';
 
 /** A benchmark of the rules' suite tables, under its mlperf.conf model name. */
 export interface Benchmark {

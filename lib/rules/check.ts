@@ -7,7 +7,7 @@ import { deriveEffectiveSettings, loadSettings } from '../config/load-settings.j
 import type { ConfigSource, LoadedSettings, SettingsLayer } from '../config/types.js';
 import { SettingsError } from '../errors.js';
 import { closest, show } from '../settings/messages.js';
-import { SCENARIOS, TEST_MODES, type Scenario, type TestMode } from '../settings/types.js';
+import { SCENARIOS, TEST_MODES, type Scenario, type TestMode } from '../types/settings.js';
 import { limitMs, limitsFor, LLM_LIMITS_SOURCE, type LlmLatencyLimits } from '../config/llm-latency-limits.js';
 import { BENCHMARKS, benchmarkOf } from './benchmarks.js';
 import { DIVISIONS, type Division, RUN_RULES, TPOT_P99_KEY, TTFT_P99_KEY, type RuleContext, type RuleViolation, type RunKind } from './closed-rules.js';

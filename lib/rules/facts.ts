@@ -4,7 +4,7 @@
  * `effective_*` keys without the prefix), whether they come from config
  * files before a run or from a finished run's detail log.
  */
-import type { Scenario } from '../settings/types.js';
+import type { Scenario } from '../types/settings.js';
 
 /** A setting's value: numbers, exact 64-bit seeds as bigint, flags and names. */
 export type FactValue = number | bigint | boolean | string;

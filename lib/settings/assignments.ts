@@ -6,7 +6,7 @@ import { SettingsError } from '../errors.js';
 import { FIELD_BY_NAME, FIELD_BY_SNAKE, LOG_FIELD_BY_NAME, LOG_FIELD_BY_SNAKE, type SettingField } from './fields.js';
 import { closest, echo, show } from './messages.js';
 import { numeralLengthProblem, readIntegerText } from './numerals.js';
-import type { ResolvedTestSettings, TestSettings, TestSettingsInput } from './types.js';
+import type { ResolvedTestSettings, TestSettings, TestSettingsInput } from '../types/settings.js';
 import { assertPlainObject, checkValue } from './validate.js';
 
 /** One parsed `--set` assignment: a camelCase key and its typed value. */

@@ -13,7 +13,7 @@ import {
   type ResolvedLogSettings,
   type ResolvedTestSettings,
   type TestSettings,
-} from './types.js';
+} from '../types/settings.js';
 
 // ---------------------------------------------------------------------------
 // The field tables

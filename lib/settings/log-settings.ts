@@ -2,7 +2,7 @@
  * Log settings: validation and defaults.
  */
 import { DEFAULT_LOG_SETTINGS, LOG_SETTINGS_FIELDS, LOG_FIELD_BY_NAME } from './fields.js';
-import type { ResolvedLogSettings } from './types.js';
+import type { ResolvedLogSettings } from '../types/settings.js';
 import { assertPlainObject, checkValue, unknownLogKey } from './validate.js';
 
 /**

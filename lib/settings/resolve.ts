@@ -2,7 +2,7 @@
  * Resolution: user test settings checked field by field, defaults filled in.
  */
 import { DEFAULT_TEST_SETTINGS, FIELD_BY_NAME, SETTINGS_FIELDS } from './fields.js';
-import type { ResolvedTestSettings } from './types.js';
+import type { ResolvedTestSettings } from '../types/settings.js';
 import { assertPlainObject, checkCombinations, checkValue, unknownTestKey } from './validate.js';
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { NativeMessage, NativeRunConfig } from '../native/index.js';
 import { SETTINGS_FIELDS } from './fields.js';
-import type { ResolvedLogSettings, ResolvedTestSettings } from './types.js';
+import type { ResolvedLogSettings, ResolvedTestSettings } from '../types/settings.js';
 
 /**
  * The flat object the native core reads: reference snake_case field names

@@ -15,7 +15,7 @@ import {
   type SettingField,
 } from './fields.js';
 import { closest, echo, hasControlCharacter, invalid, num, show, type Label } from './messages.js';
-import type { ResolvedTestSettings, TestSettings } from './types.js';
+import type { ResolvedTestSettings, TestSettings } from '../types/settings.js';
 
 const UINT64_MAX = (1n << 64n) - 1n;
 

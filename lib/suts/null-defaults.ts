@@ -14,7 +14,7 @@
  * null-native: ~9 M, ~4.5 M, ~0.5-1 G) while keeping the pre-generated trace
  * under ~150 MB.
  */
-import type { Scenario, TestSettingsInput } from '../settings/types.js';
+import type { Scenario, TestSettingsInput } from '../types/settings.js';
 
 export type NullSutName = 'null' | 'null-native';
 

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 
 import { packageRoot } from '../native/index.js';
 import { createNullSut } from './suts.js';
-import type { SystemUnderTest } from '../api/types.js';
+import type { SystemUnderTest } from '../types/api.js';
 import type { DispatchWorkerContext } from '../dispatch/dispatch.js';
 
 /** `options.path` 'objects' (startTest's sutOptions): the object path's null SUT (bench). */

@@ -2,14 +2,10 @@
  * Ready-made SUTs and QSLs for measuring loadgen itself.
  */
 import { querySamplesCompleteIds } from '../api/completion.js';
-import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from '../api/types.js';
+import { NATIVE_NULL_SUT, type NullNativeSut } from '../api/null-native.js';
+import type { QuerySample, QuerySampleLibrary, SystemUnderTest } from '../types/api.js';
 
-/** Marks the SUT that completes every query inside the native issue thread. */
-export const NATIVE_NULL_SUT: unique symbol = Symbol.for('loadgen.nullNativeSut');
-
-export interface NullNativeSut extends SystemUnderTest {
-  readonly [NATIVE_NULL_SUT]: true;
-}
+export { isNullNativeSut, NATIVE_NULL_SUT, type NullNativeSut } from '../api/null-native.js';
 
 /** How a null SUT takes its queries: `ids` (issueQueryIds, the default) or `objects` (issueQuery only). */
 export type NullSutPath = 'ids' | 'objects';
@@ -53,10 +49,6 @@ export function createNullNativeSut(name = 'null-native'): NullNativeSut {
       throw new Error('the null-native SUT is completed inside the native core; issueQuery is never called');
     },
   };
-}
-
-export function isNullNativeSut(sut: SystemUnderTest): sut is NullNativeSut {
-  return (sut as Partial<NullNativeSut>)[NATIVE_NULL_SUT] === true;
 }
 
 /** A QSL with no data: loading and unloading are no-ops. */

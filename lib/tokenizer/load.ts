@@ -9,7 +9,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-import { yieldToEventLoop } from '../api/abortable.js';
+import { yieldToEventLoop } from '../abortable.js';
 import { TokenizerError } from '../errors.js';
 import { buildHfTokenizer } from './build.js';
 import { parseTokenizerFile } from './parse.js';

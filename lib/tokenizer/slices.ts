@@ -3,7 +3,7 @@
  * of the event loop between slices (timers, I/O and signal handlers run),
  * stopping when a signal aborts.
  */
-import { yieldToEventLoop } from '../api/abortable.js';
+import { yieldToEventLoop } from '../abortable.js';
 import type { TokenizerAbortSignal } from './types.js';
 
 /** Rejects with the signal's reason once it is aborted. */

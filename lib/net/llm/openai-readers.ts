@@ -7,7 +7,7 @@
  */
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
 
-import { activeSeries } from '../../api/active.js';
+import { activeSeries } from '../../dispatch/active.js';
 import { echo } from '../../settings/messages.js';
 import { tokenCountProblem, type ResponseOutcome, type ResponseReader } from '../protocol.js';
 import { OutputCollector, serverIds, type KnownInputTokens, type OutputConfig, type OutputPart } from './output.js';

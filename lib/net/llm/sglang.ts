@@ -15,7 +15,7 @@
  */
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
 
-import { activeSeries } from '../../api/active.js';
+import { activeSeries } from '../../dispatch/active.js';
 import { NetworkSetupError } from '../../errors.js';
 import { echo } from '../../settings/messages.js';
 import type { NodeProbe, ResponseOutcome, ResponseReader } from '../protocol.js';

@@ -4,15 +4,15 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 
-import { choiceOption, positiveInteger } from '../cli/options.js';
-import { runWithSignals } from '../cli/interrupt.js';
-import { powerFromCli, type PowerCliOptions } from '../cli/power-options.js';
-import { runProgress, writeRunReport } from '../cli/report.js';
+import { choiceOption, positiveInteger } from './options.js';
+import { runWithSignals } from './interrupt.js';
+import { powerFromCli, type PowerCliOptions } from './power-options.js';
+import { runProgress, writeRunReport } from './report.js';
 import { InterfaceError } from '../errors.js';
 import { settingsFromAssignments } from '../settings/assignments.js';
-import { type LogSettingsInput, type TestSettingsInput } from '../settings/types.js';
-import { demoRunHint, describeRun, runDemo } from './run.js';
-import { EXECUTION_PROVIDERS, type ExecutionProvider } from './sut.js';
+import { type LogSettingsInput, type TestSettingsInput } from '../types/settings.js';
+import { demoRunHint, describeRun, runDemo } from '../demo/run.js';
+import { EXECUTION_PROVIDERS, type ExecutionProvider } from '../demo/sut.js';
 
 /** The `run` options the demo reads (a subset of cli.ts's RunOptions plus its own). */
 export interface DemoCliOptions extends PowerCliOptions {

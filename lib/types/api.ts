@@ -1,10 +1,9 @@
 /**
  * The interfaces a user implements (SUT, QSL) and the plain-data result of a run.
  */
-import type { FailureKind } from '../net/protocol.js';
-import type { InferredResults } from '../power/inferred.js';
-import type { PowerResult } from '../power/run-extras.js';
-import type { Scenario, TestMode, TestSettingsInput } from '../settings/types.js';
+import type { FailureKind } from './failure-kinds.js';
+import type { InferredResults, PowerResult } from './power.js';
+import type { Scenario, TestMode, TestSettingsInput } from './settings.js';
 
 /** One sample of a query, as handed to the SUT. */
 export interface QuerySample {
