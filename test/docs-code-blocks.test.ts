@@ -251,3 +251,21 @@ describe('links of README.md and docs/*.md', () => {
     expect(checked).toBeGreaterThan(20);
   });
 });
+
+describe('repository paths named in README.md and docs/*.md', () => {
+  it('every `lib/…`, `native/…`, `bindings/…`, `test/…`, `scripts/…` or `benchmarks/…` path in backquotes exists (a move updates the docs)', () => {
+    const missing: string[] = [];
+    let checked = 0;
+    for (const file of docFiles()) {
+      const text = readFileSync(join(repoRoot, file), 'utf8');
+      for (const m of text.matchAll(/`((?:lib|native|bindings|test|scripts|benchmarks)\/[A-Za-z0-9_./-]+)`/g)) {
+        const path = m[1]!.replace(/[.,]$/, '');
+        if (/[*<>]/.test(path)) continue;
+        checked++;
+        if (!existsSync(join(repoRoot, path))) missing.push(`${file}: ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(checked).toBeGreaterThan(20);
+  });
+});
