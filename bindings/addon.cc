@@ -2,6 +2,11 @@
 // surface (lib/native/internals.ts) goes under `_internals`. State is per
 // environment (AddonState, worker threads each get their own); what must be
 // process-wide is ProcessState.
+//
+// Over 600 lines on purpose: the completion calls (completeOne and friends,
+// one call per sample on the hot path) and the run lifecycle share SessionRef
+// and the response checks; in one translation unit the compiler inlines them
+// into each call (the build has no LTO).
 #include <napi.h>
 
 #include <cmath>

@@ -2,6 +2,10 @@
 // framing, limits, errors) and the client against a loopback test server
 // (exactly one outcome per request, queueing, partial writes, failures,
 // timeouts, balancing, backoff, cancellation, statistics).
+//
+// One long file on purpose: the cases share the parser helpers and the
+// recording sinks (Collect, StreamCollect, EventLog) defined in it; split,
+// each part would carry its own copy of them.
 #include <atomic>
 #include <chrono>
 #include <cmath>
