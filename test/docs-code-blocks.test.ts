@@ -269,3 +269,24 @@ describe('repository paths named in README.md and docs/*.md', () => {
     expect(checked).toBeGreaterThan(20);
   });
 });
+
+describe('.ci/run and the README', () => {
+  it('.ci/run runs exactly the commands of the README\'s test block, in its order', () => {
+    const ci = readFileSync(join(repoRoot, '.ci', 'run'), 'utf8').split('\n');
+    // The commands: lines that are neither comments, shell set-up, nor the package install's if/fi block.
+    const commands: string[] = [];
+    let depth = 0;
+    for (const raw of ci) {
+      const line = raw.trim();
+      const oneLineIf = /^if\b.*;\s*fi$/.test(line);
+      if (/^if\b/.test(line) && !oneLineIf) depth++;
+      if (depth === 0 && !oneLineIf && line !== '' && !line.startsWith('#') && !/^(set |cd |packages=|sudo=)/.test(line)) commands.push(line);
+      if (/^fi\b/.test(line)) depth--;
+    }
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const block = /<!-- not run: [^>]*\.ci\/run runs exactly these[^>]*-->\n```sh\n([\s\S]*?)\n```/.exec(readme);
+    expect(block, "README's test block").not.toBeNull();
+    const readmeCommands = block![1]!.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l !== '');
+    expect(commands).toEqual(readmeCommands);
+  });
+});
