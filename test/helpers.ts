@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -77,4 +78,32 @@ export function referencePart(summary: string): string {
 
 export function readText(path: string): string {
   return readFileSync(path, 'utf8');
+}
+
+/** What a CLI run printed and how it ended. */
+export interface CliRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `node dist/cli.js ARGS` from the repository root without blocking the
+ * test's event loop (servers the test started keep answering), with no
+ * OPENAI_API_KEY from the caller's environment; killed after `timeoutMs`.
+ */
+export function runCli(args: string[], options: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CliRun> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'dist', 'cli.js'), ...args], { cwd: repoRoot, env: { ...process.env, OPENAI_API_KEY: '', ...options.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolvePromise({ status, stdout, stderr });
+    });
+  });
 }

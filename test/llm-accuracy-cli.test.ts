@@ -9,7 +9,6 @@
  * (exit 1); a stub that answers with the references exactly gets ROUGE 100,
  * PASS on every ROUGE row, and the exit status the gen_len row decides.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -18,10 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scoreAccuracy, type AccuracyReport } from '../lib/accuracy/score.js';
 import { openAiStubOutput, startOpenAiStub, type OpenAiStub } from '../lib/serve/openai-stub.js';
 import { loadTokenizer, type Tokenizer } from '../lib/tokenizer/index.js';
-import { repoRoot, tempDir } from './helpers.js';
+import { type CliRun, repoRoot, runCli, tempDir } from './helpers.js';
 import { TOKENIZER_FILES } from './tokenizer/fixtures.js';
 
-const cli = join(repoRoot, 'dist', 'cli.js');
 const LLAMA = TOKENIZER_FILES.llama3_1;
 // A Punkt model trained for the tests (NLTK's own is not shipped): the same splits on both sides.
 const PUNKT = join(repoRoot, 'test', 'fixtures', 'accuracy', 'punkt-trained');
@@ -34,20 +32,8 @@ const ARTICLES = [
 ];
 
 /** The CLI in its own process (asynchronously: the stub answers from this one). */
-function loadgen(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: repoRoot, env: { ...process.env, OPENAI_API_KEY: '', NLTK_DATA: '/nonexistent-nltk-data' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
+function loadgen(args: string[]): Promise<CliRun> {
+  return runCli(args, { timeoutMs: 120_000, env: { NLTK_DATA: '/nonexistent-nltk-data' } });
 }
 
 let tokenizer: Tokenizer;

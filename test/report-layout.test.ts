@@ -11,7 +11,6 @@
  * LOADGEN_REPORT_SHOTS=<dir> keeps a full-page screenshot of each
  * (<run>-<width>.png) to look at.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,29 +21,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKServeServer } from '../lib/serve/kserve-server.js';
 import { startOpenAiStub } from '../lib/serve/openai-stub.js';
 import type { RunningServer } from '../lib/serve/server.js';
-import { repoRoot, tempDir } from './helpers.js';
+import { type CliRun, runCli, tempDir } from './helpers.js';
 import { installTextRecorder, layoutProblems } from './report-layout-check.js';
 
-const cli = join(repoRoot, 'dist', 'cli.js');
 const chromium = [process.env.CHROME_PATH, process.env.PUPPETEER_EXECUTABLE_PATH, '/usr/bin/chromium'].find((p) => p !== undefined && p !== '' && existsSync(p));
 const skipBrowser = chromium === undefined && !process.env.CI;
 if (skipBrowser) console.warn('report-layout.test.ts: skipping: no Chromium (apt-get install chromium, or set CHROME_PATH)');
 const shots = process.env.LOADGEN_REPORT_SHOTS;
 
-function loadgen(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: repoRoot, env: { ...process.env, OPENAI_API_KEY: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
+function loadgen(args: string[]): Promise<CliRun> {
+  return runCli(args, { timeoutMs: 120_000 });
 }
 
 /** The run's report.html, from the "Report written to" line. */

@@ -7,7 +7,6 @@
  * test/report.test.ts finds it: CHROME_PATH, PUPPETEER_EXECUTABLE_PATH or
  * /usr/bin/chromium; skipped with a warning outside CI without one).
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,27 +16,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { parseSummary, type ReportData } from '../lib/report/report.js';
 import { startOpenAiStub, type OpenAiStub } from '../lib/serve/openai-stub.js';
-import { repoRoot, tempDir } from './helpers.js';
+import { type CliRun, runCli, tempDir } from './helpers.js';
 
-const cli = join(repoRoot, 'dist', 'cli.js');
 const chromium = [process.env.CHROME_PATH, process.env.PUPPETEER_EXECUTABLE_PATH, '/usr/bin/chromium'].find((p) => p !== undefined && p !== '' && existsSync(p));
 const skipBrowser = chromium === undefined && !process.env.CI;
 if (skipBrowser) console.warn('report-tokens.test.ts: skipping the headless Chromium checks: no Chromium (apt-get install chromium, or set CHROME_PATH)');
 
-function loadgen(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: repoRoot, env: { ...process.env, OPENAI_API_KEY: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
+function loadgen(args: string[]): Promise<CliRun> {
+  return runCli(args, { timeoutMs: 90_000 });
 }
 
 /** The JSON the page's script draws from. */

@@ -5,7 +5,6 @@
  * summary's token-limits block (after the reference's lines) and
  * `loadgen check`'s reading of the checker's keys.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -25,27 +24,14 @@ import {
   type TestResult,
 } from '../lib/index.js';
 import { startOpenAiStub, type OpenAiStub } from '../lib/serve/openai-stub.js';
-import { recordingQsl, referencePart, repoRoot, tempDir } from './helpers.js';
+import { type CliRun, recordingQsl, referencePart, repoRoot, runCli, tempDir } from './helpers.js';
 
-const cli = join(repoRoot, 'dist', 'cli.js');
 const MS = 1_000_000;
 /** The models the built-in mlperf.conf names (native/mlperf_conf.cc). */
 const kBuiltinModels = [...new Set([...readFileSync(join(repoRoot, 'native', 'mlperf_conf.cc'), 'utf8').matchAll(/^([A-Za-z0-9_.-]+)\.[A-Za-z*]+\.[a-z_]+ = /gm)].map((m) => m[1]!))];
 
-function loadgen(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: repoRoot, env: { ...process.env, OPENAI_API_KEY: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
+function loadgen(args: string[]): Promise<CliRun> {
+  return runCli(args, { timeoutMs: 90_000 });
 }
 
 describe("the submission checker's TTFT/TPOT table", () => {
