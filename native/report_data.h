@@ -22,7 +22,7 @@ struct Series;
 // Bumped when a field changes meaning (lib/report/report.ts reads it).
 constexpr int kReportDataVersion = 1;
 
-// "<outdir>/loadgen_[<datetime>_]report_data<suffix>.json" (lib/report/report.ts
+// "<outdir>/loadgen_[<datetime>_]report_data<suffix>.json" (lib/fs/log-files.ts
 // derives the same name).
 std::string report_data_path(const LogOutputSettings& log, const std::string& test_datetime);
 
