@@ -126,7 +126,12 @@ describe('network SUT failures', () => {
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(result.interrupted).toMatch(/stop/);
       expect(failedOf(result).byKind.cancelled).toBeGreaterThan(0);
-      expect(sut.stats().nodes[0]!.failed.cancelled).toBe(failedOf(result).byKind.cancelled);
+      // Every request cancelled at the node is a cancelled sample; a sample issued after the stop
+      // (the issue thread sees the stop a little later: seen under ASan) fails as cancelled before
+      // the native client picks a node for it, so it is counted in the result but at no node.
+      const atNode = sut.stats().nodes[0]!.failed.cancelled;
+      expect(atNode).toBeGreaterThan(0);
+      expect(atNode).toBeLessThanOrEqual(failedOf(result).byKind.cancelled);
     } finally {
       await sut.close();
     }
