@@ -236,8 +236,7 @@ export class OpenAiStreamReader implements ResponseReader {
 
 /** Reads a whole (non-streamed) JSON completion: no first token. */
 export class OpenAiWholeReader implements ResponseReader {
-  private readonly parts: Uint8Array[] = [];
-  private size = 0;
+  private readonly body = new WholeJsonBody();
   private readonly output: OutputCollector;
 
   constructor(
@@ -250,8 +249,7 @@ export class OpenAiWholeReader implements ResponseReader {
   }
 
   onData(chunk: Uint8Array): undefined {
-    this.size += chunk.length;
-    if (this.size <= WHOLE_BODY_LIMIT_BYTES) this.parts.push(chunk);
+    this.body.add(chunk);
     return undefined;
   }
 
@@ -262,17 +260,9 @@ export class OpenAiWholeReader implements ResponseReader {
   }
 
   private read(): ResponseOutcome | undefined {
-    if (this.size > WHOLE_BODY_LIMIT_BYTES) return malformed(`the response body exceeds ${WHOLE_BODY_LIMIT_BYTES} bytes`);
-    const text = Buffer.concat(this.parts, this.size).toString('utf8');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return malformed(`the body is not JSON: '${excerpt(text)}'`);
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return malformed(`the body is not a JSON object: '${excerpt(text)}'`);
-    const body = value as Record<string, unknown>;
-    if (body.error !== undefined) return malformed(`error in the response: ${errorText(body.error)}`);
+    const whole = this.body.read();
+    if (typeof whole === 'string') return malformed(whole);
+    const { body, text } = whole;
     const output = generated(body, this.api, true);
     // A message whose content is null is well formed when it carries reasoning or tool calls.
     if (output === undefined || (!output.hasContentField && !hasOutput(output))) {
@@ -285,6 +275,37 @@ export class OpenAiWholeReader implements ResponseReader {
     if (promptIds !== undefined) this.output.promptIds(promptIds);
     if (hasOutput(output)) this.output.add(output);
     return undefined;
+  }
+}
+
+/**
+ * A whole (non-streamed) response body, kept up to WHOLE_BODY_LIMIT_BYTES,
+ * then read as a JSON object that is not an error: what the OpenAI and
+ * SGLang whole readers both need first.
+ */
+export class WholeJsonBody {
+  private readonly parts: Uint8Array[] = [];
+  private size = 0;
+
+  add(chunk: Uint8Array): void {
+    this.size += chunk.length;
+    if (this.size <= WHOLE_BODY_LIMIT_BYTES) this.parts.push(chunk);
+  }
+
+  /** The body as a JSON object and its text (for excerpts), or what is wrong with it. */
+  read(): { body: Record<string, unknown>; text: string } | string {
+    if (this.size > WHOLE_BODY_LIMIT_BYTES) return `the response body exceeds ${WHOLE_BODY_LIMIT_BYTES} bytes`;
+    const text = Buffer.concat(this.parts, this.size).toString('utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return `the body is not JSON: '${excerpt(text)}'`;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return `the body is not a JSON object: '${excerpt(text)}'`;
+    const body = value as Record<string, unknown>;
+    if (body.error !== undefined) return `error in the response: ${errorText(body.error)}`;
+    return { body, text };
   }
 }
 

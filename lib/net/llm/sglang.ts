@@ -19,7 +19,7 @@ import { activeSeries } from '../../dispatch/active.js';
 import { NetworkSetupError } from '../../errors.js';
 import { echo } from '../../settings/messages.js';
 import type { NodeProbe, ResponseOutcome, ResponseReader } from '../protocol.js';
-import { errorText, EXCERPT_CHARS, excerpt, malformed, tokenCountField, WHOLE_BODY_LIMIT_BYTES } from './openai-readers.js';
+import { errorText, EXCERPT_CHARS, excerpt, malformed, tokenCountField, WholeJsonBody } from './openai-readers.js';
 import { OutputCollector, serverIds, type KnownInputTokens, type OutputConfig } from './output.js';
 
 export const SGLANG_PATH = '/generate';
@@ -200,8 +200,7 @@ export class SglangStreamReader implements ResponseReader {
 
 /** Reads SGLang's whole answer ({ text, output_ids, meta_info }). */
 export class SglangWholeReader implements ResponseReader {
-  private readonly parts: Uint8Array[] = [];
-  private size = 0;
+  private readonly body = new WholeJsonBody();
   private readonly state: SglangOutput;
 
   constructor(wantData: boolean, config: OutputConfig, knownInput: KnownInputTokens | undefined) {
@@ -209,8 +208,7 @@ export class SglangWholeReader implements ResponseReader {
   }
 
   onData(chunk: Uint8Array): undefined {
-    this.size += chunk.length;
-    if (this.size <= WHOLE_BODY_LIMIT_BYTES) this.parts.push(chunk);
+    this.body.add(chunk);
     return undefined;
   }
 
@@ -222,17 +220,9 @@ export class SglangWholeReader implements ResponseReader {
   }
 
   private read(): string | undefined {
-    if (this.size > WHOLE_BODY_LIMIT_BYTES) return `the response body exceeds ${WHOLE_BODY_LIMIT_BYTES} bytes`;
-    const text = Buffer.concat(this.parts, this.size).toString('utf8');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return `the body is not JSON: '${excerpt(text)}'`;
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return `the body is not a JSON object: '${excerpt(text)}'`;
-    const body = value as Record<string, unknown>;
-    if (body.error !== undefined) return `error in the response: ${errorText(body.error)}`;
+    const whole = this.body.read();
+    if (typeof whole === 'string') return whole;
+    const { body, text } = whole;
     if (typeof body.text !== 'string' && body.output_ids === undefined) return `no "text" or "output_ids" in the body: '${excerpt(text)}'`;
     const read = readEvent(body);
     if (typeof read === 'string') return read;
