@@ -24,6 +24,35 @@ inline int64_t wall_now_ns() {
       .count();
 }
 
+// The two clocks read at one instant, as near as a preemptible thread can:
+// the wall clock is read between two monotonic reads, retried (a few times at
+// most) while a preemption left more than 20 us between them, and its
+// monotonic time is their midpoint. A descheduled thread between two plain
+// reads would pair instants milliseconds apart, which on a short run reads as
+// the clocks disagreeing.
+struct ClockPair {
+  int64_t perf_ns = 0;
+  int64_t wall_ns = 0;
+};
+
+inline ClockPair read_clock_pair() {
+  constexpr int64_t kMaxGapNs = 20000;
+  ClockPair best;
+  int64_t best_gap = INT64_MAX;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const int64_t before = now_ns();
+    const int64_t wall = wall_now_ns();
+    const int64_t after = now_ns();
+    const int64_t gap = after - before;
+    if (gap < best_gap) {
+      best_gap = gap;
+      best = ClockPair{before + gap / 2, wall};
+    }
+    if (gap <= kMaxGapNs) break;
+  }
+  return best;
+}
+
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();

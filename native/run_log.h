@@ -15,6 +15,7 @@
 
 #include "accuracy_log.h"
 #include "chrome_trace.h"
+#include "clock.h"
 #include "detail_log.h"
 #include "run_outcome.h"
 #include "session_host.h"
@@ -55,7 +56,7 @@ class RunLog {
     chrome_trace_.complete(name, tid, start_ns, end_ns);
   }
   // print_timestamps lines and the PerfClock/system_clock check (spec/00 §6.1).
-  void check_perf_clocks(bool print_timestamps, int64_t pc_start, int64_t sc_start, int64_t pc_stop, int64_t sc_stop);
+  void check_perf_clocks(bool print_timestamps, const ClockPair& start, const ClockPair& stop);
 
   // ---- After the run, in this order ----
   // One line per rejected id (outcome.completion_errors), capped per kind.

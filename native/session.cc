@@ -284,10 +284,9 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, 
   Series* series = nullptr;
   if (!issuing_stopped()) {
     // The reference reads both clocks after loading, before generating (spec/00 §6.1 step 3).
-    const int64_t pc_start = now_ns();
-    const int64_t sc_start = wall_now_ns();
+    const ClockPair clocks_at_start = read_clock_pair();
     if (clock_check_ && settings_.print_timestamps) {
-      std::cout << "Loadgen :: Perf mode start. system_clock Timestamp = " << sc_start / 1000000000 << "\n"
+      std::cout << "Loadgen :: Perf mode start. system_clock Timestamp = " << clocks_at_start.wall_ns / 1000000000 << "\n"
                 << std::flush;
     }
     const int64_t generate_start = now_ns();
@@ -313,7 +312,7 @@ Series* Session::run_series(const LoadableSet& set, SeriesKind kind, bool load, 
                                stall_limit_ns_};
       std::string abort_reason;
       if (!issue_series(*series, env, outcome_, &abort_reason)) abort(abort_reason);
-      if (clock_check_) log_.check_perf_clocks(settings_.print_timestamps, pc_start, sc_start, now_ns(), wall_now_ns());
+      if (clock_check_) log_.check_perf_clocks(settings_.print_timestamps, clocks_at_start, read_clock_pair());
       log_.write_series(*series);
       if (series->n_tokens) check_tokens(*series, &outcome_.completion_errors);
     }
