@@ -164,6 +164,9 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
         static_cast<uint64_t>(number_field(env, o, "maxBodyBytes", 64.0 * 1024 * 1024, 1, 9007199254740991.0));
     config.reactor_cpu = static_cast<int>(number_field(env, o, "reactorCpu", -1, -1, 4095));
     config.response_poll_ns = static_cast<int64_t>(number_field(env, o, "responsePollUs", 200, 0, 1e6) * 1e3);
+    const Napi::Value inline_reactor = o.Get("inlineReactor");
+    if (!inline_reactor.IsUndefined() && !inline_reactor.IsBoolean()) type_error(env, "inlineReactor must be a boolean");
+    config.inline_reactor = inline_reactor.IsUndefined() || inline_reactor.As<Napi::Boolean>().Value();
     const Napi::Value every = o.Get("hostReadsEveryBody");
     if (!every.IsUndefined() && !every.IsBoolean()) type_error(env, "hostReadsEveryBody must be a boolean");
     const Napi::Value every_outcome = o.Get("hostReadsEveryOutcome");
@@ -416,6 +419,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     const loadgen::HttpReactorCounts counts = sut_->client().reactor_counts();
     Napi::Object out = Napi::Object::New(info.Env());
     out.Set("polledEvents", static_cast<double>(counts.polled_events));
+    out.Set("inlineEvents", static_cast<double>(counts.inline_events));
     out.Set("blockingWaits", static_cast<double>(counts.blocking_waits));
     out.Set("sendWakes", static_cast<double>(counts.send_wakes));
     out.Set("pollBudgetNs", static_cast<double>(counts.poll_budget_ns));

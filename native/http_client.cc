@@ -11,6 +11,7 @@
 #include <string>
 
 #include "clock.h"
+#include "wait.h"
 
 #if defined(__linux__)
 #include <arpa/inet.h>
@@ -354,6 +355,9 @@ bool HttpClient::Impl::start(std::string* error) {
   }
   started = true;
   poll_budget_ns.store(std::max<int64_t>(config.response_poll_ns, 0), std::memory_order_relaxed);
+  // The first turn scans the timers, whichever thread runs it (the scan arms
+  // the request timeouts of what is sent after it).
+  next_timer_ns = now_ns();
   reactor = std::thread([this] { run_reactor(); });
   return true;
 }
@@ -386,10 +390,17 @@ void HttpClient::Impl::cancel_outstanding(const std::string& message) {
 void HttpClient::Impl::stop() {
   if (stopped.exchange(true)) return;
   if (reactor.joinable()) {
-    stopping.store(true, std::memory_order_release);
+    {
+      std::lock_guard<std::mutex> park(park_mu);
+      stopping.store(true, std::memory_order_release);
+    }
+    park_cv.notify_all();
     wake();
     reactor.join();
   }
+  stopping.store(true, std::memory_order_release);
+  // An inline wait mid-turn ends it first; later ones wait without the reactor.
+  std::lock_guard<std::mutex> turn(reactor_mu);
   // Everything is this thread's now.
   // Handed-off connections are still Sending: the loop below fails them.
   const std::string message = "the client was closed";
@@ -431,6 +442,7 @@ void HttpClient::Impl::stop() {
 HttpReactorCounts HttpClient::Impl::reactor_counts() const {
   HttpReactorCounts counts;
   counts.polled_events = polled_events.load(std::memory_order_relaxed);
+  counts.inline_events = inline_events.load(std::memory_order_relaxed);
   counts.blocking_waits = blocking_waits.load(std::memory_order_relaxed);
   counts.send_wakes = send_wakes.load(std::memory_order_relaxed);
   counts.poll_budget_ns = poll_budget_ns.load(std::memory_order_relaxed);
@@ -454,6 +466,8 @@ void HttpClient::Impl::copy_node_stats(double* out) const {
 }
 
 bool HttpClient::available() { return true; }
+
+bool HttpClient::in_reactor_turn() { return Impl::in_turn; }
 
 #else  // not Linux: every request fails at once, naming why.
 
@@ -483,12 +497,19 @@ struct HttpClient::Impl {
   }
   void cancel_all(const std::string&) {}
   void cancel_outstanding(const std::string&) {}
+  bool begin_inline() { return false; }
+  void end_inline() {}
+  int64_t wait_inline(int64_t target_ns, int64_t spin_window_ns, bool yield_while_spinning) {
+    return wait_until_ns(target_ns, spin_window_ns, yield_while_spinning);
+  }
   void stop() {}
   void copy_node_stats(double* out) const { std::fill(out, out + config.nodes.size() * kNodeStatsLength, 0.0); }
   HttpReactorCounts reactor_counts() const { return {}; }
 };
 
 bool HttpClient::available() { return false; }
+
+bool HttpClient::in_reactor_turn() { return false; }
 
 #endif
 
@@ -510,6 +531,14 @@ uint64_t HttpClient::outstanding() const { return impl_->outstanding.load(std::m
 void HttpClient::copy_node_stats(double* out) const { impl_->copy_node_stats(out); }
 
 HttpReactorCounts HttpClient::reactor_counts() const { return impl_->reactor_counts(); }
+
+bool HttpClient::begin_inline() { return impl_->config.inline_reactor && impl_->begin_inline(); }
+
+void HttpClient::end_inline() { impl_->end_inline(); }
+
+int64_t HttpClient::wait_inline(int64_t target_ns, int64_t spin_window_ns, bool yield_while_spinning) {
+  return impl_->wait_inline(target_ns, spin_window_ns, yield_while_spinning);
+}
 
 void HttpClient::stop() { impl_->stop(); }
 

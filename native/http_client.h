@@ -169,11 +169,18 @@ struct HttpClientConfig {
   // A polling reactor is awake when a response lands, instead of being woken
   // from a halted CPU (~25-50 us on a VM). 0: always block.
   int64_t response_poll_ns = 200'000;
+  // Server series (HttpSut): the issue thread reads the responses while it
+  // waits for the next due time (begin_inline), the reactor thread parked:
+  // one thread sends and reads, as a closed-loop client's does, with no
+  // wake of a second thread per response. False: the reactor thread reads
+  // them always.
+  bool inline_reactor = true;
 };
 
 // How the reactor thread waited (tests, benchmarks): counts since start().
 struct HttpReactorCounts {
   uint64_t polled_events = 0;     // connection events (mostly responses) a poll found: the reactor was awake
+  uint64_t inline_events = 0;     // connection events the issue thread handled in its inline waits
   uint64_t blocking_waits = 0;    // epoll_wait calls that could sleep while a request was outstanding
   uint64_t send_wakes = 0;        // the issue thread woke a blocked reactor after a send
   int64_t poll_budget_ns = 0;     // the current budget (see response_poll_ns)
@@ -182,8 +189,9 @@ struct HttpReactorCounts {
   uint64_t retried_requests = 0;     // requests sent a second time (see send())
 };
 
-// How one request ended. Handed to the sink on the reactor thread (or on
-// the sending thread when a request fails before it is sent).
+// How one request ended. Handed to the sink by the reactor: its thread, or
+// the issue thread in its inline waits (begin_inline); or on the sending
+// thread when a request fails before it is sent.
 struct HttpOutcome {
   uint64_t tag = 0;       // what send() was given (the sample id)
   uint32_t index = 0;     // the request's index in the table (the QSL index)
@@ -230,12 +238,21 @@ class HttpSink {
   // entries (HttpResponseParser::captured(); none: size 0). Must not call
   // back into the client.
   virtual void on_headers(const HttpBodyChunk& chunk) { (void)chunk; }
+  // After each turn of the reactor (its thread's, or an inline wait's), on
+  // the turn's thread: `next_wait_ns` is how long it may wait before its
+  // next turn (< 0: unbounded). A sink that defers work it queued during the
+  // turn (HttpClient::in_reactor_turn) does it here at the latest. Must not
+  // call back into the client.
+  virtual void on_turn_end(int64_t next_wait_ns) { (void)next_wait_ns; }
 };
 
 class HttpClient {
  public:
   // Whether this platform has the native client (Linux: epoll).
   static bool available();
+  // Whether the calling thread is inside a reactor turn (a sink's callbacks
+  // then run on a turn whose end calls HttpSink::on_turn_end).
+  static bool in_reactor_turn();
 
   HttpClient(HttpClientConfig config, HttpSink* sink);
   ~HttpClient();  // stop()
@@ -297,6 +314,20 @@ class HttpClient {
   void copy_node_stats(double* out) const;
 
   HttpReactorCounts reactor_counts() const;
+
+  // ---- Inline issuing (the issue thread, a Server series) ----
+  // The reactor thread parks after its current turn, and wait_inline()
+  // runs the turns on the calling thread, until end_inline(). False (the
+  // reactor thread keeps them) when the client is not running or its
+  // config says not to (inline_reactor).
+  bool begin_inline();
+  void end_inline();
+  // Between begin_inline() and end_inline(): until `target_ns` (now_ns()
+  // clock), reading responses, blocked in epoll until `spin_window_ns`
+  // before it, then polling (yielding to other runnable threads between
+  // polls until the last 20 us when `yield_while_spinning`), as
+  // wait_until_ns waits. Returns the clock reading that ended it.
+  int64_t wait_inline(int64_t target_ns, int64_t spin_window_ns, bool yield_while_spinning);
 
   // Stops the reactor, fails what is still outstanding as Cancelled
   // ("the client was closed"), closes every socket. Idempotent.

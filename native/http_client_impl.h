@@ -20,17 +20,23 @@
 // the reactor through `handoff` under `mu`, plus a wake of the eventfd; so
 // does a node that needs another connection (`grow_requests`): only the
 // reactor opens connections, the issue thread never waits for one.
+// "The reactor" is a role: its turns run on the reactor thread, or, while
+// the issue thread issues a Server series inline (begin_inline), on the
+// issue thread as it waits for each due time; reactor_mu is held for every
+// turn, so the reactor's members have one owner at a time.
 #pragma once
 
 #if defined(__linux__)
 
 #include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
 #include <array>
 #include <atomic>
 #include <climits>
+#include <condition_variable>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -256,6 +262,17 @@ struct HttpClient::Impl {
   int epfd = -1;
   int wakefd = -1;
   std::thread reactor;
+  static constexpr int kMaxEvents = 256;
+  // Whoever runs reactor turns holds reactor_mu for each: the reactor
+  // thread, or the issue thread while it issues a Server series inline
+  // (begin_inline .. end_inline: it reads the responses while it waits for
+  // the next due time, and the reactor thread parks on park_cv). The
+  // "reactor only" members below are those of the lock's holder.
+  std::mutex reactor_mu;
+  std::mutex park_mu;
+  std::condition_variable park_cv;
+  std::atomic<bool> inline_wanted{false};
+  bool has_epoll_pwait2 = true;  // under reactor_mu: false once the kernel said ENOSYS
   std::atomic<uint64_t> outstanding{0};
 
   mutable std::mutex stats_mu;
@@ -268,6 +285,7 @@ struct HttpClient::Impl {
   std::atomic<int64_t> last_send_ns{0};
   std::atomic<int64_t> poll_budget_ns{0};  // the reactor's; read by send() and reactor_counts()
   std::atomic<uint64_t> polled_events{0};
+  std::atomic<uint64_t> inline_events{0};
   std::atomic<uint64_t> blocking_waits{0};
   std::atomic<uint64_t> send_wakes{0};
   std::atomic<uint64_t> opened_connections{0};
@@ -433,7 +451,34 @@ struct HttpClient::Impl {
   // Whether a request sent less than the poll budget ago is outstanding.
   bool should_poll() const;
 
+  // Waits for events at most `timeout_ns` (< 0: no limit, 0: poll);
+  // millisecond kernels round the timeout up (`round_up`) or down.
+  int wait_events(epoll_event* events, int max_events, int64_t timeout_ns, bool round_up);
+
+  // The events of one wait, then cancels, timers and stats. True when an
+  // event must wait for the issue thread (a connection it is writing on).
+  bool handle_events(const epoll_event* events, int n, bool polling, bool inline_turn);
+
+  // Set on a thread while it runs a turn's events (HttpClient::in_reactor_turn).
+  static thread_local bool in_turn;
+
+  // One turn of the reactor thread: it polls or blocks (announced) until
+  // the next timer, then handles what came.
+  void reactor_thread_turn(epoll_event* events, int max_events);
+
   void run_reactor();
+
+  // ---- Inline issuing (the issue thread runs the turns) ----
+
+  // The reactor thread parks after its current turn; false when the client
+  // is not running.
+  bool begin_inline();
+  // The reactor thread takes the turns again.
+  void end_inline();
+  // Until `target_ns`, running turns: blocked in epoll until `spin_window_ns`
+  // before it, then polling (yielding between polls until the last
+  // kHardSpinNs when asked). Returns the clock reading that ended it.
+  int64_t wait_inline(int64_t target_ns, int64_t spin_window_ns, bool yield_while_spinning);
 
   // ---- Start and stop ----
 

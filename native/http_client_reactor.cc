@@ -5,10 +5,12 @@
 #if defined(__linux__)
 
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 
 #include "clock.h"
@@ -286,81 +288,187 @@ bool HttpClient::Impl::should_poll() const {
   return now_ns() < last_send_ns.load(std::memory_order_seq_cst) + budget;
 }
 
+int HttpClient::Impl::wait_events(epoll_event* events, int max_events, int64_t timeout_ns, bool round_up) {
+  if (timeout_ns == 0) return epoll_wait(epfd, events, max_events, 0);
+#if defined(SYS_epoll_pwait2)
+  // Nanosecond timeouts (Linux 5.11+): an inline wait ends at its time, not
+  // on the next millisecond.
+  if (has_epoll_pwait2) {
+    timespec ts{};
+    if (timeout_ns > 0) {
+      ts.tv_sec = static_cast<time_t>(timeout_ns / 1000000000);
+      ts.tv_nsec = static_cast<long>(timeout_ns % 1000000000);
+    }
+    const long rc = ::syscall(SYS_epoll_pwait2, epfd, events, max_events, timeout_ns > 0 ? &ts : nullptr, nullptr, 0);
+    if (rc >= 0 || errno != ENOSYS) return static_cast<int>(rc);
+    has_epoll_pwait2 = false;
+  }
+#endif
+  int timeout_ms = -1;
+  if (timeout_ns > 0) {
+    const int64_t ms = round_up ? (timeout_ns + 999999) / 1000000 : timeout_ns / 1000000;
+    timeout_ms = static_cast<int>(std::min<int64_t>(ms, INT_MAX));
+  }
+  return epoll_wait(epfd, events, max_events, timeout_ms);
+}
+
+thread_local bool HttpClient::Impl::in_turn = false;
+
+bool HttpClient::Impl::handle_events(const epoll_event* events, int n, bool polling, bool inline_turn) {
+  struct TurnFlag {
+    TurnFlag() { in_turn = true; }
+    ~TurnFlag() { in_turn = false; }
+  } flag;
+  bool waiting = false;
+  for (int i = 0; i < n; ++i) {
+    const uint64_t data = events[i].data.u64;
+    if (data == UINT64_MAX) {
+      uint64_t count;
+      while (::read(wakefd, &count, sizeof(count)) < 0 && errno == EINTR) {
+      }
+      take_handoffs();
+      take_grow_requests();
+      continue;
+    }
+    Conn* c = conns[static_cast<uint32_t>(data)].get();
+    if (static_cast<uint32_t>(data >> 32) != c->generation || c->fd < 0) continue;
+    if (polling) polled_events.fetch_add(1, std::memory_order_relaxed);
+    if (inline_turn) inline_events.fetch_add(1, std::memory_order_relaxed);
+    if (!on_event(c, events[i].events)) waiting = true;
+  }
+  if (cancel_flag.load(std::memory_order_acquire)) {
+    take_handoffs();
+    std::string message;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      message = cancel_message;
+    }
+    cancel_everything(message);
+  } else if (abandon_flag.exchange(false, std::memory_order_acq_rel)) {
+    take_handoffs();
+    std::string message;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      message = abandon_message;
+    }
+    cancel_everything(message);
+  }
+  if (now_ns() >= next_timer_ns) check_timers();
+  // Before the next wait, which may block: stats() must see what this turn delivered.
+  flush_stats();
+  return waiting;
+}
+
+void HttpClient::Impl::reactor_thread_turn(epoll_event* events, int max_events) {
+  int64_t timeout_ns = -1;
+  if (next_timer_ns != INT64_MAX) {
+    const int64_t wait = next_timer_ns - now_ns();
+    timeout_ns = wait <= 0 ? 0 : wait;
+  }
+  // Poll (timeout 0) while a recent request is outstanding; else block,
+  // announced first so that a send wakes it (note_send).
+  bool polling = timeout_ns != 0 && should_poll();
+  bool announced = false;
+  if (timeout_ns != 0 && !polling && poll_budget_ns.load(std::memory_order_relaxed) > 0) {
+    reactor_blocked.store(true, std::memory_order_seq_cst);
+    announced = true;
+    polling = should_poll();
+    if (polling) {
+      reactor_blocked.store(false, std::memory_order_relaxed);
+      announced = false;
+    }
+  }
+  if (polling) {
+    timeout_ns = 0;
+  } else if (timeout_ns != 0 && outstanding.load(std::memory_order_relaxed) > 0) {
+    blocking_waits.fetch_add(1, std::memory_order_relaxed);
+  }
+  const int n = wait_events(events, max_events, timeout_ns, true);
+  if (announced) reactor_blocked.store(false, std::memory_order_relaxed);
+  if (stopping.load(std::memory_order_acquire)) return;
+  // The issue thread is mid-write on a connection with news: let it
+  // finish. An empty poll does not yield: a yielded thread is queued
+  // behind whatever else runs on its CPU (another process's whole time
+  // slice, milliseconds), where a blocked one is woken ahead of it.
+  const bool waiting = handle_events(events, n, polling, false);
+  sink->on_turn_end(-1);
+  if (waiting) yield_cpu();
+}
+
 void HttpClient::Impl::run_reactor() {
   if (config.reactor_cpu >= 0) prepare_issue_thread(config.reactor_cpu);
-  constexpr int kMaxEvents = 256;
   epoll_event events[kMaxEvents];
-  next_timer_ns = now_ns();
   while (!stopping.load(std::memory_order_acquire)) {
-    int timeout_ms = -1;
-    if (next_timer_ns != INT64_MAX) {
-      const int64_t wait = next_timer_ns - now_ns();
-      timeout_ms = wait <= 0 ? 0 : static_cast<int>(std::min<int64_t>((wait + 999999) / 1000000, INT_MAX));
+    if (inline_wanted.load(std::memory_order_acquire)) {
+      // The issue thread runs the turns while it issues (begin_inline).
+      std::unique_lock<std::mutex> park(park_mu);
+      park_cv.wait(park, [&] {
+        return !inline_wanted.load(std::memory_order_acquire) || stopping.load(std::memory_order_acquire);
+      });
+      continue;
     }
-    // Poll (timeout 0) while a recent request is outstanding; else block,
-    // announced first so that a send wakes it (note_send).
-    bool polling = timeout_ms != 0 && should_poll();
-    bool announced = false;
-    if (timeout_ms != 0 && !polling && poll_budget_ns.load(std::memory_order_relaxed) > 0) {
-      reactor_blocked.store(true, std::memory_order_seq_cst);
-      announced = true;
-      polling = should_poll();
-      if (polling) {
-        reactor_blocked.store(false, std::memory_order_relaxed);
-        announced = false;
-      }
-    }
-    if (polling) {
-      timeout_ms = 0;
-    } else if (timeout_ms != 0 && outstanding.load(std::memory_order_relaxed) > 0) {
-      blocking_waits.fetch_add(1, std::memory_order_relaxed);
-    }
-    const int n = epoll_wait(epfd, events, kMaxEvents, timeout_ms);
-    if (announced) reactor_blocked.store(false, std::memory_order_relaxed);
-    if (stopping.load(std::memory_order_acquire)) break;
-    bool waiting = false;
-    for (int i = 0; i < n; ++i) {
-      const uint64_t data = events[i].data.u64;
-      if (data == UINT64_MAX) {
-        uint64_t count;
-        while (::read(wakefd, &count, sizeof(count)) < 0 && errno == EINTR) {
-        }
-        take_handoffs();
-        take_grow_requests();
-        continue;
-      }
-      Conn* c = conns[static_cast<uint32_t>(data)].get();
-      if (static_cast<uint32_t>(data >> 32) != c->generation || c->fd < 0) continue;
-      if (polling) polled_events.fetch_add(1, std::memory_order_relaxed);
-      if (!on_event(c, events[i].events)) waiting = true;
-    }
-    if (cancel_flag.load(std::memory_order_acquire)) {
-      take_handoffs();
-      std::string message;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        message = cancel_message;
-      }
-      cancel_everything(message);
-    } else if (abandon_flag.exchange(false, std::memory_order_acq_rel)) {
-      take_handoffs();
-      std::string message;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        message = abandon_message;
-      }
-      cancel_everything(message);
-    }
-    if (now_ns() >= next_timer_ns) check_timers();
-    // Before the next wait, which may block: stats() must see what this turn delivered.
-    flush_stats();
-    // The issue thread is mid-write on a connection with news: let it
-    // finish. An empty poll does not yield: a yielded thread is queued
-    // behind whatever else runs on its CPU (another process's whole time
-    // slice, milliseconds), where a blocked one is woken ahead of it.
-    if (waiting) yield_cpu();
+    std::lock_guard<std::mutex> turn(reactor_mu);
+    if (inline_wanted.load(std::memory_order_acquire)) continue;
+    reactor_thread_turn(events, kMaxEvents);
   }
+  std::lock_guard<std::mutex> turn(reactor_mu);
   flush_stats();
+}
+
+bool HttpClient::Impl::begin_inline() {
+  if (!started || stopped.load(std::memory_order_acquire)) return false;
+  {
+    std::lock_guard<std::mutex> park(park_mu);
+    inline_wanted.store(true, std::memory_order_seq_cst);
+  }
+  // A reactor blocked in epoll_wait returns, ends its turn and parks.
+  wake();
+  return true;
+}
+
+void HttpClient::Impl::end_inline() {
+  {
+    // What the last inline turn deferred goes now: the reactor thread may block first.
+    std::lock_guard<std::mutex> turn(reactor_mu);
+    sink->on_turn_end(-1);
+  }
+  {
+    std::lock_guard<std::mutex> park(park_mu);
+    inline_wanted.store(false, std::memory_order_seq_cst);
+  }
+  park_cv.notify_all();
+}
+
+int64_t HttpClient::Impl::wait_inline(int64_t target_ns, int64_t spin_window_ns, bool yield_while_spinning) {
+  std::unique_lock<std::mutex> turn(reactor_mu);
+  // Closed meanwhile (stop() tears the reactor down under this lock): a plain wait.
+  if (stopping.load(std::memory_order_acquire) || epfd < 0) {
+    turn.unlock();
+    return wait_until_ns(target_ns, spin_window_ns, yield_while_spinning);
+  }
+  epoll_event events[kMaxEvents];
+  for (;;) {
+    const int64_t now = now_ns();
+    if (now >= target_ns) return now;
+    // Blocks in epoll until the spin window (responses are read as they
+    // come), then polls it until the due time, yielding between polls
+    // (unless pinned) until the last kHardSpinNs, as wait_until_ns spins.
+    int64_t timeout_ns = target_ns - spin_window_ns - now;
+    if (timeout_ns <= 0) {
+      timeout_ns = 0;
+    } else if (next_timer_ns != INT64_MAX) {
+      timeout_ns = std::min(timeout_ns, std::max<int64_t>(next_timer_ns - now, 0));
+    }
+    const int n = wait_events(events, kMaxEvents, timeout_ns, false);
+    handle_events(events, n, false, true);
+    const int64_t next = target_ns - spin_window_ns - now_ns();
+    sink->on_turn_end(next > 0 ? next : 0);
+    if (stopping.load(std::memory_order_acquire)) {
+      turn.unlock();
+      return wait_until_ns(target_ns, spin_window_ns, yield_while_spinning);
+    }
+    if (timeout_ns == 0 && n <= 0 && yield_while_spinning && target_ns - now_ns() > kHardSpinNs) yield_cpu();
+  }
 }
 
 }  // namespace loadgen

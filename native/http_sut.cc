@@ -53,6 +53,33 @@ void HttpSut::push_stream_event(HttpStreamEvent event, const uint8_t* bytes, siz
     if (size > 0) stream_bytes_.insert(stream_bytes_.end(), bytes, bytes + size);
     stream_events_.push_back(event);
   }
+  request_host_wake();
+}
+
+void HttpSut::request_host_wake() {
+  // A wake that is out makes the host take everything queued (it clears the
+  // flag before it takes): nothing to add.
+  if (host_wake_pending_.load(std::memory_order_seq_cst)) return;
+  if (HttpClient::in_reactor_turn()) {
+    const int64_t now = now_ns();
+    if (now - last_host_wake_ns_.load(std::memory_order_relaxed) < kHostWakeIntervalNs) {
+      host_wake_deferred_.store(true, std::memory_order_seq_cst);
+      return;
+    }
+    last_host_wake_ns_.store(now, std::memory_order_relaxed);
+  }
+  if (!host_wake_pending_.exchange(true, std::memory_order_seq_cst) && host_wake_) host_wake_();
+}
+
+void HttpSut::on_turn_end(int64_t next_wait_ns) {
+  if (!host_wake_deferred_.load(std::memory_order_seq_cst)) return;
+  const int64_t now = now_ns();
+  // Another turn comes within the interval: it decides.
+  if (next_wait_ns >= 0 && next_wait_ns < kHostWakeIntervalNs &&
+      now - last_host_wake_ns_.load(std::memory_order_relaxed) < kHostWakeIntervalNs)
+    return;
+  host_wake_deferred_.store(false, std::memory_order_seq_cst);
+  last_host_wake_ns_.store(now, std::memory_order_relaxed);
   if (!host_wake_pending_.exchange(true, std::memory_order_seq_cst) && host_wake_) host_wake_();
 }
 
@@ -163,13 +190,11 @@ void HttpSut::on_outcome(HttpOutcome& outcome) {
       // Kept bodies (even empty ones) are the host's to read and complete;
       // so are failures when the host logs every request.
       if (!outcome.ok) outcome.message = failure_message(*this, outcome);
-      bool wake = false;
       {
         std::lock_guard<std::mutex> lock(host_mutex_);
         host_responses_.push_back(std::move(outcome));
       }
-      wake = !host_wake_pending_.exchange(true, std::memory_order_seq_cst);
-      if (wake && host_wake_) host_wake_();
+      request_host_wake();
     } else {
       session->complete_at(outcome.done_ns, &id, 1);
     }

@@ -1,7 +1,8 @@
 // The native HTTP client as a SUT inside the core (native_sut.h): the issue
 // thread sends each sample's request itself (HttpClient::send), the client's
-// reactor thread completes it through the session with the stamp of its
-// last byte. Responses whose bodies the host must read (accuracy-logged
+// reactor completes it through the session with the stamp of its last byte
+// (in a Server series the reactor's turns run on the issue thread while it
+// waits for the next due time: begin_inline_issuing). Responses whose bodies the host must read (accuracy-logged
 // samples, or all when asked) go to the host's thread instead, stamped
 // already: reading them there adds nothing to a latency. With streamed
 // bodies (token streams) every response goes to the host event by event
@@ -93,16 +94,33 @@ class HttpSut final : public NativeSut, public HttpSink {
   // NativeSut
   void series_started(Series& series) override;
   void issue(Series& series, uint64_t first, uint64_t last) override;
+  bool begin_inline_issuing() override { return client_->begin_inline(); }
+  void end_inline_issuing() override { client_->end_inline(); }
+  int64_t wait_until(int64_t target_ns, int64_t spin_window_ns, bool yield_while_spinning) override {
+    return client_->wait_inline(target_ns, spin_window_ns, yield_while_spinning);
+  }
   // HttpSink (reactor thread)
   void on_outcome(HttpOutcome& outcome) override;
   void on_body(const HttpBodyChunk& chunk) override;
   void on_headers(const HttpBodyChunk& chunk) override;
+  void on_turn_end(int64_t next_wait_ns) override;
+
+  // Within a reactor turn the host is woken at most once per this interval;
+  // what comes sooner waits for the turn's end or a later turn (on_turn_end):
+  // at tens of thousands of responses a second the JS thread reads them in
+  // batches, not one wake (a threadsafe-function call and an eventfd write
+  // on the reactor, a wake-up of the JS thread) per response. Every figure
+  // keeps its native stamp; only the host's reading is later, by at most this.
+  static constexpr int64_t kHostWakeIntervalNs = 100'000;
 
  private:
   // Whether sample `id`'s body goes to the host (as issue() decided).
   bool host_reads_body(uint64_t id) const;
   // Queues a stream event (reactor thread) and wakes the host if it is not woken yet.
   void push_stream_event(HttpStreamEvent event, const uint8_t* bytes, size_t size);
+  // After queuing for the host: wakes it unless a wake is out, or defers the
+  // wake to the turn's end when the last one was under kHostWakeIntervalNs ago.
+  void request_host_wake();
   // A chunk's bytes as a stream event of `kind`, when a run is attached.
   void push_chunk(const HttpBodyChunk& chunk, HttpStreamEvent::Kind kind);
 
@@ -121,6 +139,8 @@ class HttpSut final : public NativeSut, public HttpSink {
   std::mutex host_mutex_;
   std::vector<HttpOutcome> host_responses_;
   std::atomic<bool> host_wake_pending_{false};
+  std::atomic<bool> host_wake_deferred_{false};
+  std::atomic<int64_t> last_host_wake_ns_{0};
   std::vector<HttpStreamEvent> stream_events_;  // under host_mutex_
   std::vector<uint8_t> stream_bytes_;           // under host_mutex_
 };

@@ -130,6 +130,18 @@ bool issue_series(Series& series, const IssueThreadEnv& env, RunOutcome& outcome
         scheduler.unpinned_window_ns = native_sut_spin_window_ns(series);
         scheduler.adaptive = &adaptive;
       }
+      // The SUT's own work on this thread while it waits (inline issuing),
+      // until issuing ends: the wait for completions below is another thread's.
+      struct InlineIssuing {
+        NativeSut* sut = nullptr;
+        ~InlineIssuing() {
+          if (sut != nullptr) sut->end_inline_issuing();
+        }
+      } inline_issuing;
+      if (config.native_sut != nullptr && config.native_sut->begin_inline_issuing()) {
+        inline_issuing.sut = config.native_sut.get();
+        scheduler.inline_sut = config.native_sut.get();
+      }
       r = issue_loop(series, scheduler, env);
       break;
     }

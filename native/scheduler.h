@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "clock.h"
+#include "native_sut.h"
 #include "series.h"
 #include "stop_rule.h"
 #include "wait.h"
@@ -118,6 +119,13 @@ struct ServerScheduler {
   int64_t unpinned_window_ns = kServerSpinWindowNs;
   // Unpinned with a native SUT: the window follows the sleeps' lateness.
   AdaptiveSpinWindow* adaptive = nullptr;
+  // A native SUT that works on this thread while it waits (begin_inline_issuing).
+  NativeSut* inline_sut = nullptr;
+
+  int64_t wait(int64_t target_ns, int64_t window_ns, bool yield_while_spinning) const {
+    return inline_sut != nullptr ? inline_sut->wait_until(target_ns, window_ns, yield_while_spinning)
+                                 : wait_until_ns(target_ns, window_ns, yield_while_spinning);
+  }
 
   int64_t spin_window_ns() const {
     if (pinned) return kMaxSleepSliceNs;
@@ -132,24 +140,24 @@ struct ServerScheduler {
     int64_t t = now_ns();
     // In slices, so an abort is noticed (pinned: spun, not slept).
     while (target - t > kMaxSleepSliceNs + window && !aborted.load(std::memory_order_acquire)) {
-      t = wait_until_ns(t + kMaxSleepSliceNs, pinned ? kMaxSleepSliceNs : 0, !pinned);
+      t = wait(t + kMaxSleepSliceNs, pinned ? kMaxSleepSliceNs : 0, !pinned);
     }
     if (aborted.load(std::memory_order_acquire)) return false;
     series.issue_thread_cpu.store(current_cpu(), std::memory_order_relaxed);
     if (wait_until != series.trace.scheduled_delta_ns[q]) {  // max_duration, before q is due
-      *now = wait_until_ns(target, window, !pinned);
+      *now = wait(target, window, !pinned);
       return true;
     }
     if (lead_ns > 0) {
-      wait_until_ns(target - lead_ns, window, !pinned);
+      wait(target - lead_ns, window, !pinned);
       at_lead();
     }
     if (adaptive != nullptr && !pinned && target - t > window) {
       // The sleep alone first, to see how late it ends.
       const int64_t sleep_until = target - window;
-      adaptive->observe(wait_until_ns(sleep_until, 0, false) - sleep_until);
+      adaptive->observe(wait(sleep_until, 0, false) - sleep_until);
     }
-    *now = wait_until_ns(target, window, !pinned);
+    *now = wait(target, window, !pinned);
     return true;
   }
 };

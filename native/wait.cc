@@ -73,8 +73,6 @@ std::string prepare_issue_thread(int cpu) {
 }
 
 namespace {
-// The last stretch of a timed wait spins without yielding (see wait_until_ns).
-constexpr int64_t kHardSpinNs = 20000;
 
 #if LOADGEN_PLATFORM_WINDOWS
 // Sleep() and std::this_thread::sleep_for end on the system tick (15.6 ms by

@@ -15,6 +15,9 @@ namespace loadgen {
 // text when pinning was requested but is not permitted or not supported.
 std::string prepare_issue_thread(int cpu);
 
+// The last stretch of a timed wait spins without yielding (see wait_until_ns).
+constexpr int64_t kHardSpinNs = 20000;
+
 // Sleeps until `target_ns` (now_ns() clock) minus `spin_window_ns`, then spins
 // (yielding to other runnable threads until the last 20 us).
 // Returns the clock reading that ended the wait (>= target_ns).

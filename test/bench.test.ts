@@ -93,7 +93,7 @@ describe('loadgen bench --tiny --json', () => {
     expect(net.connections).toBe(32);
     expect(net.server?.clockShared).toBe(true);
     for (const row of net.closedLoop) expect(row.requestsPerSec !== null || typeof row.note === 'string').toBe(true);
-    expect(net.peaks.map((p) => p.dispatch)).toEqual(['native', 'wake', 'poll', 'worker']);
+    expect(net.peaks.map((p) => p.dispatch)).toEqual(['native', 'native-thread', 'wake', 'poll', 'worker']);
     // With wrk on PATH, its one-connection round trip is the floor; without it, null.
     if (net.closedLoop.find((row) => row.tool === 'wrk')?.requestsPerSec) expect(net.floorNs!.p50).toBeGreaterThan(0);
     else expect(net.floorNs).toBeNull();

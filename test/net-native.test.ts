@@ -58,8 +58,9 @@ describe.skipIf(!available)('native transport', () => {
 
   it('responsePollUs sets the reactor\'s poll budget limit (0: never polls); a bad value is a SettingsError naming it', async () => {
     const counts = (sut: object) => (sut as Record<symbol, NativeHttpSut>)[NATIVE_SUT]!.reactorCounts();
-    const never = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native', responsePollUs: 0 });
-    const wide = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native', responsePollUs: 1_000_000 });
+    // The reactor thread's polling: with inline issuing the issue thread reads a Server run's responses.
+    const never = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native', responsePollUs: 0, inlineReactor: false });
+    const wide = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native', responsePollUs: 1_000_000, inlineReactor: false });
     const fallback = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native' });
     try {
       expect(counts(fallback).pollBudgetNs).toBe(200_000);
@@ -82,6 +83,32 @@ describe.skipIf(!available)('native transport', () => {
       .rejects.toThrow(/responsePollUs must be an integer >= 0, got -1/);
     await expect(createNetworkSut(testProtocol(), { urls: [node.url], responsePollUs: 2_000_000 }))
       .rejects.toThrow(/responsePollUs must be at most 1000000, got 2000000/);
+  });
+
+  it('inlineReactor: in a Server run the issue thread reads the responses (default), or the reactor thread does; a bad value is a SettingsError naming it', async () => {
+    const counts = (sut: object) => (sut as Record<symbol, NativeHttpSut>)[NATIVE_SUT]!.reactorCounts();
+    const inline = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native' });
+    const threaded = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native', inlineReactor: false });
+    try {
+      for (const sut of [inline, threaded]) {
+        const r = await startTest(sut, sut.qsl, { scenario: 'Server', serverTargetQps: 500, minDurationMs: 300, minQueryCount: 100 }, { outdir: tempDir() });
+        expect(r.counts.issuedSamples).toBeGreaterThanOrEqual(100);
+        expect(r.counts.completedSamples).toBe(r.counts.issuedSamples);
+        expect(r.errors.failedSamples.total).toBe(0);
+      }
+      expect(counts(inline).inlineEvents).toBeGreaterThan(0);
+      expect(counts(threaded).inlineEvents).toBe(0);
+      // Offline issues one query: nothing to wait for between sends, the reactor thread reads.
+      const before = counts(inline).inlineEvents;
+      const r = await startTest(inline, inline.qsl, offline(50), { outdir: tempDir() });
+      expect(r.counts.completedSamples).toBe(50);
+      expect(counts(inline).inlineEvents).toBe(before);
+    } finally {
+      await inline.close();
+      await threaded.close();
+    }
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], inlineReactor: 'yes' as never }))
+      .rejects.toThrow(/inlineReactor must be true or false, got string/);
   });
 
   it('completes every sample of an Offline query larger than its connections (queued), each once', async () => {

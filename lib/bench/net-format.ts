@@ -3,6 +3,7 @@
  */
 import type { BenchTarget } from './report-types.js';
 import { fmt, us } from './figures.js';
+import { dispatchLabel } from './net-labels.js';
 import type { NetworkBenchReport } from './net.js';
 import { describePeak, describeRuns } from './peak.js';
 
@@ -78,7 +79,7 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
   }
   for (const p of n.peaks) {
     const peak = describePeak({ confirmedQps: p.peakQps, highestValidQps: p.highestValidQps, runs: p.runs }, c);
-    lines.push(`  ${`loadgen open loop, ${p.dispatch === 'native' ? 'native transport' : `undici ${p.dispatch}`}`.padEnd(34)} ` +
+    lines.push(`  ${`loadgen open loop, ${dispatchLabel(p.dispatch)}`.padEnd(34)} ` +
       `${p.note ? `failed: ${p.note}` : `${peak}; runs (c: confirming, ✗ INVALID): ${describeRuns(p.runs)}`}`);
   }
   const cells = (values: string[], widths: number[]) => values.map((v, i) => ` ${v.padStart(widths[i]!)}`).join('');

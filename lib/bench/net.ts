@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { loadNative } from '../native/index.js';
+import { dispatchLabel } from './net-labels.js';
 import { findConfirmedPeak, formatPeakRun, peakConfirmation, type PeakConfirmation, type PeakRun } from './peak.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
 import { findOnPath, pinningTaskset, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
@@ -31,8 +32,13 @@ export const NET_CONNECTIONS = 32;
 /** The open-loop rows' latency bound (Server target latency, p99). */
 const NET_TARGET_LATENCY_NS = 10_000_000;
 
-/** 'native': the core's HTTP client (transport 'native'); the others: undici on the JS thread with that dispatch mode. */
-export type NetDispatch = 'native' | 'wake' | 'poll' | 'worker';
+/**
+ * 'native': the core's HTTP client (transport 'native'), the issue thread reading the responses
+ * as it waits (inline); 'native-thread': the same with its reactor thread reading them
+ * (inlineReactor false); the others: undici on the JS thread with that dispatch mode.
+ */
+export type NetDispatch = 'native' | 'native-thread' | 'wake' | 'poll' | 'worker';
+
 
 export interface NetSpread {
   median: number;
@@ -384,12 +390,12 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       }, { onCpu0: pin });
     const autocannonMedian = report.closedLoop[0]!.requestsPerSec?.median;
     const startQps = tiny ? 1000 : Math.max(1000, Math.round(autocannonMedian ?? 10_000));
-    for (const dispatch of ['native', 'wake', 'poll', 'worker'] as const) {
-      if (dispatch === 'native' && !loadNative().nativeHttpAvailable) {
+    for (const dispatch of ['native', 'native-thread', 'wake', 'poll', 'worker'] as const) {
+      if ((dispatch === 'native' || dispatch === 'native-thread') && !loadNative().nativeHttpAvailable) {
         report.peaks.push({ dispatch, peakQps: 0, highestValidQps: 0, runs: [], note: `the native HTTP client is not available on ${process.platform}` });
         continue;
       }
-      log(`  peak open-loop Server rate, ${dispatch === 'native' ? 'native transport' : `undici, dispatch ${dispatch}`} ` +
+      log(`  peak open-loop Server rate, ${dispatchLabel(dispatch)} ` +
         `(runs of ${durationMs / 1000} s; ${confirmation.confirmRuns} consecutive VALID confirm a peak)`);
       try {
         const peak = await findConfirmedPeak(async (qps, phase) => {

@@ -49,6 +49,7 @@ export interface NetworkCliOptions {
   transport?: string;
   readEveryResponse?: boolean;
   responsePollUs?: number;
+  inlineReactor?: boolean;
   /** openai: the data set's prompt field, generation parameters, tokenizer and accuracy data (lib/net/openai.ts). */
   promptField?: string;
   maxTokens?: number;
@@ -141,6 +142,7 @@ export function addNetworkOptions(command: Command): Command {
     .addOption(choiceOption('--transport <client>', "network SUT: the HTTP client: native (the core's, plain http: and whole responses), undici (JS; https, HTTP/2, token streams) or auto (default: native where it can)", TRANSPORTS))
     .option('--no-read-every-response', 'network SUT, native transport: check each response\'s status and framing only; the protocol reads a body only where it is logged (no JS per response)')
     .option('--request-log <file>', 'network SUT: write one JSON line per request to FILE (sample id, QSL index, node, sent / first token / last byte in ns from the series start, input and output tokens, outcome)')
+    .option('--no-inline-reactor', 'network SUT, native transport, Server: the reactor thread reads every response (default: the issue thread reads them while it waits for the next due time)')
     .addOption(new Option('--response-poll-us <us>', 'network SUT, native transport: the reactor polls for each response up to this long (and up to twice the recent median response time) instead of sleeping (default 200; 0: never)').argParser(nonNegativeInteger('--response-poll-us')));
 }
 
@@ -170,6 +172,7 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.transport !== undefined ? '--transport' : '',
       o.readEveryResponse === false ? '--no-read-every-response' : '',
       o.responsePollUs !== undefined ? '--response-poll-us' : '',
+      o.inlineReactor === false ? '--no-inline-reactor' : '',
       ...llmFlagsGiven(o),
       o.requestLog !== undefined ? '--request-log' : '',
     ].filter((s) => s !== '');
@@ -278,6 +281,7 @@ async function buildCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Pr
     ...(o.transport !== undefined ? { transport: o.transport as TransportChoice } : {}),
     ...(o.readEveryResponse === false ? { readEveryResponse: false } : {}),
     ...(o.responsePollUs !== undefined ? { responsePollUs: o.responsePollUs } : {}),
+    ...(o.inlineReactor === false ? { inlineReactor: false } : {}),
     ...(o.requestLog !== undefined ? { requestLog: o.requestLog } : {}),
     signal,
   };

@@ -326,6 +326,8 @@ export interface NativeHttpSutOptions {
   reactorCpu?: number;
   /** The reactor's poll budget limit after each request, µs (native/http_client.h response_poll_ns; 0: never poll). */
   responsePollUs?: number;
+  /** Server series: the issue thread reads the responses while it waits (native/http_client.h inline_reactor; default true). */
+  inlineReactor?: boolean;
   /** Every body goes to onResponses, not only the accuracy-logged samples'. */
   hostReadsEveryBody?: boolean;
   /**
@@ -398,6 +400,8 @@ export interface NativeHttpSut {
   /** How the reactor thread waited, and its connections, since start (native/http_client.h HttpReactorCounts). */
   reactorCounts(): {
     polledEvents: number;
+    /** Connection events (mostly responses) the issue thread read while it waited (inline issuing). */
+    inlineEvents: number;
     blockingWaits: number;
     sendWakes: number;
     pollBudgetNs: number;

@@ -18,6 +18,8 @@ export interface ClientConfig {
   readEveryResponse: boolean;
   /** Native transport: the reactor's poll budget limit after each request (0: never poll). */
   responsePollUs: number;
+  /** Native transport, Server series: the issue thread reads the responses while it waits for the next due time. */
+  inlineReactor: boolean;
   /** A node whose connection failed is left out of the rotation this long (unless every node is). */
   backoffMs: number;
 }

@@ -206,6 +206,7 @@ export class NativeTransport {
       hostReadsEveryBody: readEveryResponse,
       hostReadsEveryOutcome: requestLog !== undefined,
       responsePollUs: config.responsePollUs,
+      inlineReactor: config.inlineReactor,
       secrets: secretList,
       responseHeaders: headerNames,
       ...(streams !== undefined ? { streamBodies: true, onStream: (meta: Float64Array, data: Uint8Array, count: number) => streams.onEvents(meta, data, count) } : {}),

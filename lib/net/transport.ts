@@ -65,6 +65,8 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     throw new SettingsError('transport', transport, `transport '${String(transport)}' is not one of ${TRANSPORTS.join(', ')}`);
   if (options.readEveryResponse !== undefined && typeof options.readEveryResponse !== 'boolean')
     throw new SettingsError('readEveryResponse', options.readEveryResponse, `readEveryResponse must be true or false, got ${typeof options.readEveryResponse}`);
+  if (options.inlineReactor !== undefined && typeof options.inlineReactor !== 'boolean')
+    throw new SettingsError('inlineReactor', options.inlineReactor, `inlineReactor must be true or false, got ${typeof options.inlineReactor}`);
   const responsePollUs = integerOption('responsePollUs', options.responsePollUs, DEFAULT_RESPONSE_POLL_US, 0, MAX_RESPONSE_POLL_US);
   if (options.requestLog !== undefined) {
     if (typeof options.requestLog !== 'string' || options.requestLog === '' || options.requestLog.includes('\0'))
@@ -85,6 +87,7 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     transport,
     readEveryResponse: options.readEveryResponse !== false,
     responsePollUs,
+    inlineReactor: options.inlineReactor !== false,
     backoffMs: NODE_BACKOFF_MS,
   };
 }

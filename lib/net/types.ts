@@ -62,6 +62,14 @@ export interface TransportOptions {
    * poll (the least CPU). At most 1,000,000.
    */
   responsePollUs?: number;
+  /**
+   * Native transport, Server scenario: while it issues a series, the issue
+   * thread reads the responses itself as it waits for the next due time (the
+   * reactor thread parks until issuing ends), so one thread sends and reads,
+   * as a closed-loop client's does, with no wake of a second thread per
+   * response. Default true; false: the reactor thread reads every response.
+   */
+  inlineReactor?: boolean;
   /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
   probeTimeoutMs?: number;
   /**

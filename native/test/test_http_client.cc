@@ -6,6 +6,7 @@
 // One long file on purpose: the cases share the parser helpers and the
 // recording sinks (Collect, StreamCollect, EventLog) defined in it; split,
 // each part would carry its own copy of them.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -1421,6 +1422,129 @@ TEST(http_client_stop_with_requests_outstanding) {
     client.send(1, 0, false);
   }
   CHECK_EQ(sink2.count.load(), uint64_t{2});
+}
+
+// Collect, noting which thread handed each outcome over.
+struct ThreadCollect : Collect {
+  std::mutex thread_mu;
+  std::vector<std::thread::id> threads;
+  void on_outcome(HttpOutcome& outcome) override {
+    {
+      std::lock_guard<std::mutex> lock(thread_mu);
+      threads.push_back(std::this_thread::get_id());
+    }
+    Collect::on_outcome(outcome);
+  }
+  uint64_t on_thread(std::thread::id id) {
+    std::lock_guard<std::mutex> lock(thread_mu);
+    return static_cast<uint64_t>(std::count(threads.begin(), threads.end(), id));
+  }
+};
+
+TEST(http_client_inline_issuing_reads_responses_on_the_waiting_thread) {
+  HttpTestServer server;
+  CHECK(server.start());
+  ThreadCollect sink;
+  HttpClient client(config_for({server.port}, 4), &sink);
+  for (uint32_t i = 0; i < 10; ++i) set_get(client, i, "/ok/" + std::to_string(i));
+  std::string error;
+  CHECK(client.start(&error));
+  CHECK(client.begin_inline());
+  const std::thread::id self = std::this_thread::get_id();
+  const uint64_t total = 200;
+  // Paced sends, each waited for inline as the issue loop waits for a due time.
+  int64_t due = loadgen::now_ns();
+  for (uint64_t tag = 0; tag < total; ++tag) {
+    due += 200'000;
+    const int64_t woke = client.wait_inline(due, 20'000, true);
+    CHECK(woke >= due);
+    client.send(tag, static_cast<uint32_t>(tag % 10), true);
+  }
+  // The last responses: waited for inline too (nothing else reads them now).
+  const int64_t deadline = loadgen::now_ns() + 5'000'000'000LL * loadgen_test::time_factor();
+  while (sink.count.load() < total && loadgen::now_ns() < deadline) client.wait_inline(loadgen::now_ns() + 1'000'000, 0, true);
+  CHECK_EQ(sink.count.load(), total);
+  CHECK_EQ(sink.on_thread(self), total);
+  CHECK(client.reactor_counts().inline_events >= total);
+  for (const auto& o : sink.by_tag()) CHECK(o.ok && body_of(o) == std::to_string(o.tag % 10));
+  // Back to the reactor thread: it reads what is sent now.
+  client.end_inline();
+  for (uint64_t tag = total; tag < total + 20; ++tag) client.send(tag, 0, false);
+  CHECK(sink.wait_for(total + 20));
+  CHECK_EQ(sink.on_thread(self), total);
+  CHECK_EQ(client.outstanding(), uint64_t{0});
+  client.stop();
+}
+
+TEST(http_client_inline_wait_keeps_timers_and_ends_at_its_time) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 2);
+  config.request_timeout_ns = 50'000'000;
+  HttpClient client(config, &sink);
+  set_get(client, 0, "/delay/2000/z");
+  std::string error;
+  CHECK(client.start(&error));
+  CHECK(client.begin_inline());
+  client.send(0, 0, false);
+  // The request times out during one long inline wait, which still ends at its time.
+  const int64_t start = loadgen::now_ns();
+  const int64_t target = start + 300'000'000;
+  const int64_t woke = client.wait_inline(target, 50'000, true);
+  CHECK(woke >= target);
+  CHECK(woke - target < 100'000'000LL * loadgen_test::time_factor());
+  CHECK_EQ(sink.count.load(), uint64_t{1});
+  CHECK(sink.count.load() == 1 && sink.last().kind == FailureKind::Timeout);
+  client.end_inline();
+  client.stop();
+}
+
+TEST(http_client_stop_during_an_inline_wait) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 2), &sink);
+  set_get(client, 0, "/delay/5000/z");
+  std::string error;
+  CHECK(client.start(&error));
+  CHECK(client.begin_inline());
+  client.send(0, 0, false);
+  const int64_t target = loadgen::now_ns() + 1'500'000'000;
+  std::atomic<int64_t> stop_took{-1};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const int64_t t = loadgen::now_ns();
+    client.stop();
+    stop_took.store(loadgen::now_ns() - t);
+  });
+  // Ends at its time as a plain wait once the client is stopped; stop() does not wait for it.
+  const int64_t woke = client.wait_inline(target, 50'000, true);
+  stopper.join();
+  CHECK(woke >= target);
+  CHECK(stop_took.load() >= 0 && stop_took.load() < 1'000'000'000);
+  CHECK_EQ(sink.count.load(), uint64_t{1});
+  CHECK(sink.last().kind == FailureKind::Cancelled);
+  client.end_inline();
+  // A wait after the stop is a plain wait.
+  const int64_t t2 = loadgen::now_ns() + 2'000'000;
+  CHECK(client.wait_inline(t2, 1'000'000, true) >= t2);
+}
+
+TEST(http_client_inline_issuing_can_be_turned_off) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 1);
+  config.inline_reactor = false;
+  HttpClient client(config, &sink);
+  std::string error;
+  CHECK(client.start(&error));
+  CHECK(!client.begin_inline());
+  client.stop();
+  // Not started: nothing to run inline.
+  HttpClient idle(config_for({server.port}, 1), &sink);
+  CHECK(!idle.begin_inline());
 }
 
 TEST(http_client_node_stats_layout) {
