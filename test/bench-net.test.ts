@@ -238,7 +238,7 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     expect(report.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median).toBeGreaterThan(0);
     expect(report.notes.join('\n')).toMatch(/not pinned/);
     // The loadgen rows ran through the --sut http path: every sample paired with its server stamps.
-    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['native', true], ['wake', true], ['poll', true], ['worker', true]]);
+    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['native', true], ['native-thread', true], ['wake', true], ['poll', true], ['worker', true]]);
     // Each peak row: the search's runs and the confirming runs (tiny: 1 of 0.2 s), each with its length.
     expect(report.confirmation).toEqual({ confirmRuns: 1, confirmSeconds: 0.2 });
     for (const peak of report.peaks) {
