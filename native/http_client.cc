@@ -389,16 +389,16 @@ void HttpClient::Impl::cancel_outstanding(const std::string& message) {
 
 void HttpClient::Impl::stop() {
   if (stopped.exchange(true)) return;
+  {
+    // Under park_mu: a parked reactor thread sees it when notified.
+    std::lock_guard<std::mutex> park(park_mu);
+    stopping.store(true, std::memory_order_release);
+  }
   if (reactor.joinable()) {
-    {
-      std::lock_guard<std::mutex> park(park_mu);
-      stopping.store(true, std::memory_order_release);
-    }
     park_cv.notify_all();
     wake();
     reactor.join();
   }
-  stopping.store(true, std::memory_order_release);
   // An inline wait mid-turn ends it first; later ones wait without the reactor.
   std::lock_guard<std::mutex> turn(reactor_mu);
   // Everything is this thread's now.

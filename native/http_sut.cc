@@ -66,8 +66,13 @@ void HttpSut::request_host_wake() {
       host_wake_deferred_.store(true, std::memory_order_seq_cst);
       return;
     }
-    last_host_wake_ns_.store(now, std::memory_order_relaxed);
+    return wake_host(now);
   }
+  wake_host(-1);
+}
+
+void HttpSut::wake_host(int64_t now) {
+  if (now >= 0) last_host_wake_ns_.store(now, std::memory_order_relaxed);
   if (!host_wake_pending_.exchange(true, std::memory_order_seq_cst) && host_wake_) host_wake_();
 }
 
@@ -79,8 +84,7 @@ void HttpSut::on_turn_end(int64_t next_wait_ns) {
       now - last_host_wake_ns_.load(std::memory_order_relaxed) < kHostWakeIntervalNs)
     return;
   host_wake_deferred_.store(false, std::memory_order_seq_cst);
-  last_host_wake_ns_.store(now, std::memory_order_relaxed);
-  if (!host_wake_pending_.exchange(true, std::memory_order_seq_cst) && host_wake_) host_wake_();
+  wake_host(now);
 }
 
 void HttpSut::push_chunk(const HttpBodyChunk& chunk, HttpStreamEvent::Kind kind) {

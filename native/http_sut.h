@@ -2,11 +2,12 @@
 // thread sends each sample's request itself (HttpClient::send), the client's
 // reactor completes it through the session with the stamp of its last byte
 // (in a Server series the reactor's turns run on the issue thread while it
-// waits for the next due time: begin_inline_issuing). Responses whose bodies the host must read (accuracy-logged
-// samples, or all when asked) go to the host's thread instead, stamped
-// already: reading them there adds nothing to a latency. With streamed
-// bodies (token streams) every response goes to the host event by event
-// (bytes, end, failure), each with its native stamp, and the host completes it.
+// waits for the next due time: begin_inline_issuing). Responses whose
+// bodies the host must read (accuracy-logged samples, or all when asked) go
+// to the host's thread instead, stamped already: reading them there adds
+// nothing to a latency. With streamed bodies (token streams) every response
+// goes to the host event by event (bytes, end, failure), each with its
+// native stamp, and the host completes it.
 #pragma once
 
 #include <atomic>
@@ -121,6 +122,9 @@ class HttpSut final : public NativeSut, public HttpSink {
   // After queuing for the host: wakes it unless a wake is out, or defers the
   // wake to the turn's end when the last one was under kHostWakeIntervalNs ago.
   void request_host_wake();
+  // Wakes the host unless a wake is out; `now` starts the next interval
+  // (< 0: a wake outside a reactor turn, which starts none).
+  void wake_host(int64_t now);
   // A chunk's bytes as a stream event of `kind`, when a run is attached.
   void push_chunk(const HttpBodyChunk& chunk, HttpStreamEvent::Kind kind);
 
