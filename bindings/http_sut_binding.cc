@@ -164,6 +164,11 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
         static_cast<uint64_t>(number_field(env, o, "maxBodyBytes", 64.0 * 1024 * 1024, 1, 9007199254740991.0));
     config.reactor_cpu = static_cast<int>(number_field(env, o, "reactorCpu", -1, -1, 4095));
     config.response_poll_ns = static_cast<int64_t>(number_field(env, o, "responsePollUs", 200, 0, 1e6) * 1e3);
+    const uint32_t client_threads = static_cast<uint32_t>(
+        number_field(env, o, "clientThreads", 1, 1, loadgen::HttpSut::kMaxClientThreads));
+    if (client_threads > config.connections_per_node)
+      type_error(env, "clientThreads " + std::to_string(client_threads) + " exceeds connectionsPerNode " +
+                          std::to_string(config.connections_per_node) + ": each client thread owns one connection per node at least");
     const Napi::Value inline_reactor = o.Get("inlineReactor");
     if (!inline_reactor.IsUndefined() && !inline_reactor.IsBoolean()) type_error(env, "inlineReactor must be a boolean");
     config.inline_reactor = inline_reactor.IsUndefined() || inline_reactor.As<Napi::Boolean>().Value();
@@ -185,7 +190,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     if (!on_response.IsFunction()) type_error(env, std::string(callback_name) + " must be a function");
 
     if (napi_type_tag_object(env, info.This(), &kNativeHttpSutTag) != napi_ok) type_error(env, "cannot tag the object");
-    sut_ = std::make_shared<loadgen::HttpSut>(std::move(config));
+    sut_ = std::make_shared<loadgen::HttpSut>(std::move(config), client_threads);
     sut_->set_host_reads_every_body(every.IsBoolean() && every.As<Napi::Boolean>().Value());
     sut_->set_host_reads_every_outcome(every_outcome.IsBoolean() && every_outcome.As<Napi::Boolean>().Value());
     sut_->set_secrets(secret_list);
@@ -330,9 +335,9 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     const uint8_t* line = bytes_of(env, info[1], &line_size, "setRequest: line");
     const uint8_t* rest = bytes_of(env, info[2], &rest_size, "setRequest: rest");
     if (line_size == 0) type_error(env, "setRequest: line must not be empty");
-    if (sut_->client().outstanding() != 0) type_error(env, "setRequest: requests are outstanding");
+    if (sut_->outstanding() != 0) type_error(env, "setRequest: requests are outstanding");
     if (line_size > UINT32_MAX || rest_size > UINT32_MAX) type_error(env, "setRequest: a request part exceeds 4 GiB");
-    sut_->client().set_request(static_cast<uint32_t>(index), line, line_size, rest, rest_size);
+    sut_->set_request(static_cast<uint32_t>(index), line, line_size, rest, rest_size);
   }
 
   // setRequests(indices: Uint32Array, data: Uint8Array, layout: Uint32Array):
@@ -362,8 +367,8 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
         type_error(env, "setRequests: indices[" + std::to_string(i) + "] is " + std::to_string(indices[i]) +
                             ", beyond the table's limit " + std::to_string(loadgen::HttpClient::kMaxRequestIndex));
     }
-    if (sut_->client().outstanding() != 0) type_error(env, "setRequests: requests are outstanding");
-    sut_->client().set_requests(indices, count, data, layout);
+    if (sut_->outstanding() != 0) type_error(env, "setRequests: requests are outstanding");
+    sut_->set_requests(indices, count, data, layout);
   }
 
   // setSecrets(list): replaces the secrets no failure message may carry
@@ -375,8 +380,8 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
   }
 
   void clear_requests(const Napi::CallbackInfo& info) {
-    if (sut_->client().outstanding() != 0) type_error(info.Env(), "clearRequests: requests are outstanding");
-    sut_->client().clear_requests();
+    if (sut_->outstanding() != 0) type_error(info.Env(), "clearRequests: requests are outstanding");
+    sut_->clear_requests();
   }
 
   // start() -> Promise<string>: '' when every node's connections are open,
@@ -393,7 +398,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
   void cancel_all(const Napi::CallbackInfo& info) {
     const std::string message =
         info.Length() >= 1 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : std::string("cancelled");
-    sut_->client().cancel_all(message);
+    sut_->cancel_all(message);
   }
 
   // cancelOutstanding(message): between series, fails what the last one left outstanding (completing nothing).
@@ -404,20 +409,19 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
   }
 
   Napi::Value outstanding(const Napi::CallbackInfo& info) {
-    return Napi::Number::New(info.Env(), static_cast<double>(sut_->client().outstanding()));
+    return Napi::Number::New(info.Env(), static_cast<double>(sut_->outstanding()));
   }
 
   // nodeStats() -> Float64Array (kNodeStatsLength per node, lib/net/node-stats.ts's layout).
   Napi::Value node_stats(const Napi::CallbackInfo& info) {
     const size_t nodes = node_count();
     Napi::Float64Array out = Napi::Float64Array::New(info.Env(), nodes * loadgen::kNodeStatsLength);
-    sut_->client().copy_node_stats(out.Data());
+    sut_->copy_node_stats(out.Data());
     return out;
   }
 
-  Napi::Value reactor_counts(const Napi::CallbackInfo& info) {
-    const loadgen::HttpReactorCounts counts = sut_->client().reactor_counts();
-    Napi::Object out = Napi::Object::New(info.Env());
+  static Napi::Object counts_object(Napi::Env env, const loadgen::HttpReactorCounts& counts) {
+    Napi::Object out = Napi::Object::New(env);
     out.Set("polledEvents", static_cast<double>(counts.polled_events));
     out.Set("inlineEvents", static_cast<double>(counts.inline_events));
     out.Set("blockingWaits", static_cast<double>(counts.blocking_waits));
@@ -426,12 +430,25 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     out.Set("openedConnections", static_cast<double>(counts.opened_connections));
     out.Set("refusedConnections", static_cast<double>(counts.refused_connections));
     out.Set("retriedRequests", static_cast<double>(counts.retried_requests));
+    out.Set("responses", static_cast<double>(counts.responses));
+    out.Set("reactorCpuNs", static_cast<double>(counts.reactor_cpu_ns));
+    return out;
+  }
+
+  // reactorCounts(): the sums over the client threads, and `threads`: each one's.
+  Napi::Value reactor_counts(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Object out = counts_object(env, sut_->reactor_counts());
+    const std::vector<loadgen::HttpReactorCounts> threads = sut_->thread_counts();
+    Napi::Array list = Napi::Array::New(env, threads.size());
+    for (size_t k = 0; k < threads.size(); ++k) list.Set(static_cast<uint32_t>(k), counts_object(env, threads[k]));
+    out.Set("threads", list);
     return out;
   }
 
   void close(const Napi::CallbackInfo&) {
     sut_->detach();
-    sut_->client().stop();
+    sut_->stop();
     release_channel();
   }
 
@@ -442,7 +459,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     StartWorker(Napi::Env env, std::shared_ptr<loadgen::HttpSut> sut, Napi::Promise::Deferred deferred)
         : Napi::AsyncWorker(env, "loadgen-http-start"), sut_(std::move(sut)), deferred_(deferred) {}
     void Execute() override {
-      if (!sut_->client().start(&error_) && error_.empty()) error_ = "the native HTTP client could not start";
+      if (!sut_->start(&error_) && error_.empty()) error_ = "the native HTTP client could not start";
     }
     void OnOK() override { deferred_.Resolve(Napi::String::New(Env(), error_)); }
     void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }

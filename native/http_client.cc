@@ -79,7 +79,7 @@ int HttpClient::Impl::pick_node(int64_t now) {
 ssize_t HttpClient::Impl::write_some(Conn* c) {
   const Node& node = *nodes[c->node];
   const Request& r = *c->request;
-  uint8_t* line = arena.data() + r.offset;
+  uint8_t* line = table->arena.data() + r.offset;
   iovec parts[3] = {{line, r.line_size},
                     {const_cast<char*>(node.host_line.data()), node.host_line.size()},
                     {line + r.line_size, r.rest_size}};
@@ -128,6 +128,7 @@ void HttpClient::Impl::send(uint64_t tag, uint32_t index, bool keep_body) {
   outstanding.fetch_add(1, std::memory_order_acq_rel);
   if (stopped.load(std::memory_order_acquire)) return fail_now(tag, index, -1, FailureKind::Cancelled, "the client was closed");
   if (!started) return fail_now(tag, index, -1, FailureKind::Connection, "the client was not started");
+  const std::vector<Request>& requests = table->requests;
   if (index >= requests.size() || requests[index].line_size == 0)
     return fail_now(tag, index, -1, FailureKind::Connection, "no request was set for index " + std::to_string(index));
   const Pending pending{tag, &requests[index], index, keep_body, false};
@@ -449,6 +450,8 @@ HttpReactorCounts HttpClient::Impl::reactor_counts() const {
   counts.opened_connections = opened_connections.load(std::memory_order_relaxed);
   counts.refused_connections = refused_connections.load(std::memory_order_relaxed);
   counts.retried_requests = retried_requests.load(std::memory_order_relaxed);
+  counts.responses = responses.load(std::memory_order_relaxed);
+  counts.reactor_cpu_ns = reactor_cpu_ns.load(std::memory_order_relaxed);
   return counts;
 }
 

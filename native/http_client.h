@@ -31,6 +31,8 @@ namespace loadgen {
 // against tables.nodeStatsLength.
 constexpr size_t kNodeStatsBuckets = 2900;
 constexpr size_t kNodeStatsLength = 2 + kFailureKindCount + 3 + kNodeStatsBuckets;
+// The slice's one entry that is a maximum (max_ns), not a count or a sum.
+constexpr size_t kNodeStatsMaxOffset = 2 + kFailureKindCount + 1;
 
 // ---- One HTTP/1.1 response, parsed as its bytes arrive ----
 // Status line, headers (Content-Length, Transfer-Encoding: chunked,
@@ -187,6 +189,8 @@ struct HttpReactorCounts {
   uint64_t opened_connections = 0;   // connects that succeeded (start()'s included)
   uint64_t refused_connections = 0;  // connects refused, reset or timed out, or closed as accepted
   uint64_t retried_requests = 0;     // requests sent a second time (see send())
+  uint64_t responses = 0;            // outcomes handed to the sink (whichever thread ran the turn)
+  int64_t reactor_cpu_ns = 0;        // CPU time of the reactor thread (not the issue thread's inline turns), within ~1 ms
 };
 
 // How one request ended. Handed to the sink by the reactor: its thread, or
@@ -274,6 +278,11 @@ class HttpClient {
   // stored) when an index exceeds kMaxRequestIndex or a line is empty.
   bool set_requests(const uint32_t* indices, size_t count, const uint8_t* data, const uint32_t* layout);
   void clear_requests();
+  // Before start(): this client sends from `source`'s request table (one
+  // table for the clients of several threads); set_requests and
+  // clear_requests then go through `source`, while nothing is outstanding
+  // on either.
+  void share_requests(const HttpClient& source);
 
   // Checks the response header names and the pools against RLIMIT_NOFILE,
   // resolves the nodes, opens one keep-alive connection to each (bounded by

@@ -61,6 +61,7 @@ constexpr size_t kStatMaxNs = kStatSumNs + 1;
 constexpr size_t kStatMeasured = kStatMaxNs + 1;
 constexpr size_t kStatBuckets = kStatMeasured + 1;
 static_assert(kStatBuckets + kNodeStatsBuckets == kNodeStatsLength, "the layout of node-stats.ts");
+static_assert(kStatMaxNs == kNodeStatsMaxOffset, "the layout of node-stats.ts");
 
 // Bodies of non-2xx responses quoted in the failure message.
 constexpr size_t kExcerptBytes = 200;
@@ -114,6 +115,15 @@ struct Request {
   uint64_t offset = 0;
   uint32_t line_size = 0;  // 0: no request set at this index
   uint32_t rest_size = 0;
+};
+
+// The request table, indexed by QSL index, and one arena holding every
+// request's bytes: two allocations per load instead of two per request.
+// Shared by the clients of one SUT (HttpClient::share_requests): each
+// thread's client reads the same bytes.
+struct RequestTable {
+  std::vector<Request> requests;
+  std::vector<uint8_t> arena;
 };
 
 struct Pending {
@@ -233,15 +243,15 @@ struct HttpClient::Impl {
   using Pending = http_internal::Pending;
   using Request = http_internal::Request;
   using StatRecord = http_internal::StatRecord;
+  using RequestTable = http_internal::RequestTable;
 
   HttpClientConfig config;
   HttpSink* sink;
-  // The request table, indexed by QSL index, and one arena holding every
-  // request's bytes: two allocations per load instead of two per request.
-  // Changed only while nothing is outstanding (the binding checks), so the
-  // Request pointers of queued and in-flight requests stay valid.
-  std::vector<Request> requests;
-  std::vector<uint8_t> arena;
+  // The request table (http_internal::RequestTable), possibly shared with
+  // other clients. Changed only while nothing is outstanding on any of them
+  // (the binding checks), so the Request pointers of queued and in-flight
+  // requests stay valid.
+  std::shared_ptr<http_internal::RequestTable> table = std::make_shared<http_internal::RequestTable>();
   std::vector<std::unique_ptr<Node>> nodes;
   // Every connection object so far (the reactor adds them; ids index it).
   std::vector<std::unique_ptr<Conn>> conns;
@@ -291,6 +301,10 @@ struct HttpClient::Impl {
   std::atomic<uint64_t> opened_connections{0};
   std::atomic<uint64_t> refused_connections{0};
   std::atomic<uint64_t> retried_requests{0};
+  std::atomic<uint64_t> responses{0};        // outcomes handed to the sink
+  std::atomic<int64_t> reactor_cpu_ns{0};    // the reactor thread's CPU time, refreshed every kCpuReadNs
+  static constexpr int64_t kCpuReadNs = 1'000'000;
+  int64_t last_cpu_read_ns = 0;              // reactor thread only
 
   // Reactor only.
   static constexpr size_t kRecentResponses = 32;
@@ -467,6 +481,9 @@ struct HttpClient::Impl {
   void reactor_thread_turn(epoll_event* events, int max_events);
 
   void run_reactor();
+
+  // The reactor thread's CPU time into reactor_cpu_ns (its thread only).
+  void read_reactor_cpu();
 
   // ---- Inline issuing (the issue thread runs the turns) ----
 

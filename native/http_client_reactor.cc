@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 #include <cerrno>
+#include <ctime>
 
 #include "clock.h"
 #include "wait.h"
@@ -21,6 +22,7 @@ namespace loadgen {
 using namespace http_internal;
 
 void HttpClient::Impl::deliver(HttpOutcome& out) {
+  responses.fetch_add(1, std::memory_order_relaxed);
   sink->on_outcome(out);
   outstanding.fetch_sub(1, std::memory_order_acq_rel);
 }
@@ -410,9 +412,22 @@ void HttpClient::Impl::run_reactor() {
     std::lock_guard<std::mutex> turn(reactor_mu);
     if (inline_wanted.load(std::memory_order_acquire)) continue;
     reactor_thread_turn(events, kMaxEvents);
+    read_reactor_cpu();
   }
   std::lock_guard<std::mutex> turn(reactor_mu);
   flush_stats();
+  last_cpu_read_ns = 0;
+  read_reactor_cpu();
+}
+
+void HttpClient::Impl::read_reactor_cpu() {
+  // A syscall (no vDSO for thread CPU clocks): once a millisecond at most.
+  const int64_t now = now_ns();
+  if (now - last_cpu_read_ns < kCpuReadNs) return;
+  last_cpu_read_ns = now;
+  timespec cpu{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+    reactor_cpu_ns.store(static_cast<int64_t>(cpu.tv_sec) * 1'000'000'000 + cpu.tv_nsec, std::memory_order_relaxed);
 }
 
 bool HttpClient::Impl::begin_inline() {

@@ -20,8 +20,8 @@ bool HttpClient::set_request(uint32_t index, const uint8_t* line, size_t line_si
   // outstanding, and the issue thread's next send() is ordered after this by
   // the session. Entries are nodes of a map: queued requests' pointers stay valid.
   if (index > kMaxRequestIndex || line_size == 0 || line_size > UINT32_MAX || rest_size > UINT32_MAX) return false;
-  std::vector<Request>& table = impl_->requests;
-  std::vector<uint8_t>& arena = impl_->arena;
+  std::vector<Request>& table = impl_->table->requests;
+  std::vector<uint8_t>& arena = impl_->table->arena;
   if (index >= table.size()) table.resize(static_cast<size_t>(index) + 1);
   Request& r = table[index];
   r.offset = arena.size();
@@ -46,9 +46,9 @@ bool HttpClient::set_requests(const uint32_t* indices, size_t count, const uint8
     bytes += uint64_t{layout[4 * i + 1]} + layout[4 * i + 3];
   }
   if (count == 0) return true;
-  std::vector<Request>& table = impl_->requests;
+  std::vector<Request>& table = impl_->table->requests;
   if (max_index >= table.size()) table.resize(static_cast<size_t>(max_index) + 1);
-  impl_->arena.reserve(impl_->arena.size() + bytes);
+  impl_->table->arena.reserve(impl_->table->arena.size() + bytes);
   for (size_t i = 0; i < count; ++i) {
     const uint32_t* at = layout + 4 * i;
     set_request(indices[i], data + at[0], at[1], data + at[2], at[3]);
@@ -64,8 +64,16 @@ void HttpClient::clear_requests() {
 #if defined(__linux__)
   if (impl_->outstanding.load(std::memory_order_acquire) != 0) return;
   // Released, not kept: the next load may be of another size.
-  std::vector<Request>().swap(impl_->requests);
-  std::vector<uint8_t>().swap(impl_->arena);
+  std::vector<Request>().swap(impl_->table->requests);
+  std::vector<uint8_t>().swap(impl_->table->arena);
+#endif
+}
+
+void HttpClient::share_requests(const HttpClient& source) {
+#if defined(__linux__)
+  impl_->table = source.impl_->table;
+#else
+  (void)source;
 #endif
 }
 

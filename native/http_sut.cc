@@ -10,13 +10,107 @@
 
 namespace loadgen {
 
-HttpSut::HttpSut(HttpClientConfig config)
-    : streams_(config.stream_bodies), client_(std::make_unique<HttpClient>(std::move(config), this)) {}
+HttpSut::HttpSut(HttpClientConfig config, uint32_t client_threads)
+    : streams_(config.stream_bodies), node_count_(config.nodes.size()) {
+  // The binding checks the count against the connections; here it is only kept in range.
+  const uint32_t n = std::max<uint32_t>(1, std::min({client_threads, kMaxClientThreads,
+                                                     std::max<uint32_t>(1, config.connections_per_node)}));
+  const uint32_t total = config.connections_per_node;
+  if (n > 1) config.inline_reactor = false;
+  for (uint32_t k = 0; k < n; ++k) {
+    HttpClientConfig share = config;
+    share.connections_per_node = std::max<uint32_t>(1, total / n + (k < total % n ? 1 : 0));
+    clients_.push_back(std::make_unique<HttpClient>(std::move(share), this));
+    if (k > 0) clients_[k]->share_requests(*clients_[0]);
+  }
+}
 
 HttpSut::~HttpSut() {
   detach();
-  // Stops the reactor first: no on_outcome runs once the members go.
-  client_->stop();
+  // Stops the reactors first: no on_outcome runs once the members go.
+  stop();
+}
+
+void HttpSut::clear_requests() {
+  if (outstanding() != 0) return;
+  clients_[0]->clear_requests();
+}
+
+bool HttpSut::start(std::string* error) {
+  for (auto& c : clients_) {
+    if (c->start(error)) continue;
+    stop();
+    return false;
+  }
+  return true;
+}
+
+void HttpSut::stop() {
+  for (auto& c : clients_) c->stop();
+}
+
+void HttpSut::cancel_all(const std::string& message) {
+  for (auto& c : clients_) c->cancel_all(message);
+}
+
+uint64_t HttpSut::outstanding() const {
+  uint64_t sum = 0;
+  for (const auto& c : clients_) sum += c->outstanding();
+  return sum;
+}
+
+void HttpSut::copy_node_stats(double* out) const {
+  clients_[0]->copy_node_stats(out);
+  if (clients_.size() == 1) return;
+  const size_t nodes = node_count_;
+  std::vector<double> more(nodes * kNodeStatsLength);
+  for (size_t k = 1; k < clients_.size(); ++k) {
+    clients_[k]->copy_node_stats(more.data());
+    for (size_t i = 0; i < more.size(); ++i) {
+      // The slice's one maximum (http_client_impl.h kStatMaxNs); every other entry is a count or a sum.
+      out[i] = i % kNodeStatsLength == kNodeStatsMaxOffset ? std::max(out[i], more[i]) : out[i] + more[i];
+    }
+  }
+}
+
+HttpReactorCounts HttpSut::reactor_counts() const {
+  HttpReactorCounts sum;
+  for (const HttpReactorCounts& c : thread_counts()) {
+    sum.polled_events += c.polled_events;
+    sum.inline_events += c.inline_events;
+    sum.blocking_waits += c.blocking_waits;
+    sum.send_wakes += c.send_wakes;
+    sum.poll_budget_ns = std::max(sum.poll_budget_ns, c.poll_budget_ns);
+    sum.opened_connections += c.opened_connections;
+    sum.refused_connections += c.refused_connections;
+    sum.retried_requests += c.retried_requests;
+    sum.responses += c.responses;
+    sum.reactor_cpu_ns += c.reactor_cpu_ns;
+  }
+  return sum;
+}
+
+std::vector<HttpReactorCounts> HttpSut::thread_counts() const {
+  std::vector<HttpReactorCounts> counts;
+  for (const auto& c : clients_) counts.push_back(c->reactor_counts());
+  return counts;
+}
+
+HttpClient& HttpSut::pick_client() {
+  const size_t n = clients_.size();
+  if (n == 1) return *clients_[0];
+  size_t best = next_client_;
+  uint64_t least = clients_[best]->outstanding();
+  for (size_t i = 1; i < n && least != 0; ++i) {
+    const size_t k = (next_client_ + i) % n;
+    const uint64_t o = clients_[k]->outstanding();
+    if (o < least) {
+      least = o;
+      best = k;
+    }
+  }
+  next_client_ = (best + 1) % n;
+  return *clients_[best];
 }
 
 void HttpSut::attach(Session* session) {
@@ -135,7 +229,7 @@ std::string failure_message(const HttpSut& sut, const HttpOutcome& outcome) {
 
 void HttpSut::abandon_outstanding(const std::string& message) {
   abandoning_.store(true, std::memory_order_seq_cst);
-  client_->cancel_outstanding(message);
+  for (auto& c : clients_) c->cancel_outstanding(message);
 }
 
 void HttpSut::series_started(Series& series) {
@@ -160,7 +254,7 @@ void HttpSut::issue(Series& series, uint64_t first, uint64_t last) {
   const auto& sampled = series.trace.accuracy_log_sampled;
   for (uint64_t k = first * spq, end = (last + 1) * spq; k < end; ++k) {
     const bool keep_body = host_reads_every_body_ || (k < sampled.size() && sampled[k] != 0);  // host_reads_body()
-    client_->send(series.first_id + k, static_cast<uint32_t>(indices[k]), keep_body);
+    pick_client().send(series.first_id + k, static_cast<uint32_t>(indices[k]), keep_body);
   }
 }
 

@@ -2,7 +2,11 @@
 // thread sends each sample's request itself (HttpClient::send), the client's
 // reactor completes it through the session with the stamp of its last byte
 // (in a Server series the reactor's turns run on the issue thread while it
-// waits for the next due time: begin_inline_issuing). Responses whose
+// waits for the next due time: begin_inline_issuing). With several client
+// threads there are as many clients, each with its own reactor thread, its
+// share of the connections and one request table between them: the issue
+// thread writes each request on a connection of the client with the fewest
+// requests outstanding, and that client's thread reads the response. Responses whose
 // bodies the host must read (accuracy-logged samples, or all when asked) go
 // to the host's thread instead, stamped already: reading them there adds
 // nothing to a latency. With streamed bodies (token streams) every response
@@ -45,10 +49,38 @@ struct HttpStreamEvent {
 
 class HttpSut final : public NativeSut, public HttpSink {
  public:
-  explicit HttpSut(HttpClientConfig config);
+  // `client_threads` clients (1 .. kMaxClientThreads, and at most
+  // connections_per_node: each has one connection per node at least),
+  // connections_per_node split between them. With more than one, the
+  // reactors' turns always run on their own threads (no inline issuing).
+  static constexpr uint32_t kMaxClientThreads = 64;
+  HttpSut(HttpClientConfig config, uint32_t client_threads);
+  explicit HttpSut(HttpClientConfig config) : HttpSut(std::move(config), 1) {}
   ~HttpSut() override;
 
-  HttpClient& client() { return *client_; }
+  // Client `k` (tests); the calls below act on all of them.
+  HttpClient& client(size_t k = 0) { return *clients_[k]; }
+  size_t client_threads() const { return clients_.size(); }
+
+  // HttpClient's calls over every client (http_client.h): the request table
+  // (one, shared), start (false with the first error; the clients started
+  // are stopped), stop, cancel_all, the outstanding count (summed), the
+  // per-node statistics (summed; max is the maximum) and the reactor counts
+  // (summed, and per client).
+  bool set_request(uint32_t index, const uint8_t* line, size_t line_size, const uint8_t* rest, size_t rest_size) {
+    return clients_[0]->set_request(index, line, line_size, rest, rest_size);
+  }
+  bool set_requests(const uint32_t* indices, size_t count, const uint8_t* data, const uint32_t* layout) {
+    return clients_[0]->set_requests(indices, count, data, layout);
+  }
+  void clear_requests();
+  bool start(std::string* error);
+  void stop();
+  void cancel_all(const std::string& message);
+  uint64_t outstanding() const;
+  void copy_node_stats(double* out) const;
+  HttpReactorCounts reactor_counts() const;
+  std::vector<HttpReactorCounts> thread_counts() const;
 
   // Host thread, before the run starts / after it ended (waits for a
   // completion under way on the reactor thread). Outcomes that arrive while
@@ -95,10 +127,10 @@ class HttpSut final : public NativeSut, public HttpSink {
   // NativeSut
   void series_started(Series& series) override;
   void issue(Series& series, uint64_t first, uint64_t last) override;
-  bool begin_inline_issuing() override { return client_->begin_inline(); }
-  void end_inline_issuing() override { client_->end_inline(); }
+  bool begin_inline_issuing() override { return clients_.size() == 1 && clients_[0]->begin_inline(); }
+  void end_inline_issuing() override { clients_[0]->end_inline(); }
   int64_t wait_until(int64_t target_ns, int64_t spin_window_ns, bool yield_while_spinning) override {
-    return client_->wait_inline(target_ns, spin_window_ns, yield_while_spinning);
+    return clients_[0]->wait_inline(target_ns, spin_window_ns, yield_while_spinning);
   }
   // HttpSink (reactor thread)
   void on_outcome(HttpOutcome& outcome) override;
@@ -117,6 +149,9 @@ class HttpSut final : public NativeSut, public HttpSink {
  private:
   // Whether sample `id`'s body goes to the host (as issue() decided).
   bool host_reads_body(uint64_t id) const;
+  // The client the next request goes to (issue thread): the one with the
+  // fewest requests outstanding, ties in turn.
+  HttpClient& pick_client();
   // Queues a stream event (reactor thread) and wakes the host if it is not woken yet.
   void push_stream_event(HttpStreamEvent event, const uint8_t* bytes, size_t size);
   // After queuing for the host: wakes it unless a wake is out, or defers the
@@ -129,7 +164,9 @@ class HttpSut final : public NativeSut, public HttpSink {
   void push_chunk(const HttpBodyChunk& chunk, HttpStreamEvent::Kind kind);
 
   bool streams_ = false;
-  std::unique_ptr<HttpClient> client_;
+  std::vector<std::unique_ptr<HttpClient>> clients_;
+  size_t next_client_ = 0;  // issue thread (pick_client)
+  size_t node_count_ = 0;
   std::atomic<const Series*> series_{nullptr};  // the current series (series_started)
   std::atomic<Session*> session_{nullptr};
   std::atomic<int> in_outcome_{0};  // on_outcome calls using session_ (detach waits for 0)

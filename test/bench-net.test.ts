@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { rmSync, symlinkSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { checkClock, parseWrkLatency, type NetworkBenchReport } from '../lib/bench/net.js';
+import { checkClock, clientThreadCounts, parseWrkLatency, type NetworkBenchReport } from '../lib/bench/net.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from '../lib/bench/net-servers.js';
 import { evaluateNetworkTargets, formatNetworkBench } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
@@ -238,7 +239,8 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     expect(report.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median).toBeGreaterThan(0);
     expect(report.notes.join('\n')).toMatch(/not pinned/);
     // The loadgen rows ran through the --sut http path: every sample paired with its server stamps.
-    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['native', true], ['native-thread', true], ['wake', true], ['poll', true], ['worker', true]]);
+    const scaling = clientThreadCounts(availableParallelism()).map((n) => [`native-x${n}`, true]);
+    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['native', true], ['native-thread', true], ...scaling, ['wake', true], ['poll', true], ['worker', true]]);
     // Each peak row: the search's runs and the confirming runs (tiny: 1 of 0.2 s), each with its length.
     expect(report.confirmation).toEqual({ confirmRuns: 1, confirmSeconds: 0.2 });
     for (const peak of report.peaks) {

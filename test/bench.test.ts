@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { type BenchReport } from '../lib/bench/bench.js';
+import { clientThreadCounts } from '../lib/bench/net.js';
 import { BENCH_SUTS } from '../lib/bench/trials.js';
 import { repoRoot } from './helpers.js';
 
@@ -93,7 +95,8 @@ describe('loadgen bench --tiny --json', () => {
     expect(net.connections).toBe(32);
     expect(net.server?.clockShared).toBe(true);
     for (const row of net.closedLoop) expect(row.requestsPerSec !== null || typeof row.note === 'string').toBe(true);
-    expect(net.peaks.map((p) => p.dispatch)).toEqual(['native', 'native-thread', 'wake', 'poll', 'worker']);
+    const scaling = clientThreadCounts(availableParallelism()).map((n) => `native-x${n}`);
+    expect(net.peaks.map((p) => p.dispatch)).toEqual(['native', 'native-thread', ...scaling, 'wake', 'poll', 'worker']);
     // With wrk on PATH, its one-connection round trip is the floor; without it, null.
     if (net.closedLoop.find((row) => row.tool === 'wrk')?.requestsPerSec) expect(net.floorNs!.p50).toBeGreaterThan(0);
     else expect(net.floorNs).toBeNull();

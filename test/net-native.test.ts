@@ -85,6 +85,52 @@ describe.skipIf(!available)('native transport', () => {
       .rejects.toThrow(/responsePollUs must be at most 1000000, got 2000000/);
   });
 
+  it('clientThreads: each client thread reads its share of the responses, the report shows each; bad values are SettingsErrors naming it', async () => {
+    const counts = (sut: object) => (sut as Record<symbol, NativeHttpSut>)[NATIVE_SUT]!.reactorCounts();
+    const sut = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native', connections: 6, clientThreads: 3 });
+    try {
+      const r = await startTest(sut, sut.qsl, { scenario: 'Server', serverTargetQps: 1000, minDurationMs: 300, minQueryCount: 300 }, { outdir: tempDir() });
+      expect(r.counts.completedSamples).toBe(r.counts.issuedSamples);
+      expect(r.errors.failedSamples.total).toBe(0);
+      const c = counts(sut);
+      expect(c.threads).toHaveLength(3);
+      // Several threads: no inline reading; every thread read some; the sums are the threads'.
+      expect(c.inlineEvents).toBe(0);
+      for (const t of c.threads) expect(t.responses).toBeGreaterThan(0);
+      expect(c.responses).toBe(c.threads.reduce((sum, t) => sum + t.responses, 0));
+      const stats = sut.stats();
+      expect(stats.clientThreads).toHaveLength(3);
+      expect(stats.nodes[0]!.requests).toBe(c.responses);
+      const report = (sut as unknown as { report(): { lines: string[] } }).report();
+      expect(report.lines).toContain('Client threads : 3 (responses read and reactor thread CPU since the SUT started)');
+      const threadLines = report.lines.filter((l) => /^ {2}Thread \d : responses \d+, reactor CPU \d+\.\d ms$/.test(l));
+      expect(threadLines).toHaveLength(3);
+    } finally {
+      await sut.close();
+    }
+    // One thread (the default): one line for it.
+    const one = await createNetworkSut(testProtocol(8), { urls: [node.url], transport: 'native' });
+    try {
+      expect(one.stats().clientThreads).toHaveLength(1);
+    } finally {
+      await one.close();
+    }
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], clientThreads: 0 }))
+      .rejects.toThrow(/clientThreads must be an integer >= 1, got 0/);
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], clientThreads: 65 }))
+      .rejects.toThrow(/clientThreads must be at most 64, got 65/);
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], clientThreads: 1.5 }))
+      .rejects.toThrow(/clientThreads must be an integer >= 1, got 1.5/);
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], connections: 2, clientThreads: 3 }))
+      .rejects.toThrow(/clientThreads 3 exceeds connections 2: each client thread owns at least one connection per node/);
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], transport: 'undici', clientThreads: 2 }))
+      .rejects.toThrow(/clientThreads 2 needs the native transport .*not 'undici'/);
+    const h2 = createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], http2: true, clientThreads: 2 });
+    await expect(h2).rejects.toBeInstanceOf(SettingsError);
+    await expect(createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], http2: true, clientThreads: 2 }))
+      .rejects.toThrow(/clientThreads 2 needs the native transport, which cannot serve this SUT: http2 is on/);
+  });
+
   it('inlineReactor: in a Server run the issue thread reads the responses (default), or the reactor thread does; a bad value is a SettingsError naming it', async () => {
     const counts = (sut: object) => (sut as Record<symbol, NativeHttpSut>)[NATIVE_SUT]!.reactorCounts();
     const inline = await createNetworkSut(testProtocol(64), { urls: [node.url], transport: 'native' });

@@ -2,5 +2,6 @@
 export function dispatchLabel(dispatch: string): string {
   if (dispatch === 'native') return 'native transport';
   if (dispatch === 'native-thread') return 'native, reactor thread';
+  if (dispatch.startsWith('native-x')) return `native, ${dispatch.slice('native-x'.length)} client threads`;
   return `undici ${dispatch}`;
 }

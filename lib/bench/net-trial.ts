@@ -102,17 +102,19 @@ function failedRequests(stats: NetworkStats): number {
 export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>): Promise<NetServerTrial> {
   const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
   if (spec.clientShare && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
-  const native = spec.dispatch === 'native' || spec.dispatch === 'native-thread';
+  const native = spec.dispatch.startsWith('native');
+  const clientThreads = spec.dispatch.startsWith('native-x') ? Number(spec.dispatch.slice('native-x'.length)) : 1;
   const sut = await createHttpSut({
     urls: [spec.url], request: mapModule, connections: spec.connections, requestTimeoutMs: 30_000,
     transport: native ? 'native' : 'undici',
     ...(spec.dispatch === 'native-thread' ? { inlineReactor: false } : {}),
+    ...(clientThreads > 1 ? { clientThreads } : {}),
     ...(spec.readEveryResponse === false && !spec.clientShare ? { readEveryResponse: false } : {}),
     // The default: every body read by the mapping (after the native stamp); the client share needs the server's stamps in them.
   });
   // One worker: the client process has CPU 0 alone (the server has CPU 1).
   const dispatch = spec.dispatch === 'worker' ? { dispatch: 'worker' as const, dispatchWorkers: 1 }
-    : { dispatch: spec.dispatch === 'native' || spec.dispatch === 'native-thread' ? 'wake' as const : spec.dispatch };
+    : { dispatch: native ? 'wake' as const : spec.dispatch as 'wake' | 'poll' };
   try {
     if (spec.warmupMs > 0) {
       // Warm-up (JIT, connections) in a run of its own, not measured: its records are dropped.

@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { loadNative } from '../native/index.js';
@@ -35,9 +35,21 @@ const NET_TARGET_LATENCY_NS = 10_000_000;
 /**
  * 'native': the core's HTTP client (transport 'native'), the issue thread reading the responses
  * as it waits (inline); 'native-thread': the same with its reactor thread reading them
- * (inlineReactor false); the others: undici on the JS thread with that dispatch mode.
+ * (inlineReactor false); 'native-xN': N client threads (clientThreads N, each reading its
+ * share of the connections on its own thread); the others: undici on the JS thread with that dispatch mode.
  */
-export type NetDispatch = 'native' | 'native-thread' | 'wake' | 'poll' | 'worker';
+export type NetDispatch = 'native' | 'native-thread' | `native-x${number}` | 'wake' | 'poll' | 'worker';
+
+/**
+ * The client-thread counts of the scaling rows: 2, 4, 8, ... up to the
+ * CPUs this process may use less one (the server's), at least 2 (then the
+ * threads share the client's CPU: the row says what that costs).
+ */
+export function clientThreadCounts(cpus: number): number[] {
+  const counts: number[] = [];
+  for (let n = 2; n <= Math.max(2, Math.min(64, cpus - 1)); n *= 2) counts.push(n);
+  return counts;
+}
 
 
 export interface NetSpread {
@@ -390,8 +402,9 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       }, { onCpu0: pin });
     const autocannonMedian = report.closedLoop[0]!.requestsPerSec?.median;
     const startQps = tiny ? 1000 : Math.max(1000, Math.round(autocannonMedian ?? 10_000));
-    for (const dispatch of ['native', 'native-thread', 'wake', 'poll', 'worker'] as const) {
-      if ((dispatch === 'native' || dispatch === 'native-thread') && !loadNative().nativeHttpAvailable) {
+    const dispatches: NetDispatch[] = ['native', 'native-thread', ...clientThreadCounts(availableParallelism()).map((n) => `native-x${n}` as const), 'wake', 'poll', 'worker'];
+    for (const dispatch of dispatches) {
+      if (dispatch.startsWith('native') && !loadNative().nativeHttpAvailable) {
         report.peaks.push({ dispatch, peakQps: 0, highestValidQps: 0, runs: [], note: `the native HTTP client is not available on ${process.platform}` });
         continue;
       }

@@ -328,6 +328,8 @@ export interface NativeHttpSutOptions {
   responsePollUs?: number;
   /** Server series: the issue thread reads the responses while it waits (native/http_client.h inline_reactor; default true). */
   inlineReactor?: boolean;
+  /** Clients, each with its reactor thread and its share of the connections (native/http_sut.h; 1 to 64, at most connectionsPerNode). */
+  clientThreads?: number;
   /** Every body goes to onResponses, not only the accuracy-logged samples'. */
   hostReadsEveryBody?: boolean;
   /**
@@ -377,6 +379,23 @@ export interface NativeHttpSutOptions {
   onStream?: (meta: Float64Array, data: Uint8Array, count: number) => void;
 }
 
+/** One client thread's counts (native/http_client.h HttpReactorCounts). */
+export interface NativeReactorCounts {
+  polledEvents: number;
+  /** Connection events (mostly responses) the issue thread read while it waited (inline issuing). */
+  inlineEvents: number;
+  blockingWaits: number;
+  sendWakes: number;
+  pollBudgetNs: number;
+  openedConnections: number;
+  refusedConnections: number;
+  retriedRequests: number;
+  /** Outcomes handed over (completed or failed requests), whichever thread read them. */
+  responses: number;
+  /** CPU time of the reactor thread (not of the issue thread's inline reading), to ~1 ms. */
+  reactorCpuNs: number;
+}
+
 /**
  * The native HTTP client of a network SUT (native/http_client.h): the issue
  * thread sends each request, a reactor thread reads and completes it.
@@ -397,18 +416,12 @@ export interface NativeHttpSut {
   outstanding(): number;
   /** tables.nodeStatsLength values per node, node after node. */
   nodeStats(): Float64Array;
-  /** How the reactor thread waited, and its connections, since start (native/http_client.h HttpReactorCounts). */
-  reactorCounts(): {
-    polledEvents: number;
-    /** Connection events (mostly responses) the issue thread read while it waited (inline issuing). */
-    inlineEvents: number;
-    blockingWaits: number;
-    sendWakes: number;
-    pollBudgetNs: number;
-    openedConnections: number;
-    refusedConnections: number;
-    retriedRequests: number;
-  };
+  /**
+   * How the reactor threads waited, and their connections, since start
+   * (native/http_client.h HttpReactorCounts): summed over the client
+   * threads, and each one's in `threads`.
+   */
+  reactorCounts(): NativeReactorCounts & { threads: NativeReactorCounts[] };
   close(): void;
 }
 

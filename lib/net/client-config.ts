@@ -20,6 +20,8 @@ export interface ClientConfig {
   responsePollUs: number;
   /** Native transport, Server series: the issue thread reads the responses while it waits for the next due time. */
   inlineReactor: boolean;
+  /** Native transport: reactor threads, each with its share of the connections. */
+  clientThreads: number;
   /** A node whose connection failed is left out of the rotation this long (unless every node is). */
   backoffMs: number;
 }

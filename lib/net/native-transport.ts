@@ -207,6 +207,7 @@ export class NativeTransport {
       hostReadsEveryOutcome: requestLog !== undefined,
       responsePollUs: config.responsePollUs,
       inlineReactor: config.inlineReactor,
+      clientThreads: config.clientThreads,
       secrets: secretList,
       responseHeaders: headerNames,
       ...(streams !== undefined ? { streamBodies: true, onStream: (meta: Float64Array, data: Uint8Array, count: number) => streams.onEvents(meta, data, count) } : {}),
@@ -224,6 +225,11 @@ export class NativeTransport {
         }
       },
     });
+  }
+
+  /** Each client thread's outcomes read and reactor CPU time (NetworkStats.clientThreads). */
+  threadCounts(): { responses: number; reactorCpuMs: number }[] {
+    return this.handle.reactorCounts().threads.map((t) => ({ responses: t.responses, reactorCpuMs: t.reactorCpuNs / 1e6 }));
   }
 
   /** Secrets the protocol found building requests (a mapping module's per-sample headers) go to the client too. */

@@ -15,6 +15,16 @@ export interface NetworkSutReport extends SutReport {
 
 const ms = (ns: number): string => (ns / 1e6).toFixed(3);
 
+/** The native transport's threads: what each read and its reactor's CPU (since the SUT started). */
+function clientThreadLines(threads: readonly { responses: number; reactorCpuMs: number }[]): string[] {
+  const lines = [`Client threads : ${threads.length} (responses read and reactor thread CPU since the SUT started)`];
+  threads.forEach((t, k) => {
+    const cpu = Number.isFinite(t.reactorCpuMs) && t.reactorCpuMs >= 0 ? t.reactorCpuMs.toFixed(1) : '0.0';
+    lines.push(`  Thread ${k + 1} : responses ${t.responses}, reactor CPU ${cpu} ms`);
+  });
+  return lines;
+}
+
 export function networkReport(stats: NetworkStats, protocolNote: string | undefined, accuracyNote?: string, streams?: StreamReport, requestLog?: string): NetworkSutReport {
   const lines: string[] = [`Nodes : ${stats.nodes.length}`, `Transport : ${stats.transport === 'native' ? "native (the core's HTTP/1.1 client)" : stats.dispatchWorkers ? 'undici (dispatch workers)' : 'undici (JS thread)'}`];
   // A protocol's note may have several lines (token sources): each its own line.
@@ -22,6 +32,7 @@ export function networkReport(stats: NetworkStats, protocolNote: string | undefi
   if (accuracyNote !== undefined && accuracyNote !== '') lines.push(`Accuracy data : ${accuracyNote}`);
   if (streams !== undefined) lines.push(...streams.lines);
   if (requestLog !== undefined) lines.push(requestLog);
+  if (stats.clientThreads !== undefined) lines.push(...clientThreadLines(stats.clientThreads));
   const rows: (string | number)[][] = [];
   for (const n of stats.nodes) {
     const failed = FAILURE_KINDS.reduce((sum, k) => sum + n.failed[k], 0);

@@ -41,6 +41,8 @@ const MAX_RESPONSE_POLL_US = 1_000_000;
  * process's open-file limit when it starts).
  */
 export const MAX_CONNECTIONS = 4096;
+/** Most native client threads (native/http_sut.h kMaxClientThreads). */
+export const MAX_CLIENT_THREADS = 64;
 /** Longest timeout in ms: the longest JS timer (setTimeout's limit). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
@@ -67,6 +69,12 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     throw new SettingsError('readEveryResponse', options.readEveryResponse, `readEveryResponse must be true or false, got ${typeof options.readEveryResponse}`);
   if (options.inlineReactor !== undefined && typeof options.inlineReactor !== 'boolean')
     throw new SettingsError('inlineReactor', options.inlineReactor, `inlineReactor must be true or false, got ${typeof options.inlineReactor}`);
+  const clientThreads = integerOption('clientThreads', options.clientThreads, 1, 1, MAX_CLIENT_THREADS);
+  if (clientThreads > connections)
+    throw new SettingsError('clientThreads', clientThreads,
+      `clientThreads ${clientThreads} exceeds connections ${connections}: each client thread owns at least one connection per node; raise connections or lower clientThreads`);
+  if (clientThreads > 1 && options.transport === 'undici')
+    throw new SettingsError('clientThreads', clientThreads, `clientThreads ${clientThreads} needs the native transport (transport 'native' or 'auto'), not 'undici'`);
   const responsePollUs = integerOption('responsePollUs', options.responsePollUs, DEFAULT_RESPONSE_POLL_US, 0, MAX_RESPONSE_POLL_US);
   if (options.requestLog !== undefined) {
     if (typeof options.requestLog !== 'string' || options.requestLog === '' || options.requestLog.includes('\0'))
@@ -88,6 +96,7 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     readEveryResponse: options.readEveryResponse !== false,
     responsePollUs,
     inlineReactor: options.inlineReactor !== false,
+    clientThreads,
     backoffMs: NODE_BACKOFF_MS,
   };
 }
@@ -156,6 +165,8 @@ async function startNativeTransport(
   if (config.transport === 'undici') return undefined;
   const obstacle = nativeTransportObstacle(protocol, addresses, config);
   if (obstacle !== '') {
+    if (config.clientThreads > 1)
+      throw new SettingsError('clientThreads', config.clientThreads, `clientThreads ${config.clientThreads} needs the native transport, which cannot serve this SUT: ${obstacle}`);
     if (config.transport === 'auto') return undefined;
     throw new SettingsError('transport', 'native', `transport 'native' cannot serve this SUT: ${obstacle}; use 'undici' or 'auto'`);
   }
@@ -234,6 +245,7 @@ function buildNetworkSut(
       dispatchWorkers: workerRuns,
       balance: config.balance,
       nodes: addresses.map((a, i) => summarizeNode(buffers, addresses.length, i, a.url, nodeNames[i]!)),
+      ...(native !== undefined && !workerRuns ? { clientThreads: native.threadCounts() } : {}),
     };
   };
   const plan: DispatchWorkerPlan = {

@@ -70,6 +70,17 @@ export interface TransportOptions {
    * response. Default true; false: the reactor thread reads every response.
    */
   inlineReactor?: boolean;
+  /**
+   * Native transport: how many threads read the responses (default 1, at
+   * most 64 and at most `connections`). Each has its own reactor, its share
+   * of each node's connections and no lock shared with the others on its
+   * path; the issue thread writes each request on a connection of the one
+   * with the fewest requests outstanding. With more than one, no inline
+   * reading (inlineReactor): every reactor runs on its own thread. Pays
+   * where cores are free beside the issue thread; on a machine whose other
+   * cores serve the server, one (inline) is cheapest (docs/network-suts.md).
+   */
+  clientThreads?: number;
   /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
   probeTimeoutMs?: number;
   /**
@@ -202,6 +213,12 @@ export interface NetworkStats {
   dispatchWorkers: boolean;
   balance: BalancePolicy;
   nodes: NetworkNodeStats[];
+  /**
+   * The native transport's client threads (clientThreads), since the SUT
+   * started: the outcomes each read and its reactor thread's CPU time (the
+   * issue thread's inline reading is the issue thread's, not counted here).
+   */
+  clientThreads?: { responses: number; reactorCpuMs: number }[];
 }
 
 /** A network SUT with its data set's QSL: `startTest(sut, sut.qsl, settings)`, then `close()`. */

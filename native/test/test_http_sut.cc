@@ -103,22 +103,22 @@ class NativeSutHost : public FakeHost {
 };
 
 std::shared_ptr<HttpSut> make_sut(const HttpTestServer& server, uint32_t connections, bool stream_bodies = false,
-                                  const std::vector<std::string>& response_headers = {}) {
+                                  const std::vector<std::string>& response_headers = {}, uint32_t client_threads = 1) {
   HttpClientConfig config;
   config.stream_bodies = stream_bodies;
   config.response_headers = response_headers;
   config.nodes.push_back({"127.0.0.1", server.port, "http://127.0.0.1:" + std::to_string(server.port)});
   config.connections_per_node = connections;
   config.request_timeout_ns = 5'000'000'000;
-  return std::make_shared<HttpSut>(config);
+  return std::make_shared<HttpSut>(config, client_threads);
 }
 
 void set_requests(HttpSut& sut, uint64_t count, const std::string& path_of_even, const std::string& path_of_odd) {
   const std::string rest = "\r\n";
   for (uint64_t i = 0; i < count; ++i) {
     const std::string line = "GET " + (i % 2 == 0 ? path_of_even : path_of_odd) + " HTTP/1.1\r\n";
-    sut.client().set_request(static_cast<uint32_t>(i), reinterpret_cast<const uint8_t*>(line.data()), line.size(),
-                             reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
+    sut.set_request(static_cast<uint32_t>(i), reinterpret_cast<const uint8_t*>(line.data()), line.size(),
+                    reinterpret_cast<const uint8_t*>(rest.data()), rest.size());
   }
 }
 
@@ -149,16 +149,17 @@ struct NativeRun {
   bool stream_bodies = false;
   std::vector<std::string> response_headers;
   std::vector<std::u16string> secrets;
+  uint32_t client_threads = 1;
   std::string outdir;
 
   void run(Scenario scenario, const std::string& name, uint32_t connections, const std::string& even,
            const std::string& odd, const std::function<void(SessionConfig&)>& adjust = {}) {
     CHECK(server.start());
-    sut = make_sut(server, connections, stream_bodies, response_headers);
+    sut = make_sut(server, connections, stream_bodies, response_headers, client_threads);
     sut->set_secrets(secrets);
     set_requests(*sut, 64, even, odd);
     std::string error;
-    CHECK(sut->client().start(&error));
+    CHECK(sut->start(&error));
     host.sut = sut;
     SessionConfig c = config_for(scenario, name, sut);
     if (adjust) adjust(c);
@@ -204,6 +205,65 @@ TEST(http_sut_server_run_wakes_the_host_for_batches_of_bodies) {
   CHECK(r.sut->client().reactor_counts().inline_events > 0);
 }
 
+// Several client threads: each client reads its own connections' responses
+// on its own reactor thread, from the one request table; the issue thread
+// spreads the requests over them; the counts and node statistics add up.
+TEST(http_sut_client_threads_share_the_requests_and_each_reads_its_own) {
+  NativeRun r;
+  r.client_threads = 3;
+  r.run(Scenario::Server, "http-sut-client-threads", 7, "/ok/a", "/ok/b", [](SessionConfig& c) {
+    c.settings.server_target_qps = 5000;
+    c.settings.min_query_count = 1000;
+  });
+  const RunOutcome& o = r.outcome;
+  CHECK(o.issued_sample_count >= 1000);
+  CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
+  CHECK_EQ(o.failed_samples.total, uint64_t{0});
+  CHECK_EQ(r.sut->client_threads(), size_t{3});
+  const std::vector<HttpReactorCounts> threads = r.sut->thread_counts();
+  CHECK_EQ(threads.size(), size_t{3});
+  uint64_t responses = 0;
+  for (const HttpReactorCounts& t : threads) {
+    CHECK(t.responses > o.issued_sample_count / 10);  // spread, not all on one
+    CHECK_EQ(t.inline_events, uint64_t{0});           // several threads: no inline turns
+    CHECK(t.reactor_cpu_ns > 0);
+    responses += t.responses;
+  }
+  CHECK_EQ(responses, o.issued_sample_count);
+  CHECK_EQ(r.sut->reactor_counts().responses, o.issued_sample_count);
+  CHECK_EQ(r.sut->outstanding(), uint64_t{0});
+  std::vector<double> stats(kNodeStatsLength);
+  r.sut->copy_node_stats(stats.data());
+  CHECK_EQ(stats[0], static_cast<double>(o.issued_sample_count));  // requests
+  CHECK_EQ(stats[1], static_cast<double>(o.issued_sample_count));  // completed
+  CHECK(stats[kNodeStatsMaxOffset] > 0);
+  CHECK(stats[kNodeStatsMaxOffset] < 5e9);  // the clients' largest latency (the timeout bounds it), not a sum
+}
+
+TEST(http_sut_client_threads_hand_bodies_and_failures_over) {
+  NativeRun r;
+  r.client_threads = 2;
+  r.run(Scenario::Offline, "http-sut-client-threads-bodies", 4, "/ok/fine", "/status/503", [&r](SessionConfig& c) {
+    c.settings.min_duration_ms = 0;
+    c.settings.min_query_count = 400;
+    r.sut->set_host_reads_every_body(true);
+  });
+  const RunOutcome& o = r.outcome;
+  CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
+  CHECK(o.failed_samples.total > 0);
+  CHECK_EQ(o.failed_samples.by_kind[static_cast<size_t>(FailureKind::HttpStatus)], o.failed_samples.total);
+  CHECK_EQ(r.host.host_reads.load() + o.failed_samples.total, o.issued_sample_count);
+  for (const HttpReactorCounts& t : r.sut->thread_counts()) CHECK(t.responses > 0);
+}
+
+TEST(http_sut_client_threads_are_capped_by_the_connections) {
+  HttpTestServer server;
+  CHECK(server.start());
+  CHECK_EQ(make_sut(server, 2, false, {}, 5)->client_threads(), size_t{2});
+  CHECK_EQ(make_sut(server, 8, false, {}, 0)->client_threads(), size_t{1});
+  CHECK_EQ(make_sut(server, 100, false, {}, 1000)->client_threads(), size_t{HttpSut::kMaxClientThreads});
+}
+
 TEST(http_sut_failures_are_counted_by_kind) {
   NativeRun r;
   r.run(Scenario::Offline, "http-sut-failures", 4, "/ok/fine", "/status/503", [](SessionConfig& c) {
@@ -225,9 +285,14 @@ TEST(http_sut_accuracy_mode_hands_every_body_to_the_host) {
   CHECK_EQ(r.host.host_reads.load(), uint64_t{64});
 }
 
-TEST(http_sut_streamed_responses_are_the_hosts_to_complete) {
+namespace {
+
+// Streamed responses, read by `client_threads` threads: every event of a
+// response comes from the one thread that owns its connection, in order.
+void check_streamed_responses(uint32_t client_threads) {
   NativeRun r;
   r.stream_bodies = true;
+  r.client_threads = client_threads;
   r.run(Scenario::Offline, "http-sut-streams", 4, "/chunked/abcdefgh", "/status/503", [](SessionConfig& c) {
     c.settings.min_duration_ms = 0;
     c.settings.min_query_count = 100;
@@ -245,6 +310,12 @@ TEST(http_sut_streamed_responses_are_the_hosts_to_complete) {
   CHECK_EQ(r.host.host_reads.load(), uint64_t{0});
   CHECK(!o.summary.result_valid);
 }
+
+}  // namespace
+
+TEST(http_sut_streamed_responses_are_the_hosts_to_complete) { check_streamed_responses(1); }
+
+TEST(http_sut_streamed_responses_of_two_client_threads) { check_streamed_responses(2); }
 
 TEST(http_sut_redacts_any_run_of_a_secret) {
   HttpClientConfig config;

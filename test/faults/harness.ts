@@ -19,9 +19,12 @@ import type { NetworkStats, NetworkSut } from '../../lib/net/types.js';
 import { tempDir } from '../helpers.js';
 import { FAULT_MODEL, startFaultServer, type FaultProtocol, type FaultServer, type FaultServerOptions } from './fault-server.js';
 
-export type Transport = 'native' | 'undici';
+/** 'native-2': the native transport with two client threads (each reading its own connections). */
+export type Transport = 'native' | 'native-2' | 'undici';
 /** Both transports where the native client exists (Linux), else undici alone. */
 export const TRANSPORTS: readonly Transport[] = loadNative().nativeHttpAvailable ? ['native', 'undici'] : ['undici'];
+/** TRANSPORTS and the native transport with two client threads (the raw faults of http-faults.test.ts). */
+export const THREADED_TRANSPORTS: readonly Transport[] = loadNative().nativeHttpAvailable ? ['native', 'native-2', 'undici'] : ['undici'];
 
 /**
  * Every case runs with this key: none of its 8-character pieces may appear
@@ -80,7 +83,8 @@ export interface SutOptions {
 export async function createSut(protocol: FaultProtocol, url: string, options: SutOptions): Promise<NetworkSut> {
   const common = {
     urls: [url],
-    transport: options.transport,
+    transport: options.transport === 'native-2' ? 'native' as const : options.transport,
+    ...(options.transport === 'native-2' ? { clientThreads: Math.min(2, options.connections ?? 2) } : {}),
     requestTimeoutMs: options.requestTimeoutMs ?? 5_000,
     apiKey: options.apiKey ?? API_KEY,
     ...(options.connections !== undefined ? { connections: options.connections } : {}),

@@ -1,6 +1,7 @@
 /**
  * The fault-injection suite, HTTP exchange: each fault of the table against
- * every protocol on both transports. A fault is served to the odd samples
+ * every protocol on both transports (the native one also with two client
+ * threads). A fault is served to the odd samples
  * (the even ones get good answers) when it should fail them, to every sample
  * when they should complete; the kind is the same on both transports (the
  * failure taxonomy of docs/network-suts.md, "Several nodes, failures, timeouts").
@@ -8,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { FAULT_PROTOCOLS, HTTP_FAULTS, type FaultProtocol, type HttpFaultName } from './fault-server.js';
-import { checkOutcomes, checkRunOutputs, runCase, singleStream, TRANSPORTS, type Outcome } from './harness.js';
+import { checkOutcomes, checkRunOutputs, runCase, singleStream, THREADED_TRANSPORTS, type Outcome } from './harness.js';
 
 interface Row {
   fault: HttpFaultName;
@@ -76,7 +77,7 @@ const ROWS: Row[] = [
 const odd = (sample: number): boolean => sample % 2 === 1;
 
 describe.each(ROWS)('fault $fault', (row) => {
-  const cases = (row.protocols ?? FAULT_PROTOCOLS).flatMap((protocol) => TRANSPORTS.map((transport) => [protocol, transport] as const));
+  const cases = (row.protocols ?? FAULT_PROTOCOLS).flatMap((protocol) => THREADED_TRANSPORTS.map((transport) => [protocol, transport] as const));
   it.each(cases)('%s over %s', async (protocol, transport) => {
     const expected = transport === 'undici' && row.undici !== undefined ? row.undici.expected : typeof row.expected === 'string' ? row.expected : row.expected[protocol];
     // Faults that fail a sample go to the odd samples only: the even ones must still complete.
