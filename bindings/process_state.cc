@@ -7,6 +7,16 @@ ProcessState& ProcessState::instance() {
   return *state;
 }
 
+void ProcessState::note_runtime_threads() {
+  std::call_once(runtime_threads_noted_, [this] { runtime_threads_ = loadgen::other_process_threads(); });
+}
+
+int ProcessState::idle_runtime_threads() {
+  std::lock_guard<std::mutex> lock(runtime_threads_mutex_);
+  if (runtime_threads_idle_ == -2) runtime_threads_idle_ = loadgen::idle_threads(runtime_threads_);
+  return runtime_threads_idle_;
+}
+
 bool ProcessState::reserve_run(const void* owner) {
   const void* expected = nullptr;
   return run_owner_.compare_exchange_strong(expected, owner, std::memory_order_seq_cst);

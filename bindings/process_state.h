@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bindings/issue_threads.h"
+#include "native/runtime_threads.h"
 #include "native/session.h"
 
 namespace loadgen_addon {
@@ -53,6 +54,16 @@ class ProcessState {
   // Moves the kept error into `out` and empties the slot; false when empty.
   bool take_worker_error(std::vector<uint8_t>* out);
 
+  // ---- The runtime's own threads (native/runtime_threads.h) ----
+  // The threads that existed when the addon was first loaded, besides the
+  // main thread and the loading one: the V8 platform's workers (GC,
+  // compilation) and Node's, before any thread of the core. Listed once
+  // per process (the first environment's Init).
+  void note_runtime_threads();
+  // Moves them to SCHED_IDLE, once per process; returns how many are idle
+  // (later calls: the first call's answer), -1 where there is no such policy.
+  int idle_runtime_threads();
+
  private:
   friend class SharedSession;
   ProcessState() = default;
@@ -64,6 +75,11 @@ class ProcessState {
 
   IssueThreadRegistry ports_;
   std::atomic<uint64_t> next_port_serial_{1};
+
+  std::once_flag runtime_threads_noted_;
+  std::vector<loadgen::ProcessThread> runtime_threads_;
+  std::mutex runtime_threads_mutex_;
+  int runtime_threads_idle_ = -2;  // under runtime_threads_mutex_; -2: not asked yet
 
   std::mutex worker_error_mutex_;
   std::vector<uint8_t> worker_error_;

@@ -5,7 +5,7 @@
  * accuracy data through the protocol's reader, failures by kind, the key
  * never in a message, queueing beyond the connections.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +129,37 @@ describe.skipIf(!available)('native transport', () => {
     await expect(h2).rejects.toBeInstanceOf(SettingsError);
     await expect(createNetworkSut(testProtocol(8, { tokens: true }), { urls: [node.url], http2: true, clientThreads: 2 }))
       .rejects.toThrow(/clientThreads 2 needs the native transport, which cannot serve this SUT: http2 is on/);
+  });
+
+  it("idleRuntimeThreads: the runtime's helper threads run at idle priority once the transport starts, never the main thread; the block says so", async () => {
+    // /proc/<tid>/sched's policy line: 5 is SCHED_IDLE.
+    const policyOf = (tid: string): number => Number(/^policy\s*:\s*(\d+)/m.exec(readFileSync(`/proc/self/task/${tid}/sched`, 'utf8'))?.[1] ?? -1);
+    const sut = await createNetworkSut(testProtocol(8), { urls: [node.url], transport: 'native' });
+    try {
+      const idle = sut.stats().runtimeThreadsIdle!;
+      expect(idle).toBeGreaterThan(0);
+      const tids = readdirSync('/proc/self/task');
+      expect(tids.filter((t) => policyOf(t) === 5).length).toBeGreaterThanOrEqual(idle);
+      expect(policyOf(String(process.pid))).toBe(0);
+      const report = (sut as unknown as { report(): { lines: string[] } }).report();
+      expect(report.lines.find((l) => l.startsWith('Runtime threads : '))).toMatch(new RegExp(`^Runtime threads : ${idle} at idle priority`));
+      // A run still completes (its own threads are not among them).
+      const r = await startTest(sut, sut.qsl, { scenario: 'Server', serverTargetQps: 500, minDurationMs: 200, minQueryCount: 50 }, { outdir: tempDir() });
+      expect(r.counts.completedSamples).toBe(r.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+    // Opted out: nothing reported (the process's helpers stay as the first SUT left them: the move is once per process).
+    const kept = await createNetworkSut(testProtocol(8), { urls: [node.url], transport: 'native', idleRuntimeThreads: false });
+    try {
+      expect(kept.stats().runtimeThreadsIdle).toBe(0);
+      const report = (kept as unknown as { report(): { lines: string[] } }).report();
+      expect(report.lines.some((l) => l.startsWith('Runtime threads : '))).toBe(false);
+    } finally {
+      await kept.close();
+    }
+    await expect(createNetworkSut(testProtocol(), { urls: [node.url], idleRuntimeThreads: 'yes' as never }))
+      .rejects.toThrow(/idleRuntimeThreads must be true or false, got string/);
   });
 
   it('inlineReactor: in a Server run the issue thread reads the responses (default), or the reactor thread does; a bad value is a SettingsError naming it', async () => {

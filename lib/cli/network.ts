@@ -51,6 +51,7 @@ export interface NetworkCliOptions {
   responsePollUs?: number;
   inlineReactor?: boolean;
   clientThreads?: number;
+  idleRuntimeThreads?: boolean;
   /** openai: the data set's prompt field, generation parameters, tokenizer and accuracy data (lib/net/openai.ts). */
   promptField?: string;
   maxTokens?: number;
@@ -144,6 +145,7 @@ export function addNetworkOptions(command: Command): Command {
     .option('--no-read-every-response', 'network SUT, native transport: check each response\'s status and framing only; the protocol reads a body only where it is logged (no JS per response)')
     .option('--request-log <file>', 'network SUT: write one JSON line per request to FILE (sample id, QSL index, node, sent / first token / last byte in ns from the series start, input and output tokens, outcome)')
     .option('--no-inline-reactor', 'network SUT, native transport, Server: the reactor thread reads every response (default: the issue thread reads them while it waits for the next due time)')
+    .option('--no-idle-runtime-threads', "network SUT, native transport: leave Node's own helper threads (V8's GC and compiler workers) at normal priority (default: idle priority once the transport starts, so they yield to the issue thread)")
     .addOption(new Option('--client-threads <n>', 'network SUT, native transport: threads that read the responses, each with its share of the connections (default 1: in Server runs the issue thread reads them inline; more pay where cores are free beside it)').argParser(positiveInteger('--client-threads')))
     .addOption(new Option('--response-poll-us <us>', 'network SUT, native transport: the reactor polls for each response up to this long (and up to twice the recent median response time) instead of sleeping (default 200; 0: never)').argParser(nonNegativeInteger('--response-poll-us')));
 }
@@ -176,6 +178,7 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.responsePollUs !== undefined ? '--response-poll-us' : '',
       o.inlineReactor === false ? '--no-inline-reactor' : '',
       o.clientThreads !== undefined ? '--client-threads' : '',
+      o.idleRuntimeThreads === false ? '--no-idle-runtime-threads' : '',
       ...llmFlagsGiven(o),
       o.requestLog !== undefined ? '--request-log' : '',
     ].filter((s) => s !== '');
@@ -286,6 +289,7 @@ async function buildCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Pr
     ...(o.responsePollUs !== undefined ? { responsePollUs: o.responsePollUs } : {}),
     ...(o.inlineReactor === false ? { inlineReactor: false } : {}),
     ...(o.clientThreads !== undefined ? { clientThreads: o.clientThreads } : {}),
+    ...(o.idleRuntimeThreads === false ? { idleRuntimeThreads: false } : {}),
     ...(o.requestLog !== undefined ? { requestLog: o.requestLog } : {}),
     signal,
   };

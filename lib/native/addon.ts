@@ -549,6 +549,13 @@ export interface NativeAddon {
   readonly config: NativeConfig;
   /** What this build of the addon can do here (bindings/platform_info.cc; `loadgen doctor`). */
   platformInfo(): NativePlatformInfo;
+  /**
+   * Moves the threads that existed when the addon was first loaded (the V8
+   * platform's GC and compiler workers; never the main thread) to SCHED_IDLE,
+   * once per process: how many are idle, -1 where the OS has no such policy
+   * (native/runtime_threads.h). Irreversible for the process.
+   */
+  idleRuntimeThreads(): number;
 }
 
 /** The addon's build and its OS facilities (native/platform.h). */

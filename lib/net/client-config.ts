@@ -22,6 +22,8 @@ export interface ClientConfig {
   inlineReactor: boolean;
   /** Native transport: reactor threads, each with its share of the connections. */
   clientThreads: number;
+  /** Native transport: the runtime's helper threads at idle priority once it starts. */
+  idleRuntimeThreads: boolean;
   /** A node whose connection failed is left out of the rotation this long (unless every node is). */
   backoffMs: number;
 }

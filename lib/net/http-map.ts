@@ -78,6 +78,8 @@ export interface HttpMapModule {
 }
 
 const EMPTY = new Uint8Array(0);
+/** The outcome of a response read whole with nothing to hand on (shared: outcomes are only read). */
+const OK: ResponseOutcome = Object.freeze({ ok: true as const });
 const encoder = new TextEncoder();
 // RFC 9110 token characters: a header name.
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -438,7 +440,11 @@ function describeValue(value: unknown): string {
  * the body only when someone reads it (the accuracy log or `response`).
  */
 class HttpMapReader implements ResponseReader {
-  private readonly chunks: Uint8Array[] | undefined;
+  /** Whether the body is kept (someone reads it). */
+  private readonly keep: boolean;
+  /** The body's first chunk; the others in `more` (no array for the common one-chunk body). */
+  private first: Uint8Array | undefined;
+  private more: Uint8Array[] | undefined;
   private tokenCount = 0;
   private chunkCount = 0;
   private problem: string | undefined;
@@ -451,11 +457,14 @@ class HttpMapReader implements ResponseReader {
     /** How long an async response() may take: then the sample fails as 'timeout'. */
     private readonly responseMs: number,
   ) {
-    this.chunks = wantData || response !== undefined ? [] : undefined;
+    this.keep = wantData || response !== undefined;
   }
 
   onData(chunk: Uint8Array): Uint8Array | undefined {
-    this.chunks?.push(chunk);
+    if (this.keep) {
+      if (this.first === undefined) this.first = chunk;
+      else (this.more ??= []).push(chunk);
+    }
     this.chunkCount++;
     if (this.tokens === undefined || this.problem !== undefined) return undefined;
     let n: unknown;
@@ -483,7 +492,7 @@ class HttpMapReader implements ResponseReader {
 
   onEnd(): ResponseOutcome | Promise<ResponseOutcome> {
     if (this.problem !== undefined) return malformed(this.problem);
-    const body = this.chunks === undefined ? EMPTY : this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+    const body = this.first === undefined ? EMPTY : this.more === undefined ? this.first : Buffer.concat([this.first, ...this.more]);
     if (this.response === undefined) return this.outcome(this.wantData ? body : undefined, undefined);
     let mapped: unknown;
     try {
@@ -540,7 +549,9 @@ class HttpMapReader implements ResponseReader {
       };
     }
     const count = nTokens ?? (this.tokens !== undefined ? this.tokenCount : undefined);
-    return { ok: true, ...(data !== undefined ? { data } : {}), ...(count !== undefined ? { nTokens: count } : {}) };
+    // One object of one shape, without spreads (this runs per response).
+    if (data === undefined) return count === undefined ? OK : { ok: true, nTokens: count };
+    return count === undefined ? { ok: true, data } : { ok: true, data, nTokens: count };
   }
 }
 

@@ -155,6 +155,7 @@ export class NativeTransport {
   private readonly outcomeTimeoutMs: number;
   private readonly requestTimeoutMs: number;
   private readonly streamStats: StreamStatsRecorder;
+  private readonly idleRuntimeThreads: boolean;
 
   constructor(
     private readonly protocol: NetworkProtocol,
@@ -178,6 +179,7 @@ export class NativeTransport {
       throw new SettingsError('connections', config.connections,
         `connections ${config.connections} per node x ${addresses.length} node(s) need up to ${sockets} sockets, beyond this process's open-file limit of ${files} (ulimit -n) less ${RESERVED_FILES} for the rest of the process; lower connections or raise the limit`);
     this.requestTimeoutMs = config.requestTimeoutMs;
+    this.idleRuntimeThreads = config.idleRuntimeThreads;
     this.basePath = addresses[0]!.basePath;
     this.corrections = createStatsBuffer(addresses.length, 1, false);
     this.correctionRecorders = addresses.map((_, i) => new NodeStatsRecorder(nodeSlice(this.corrections, addresses.length, 0, i)));
@@ -220,7 +222,8 @@ export class NativeTransport {
             this.failed(meta[m]!, meta[m + 1]!, meta[m + 2]!, meta[m + 3]!, FAILURE_KINDS[failure] ?? 'connection', decoder.decode(body), meta[m + 8]!);
             continue;
           }
-          const headerBytes = data.subarray(meta[m + 6]!, meta[m + 6]! + meta[m + 7]!);
+          // No view of the captured headers when the protocol reads none (an object less per response).
+          const headerBytes = this.headerNames.length > 0 ? data.subarray(meta[m + 6]!, meta[m + 6]! + meta[m + 7]!) : undefined;
           this.read(meta[m]!, meta[m + 1]!, meta[m + 2]!, body, meta[m + 3]!, headerBytes, meta[m + 8]!);
         }
       },
@@ -240,10 +243,18 @@ export class NativeTransport {
     this.secretsHanded = list.length;
   }
 
-  /** Opens a connection to every node (after the probes; more open as needed): NetworkSetupError naming the node otherwise. */
+  /** How many of the runtime's helper threads run at idle priority (idleRuntimeThreads; 0: none moved, -1: no such policy here). */
+  runtimeThreadsIdle = 0;
+
+  /**
+   * Opens a connection to every node (after the probes; more open as
+   * needed): NetworkSetupError naming the node otherwise. Then, with
+   * idleRuntimeThreads, moves the runtime's helper threads to idle priority.
+   */
   async start(): Promise<void> {
     const error = await this.handle.start();
     if (error !== '') throw new NetworkSetupError(this.redact(error), {});
+    if (this.idleRuntimeThreads) this.runtimeThreadsIdle = loadNative().idleRuntimeThreads();
   }
 
   /**
@@ -363,22 +374,23 @@ export class NativeTransport {
    * A response whose body JS reads: through the protocol's reader (its
    * headers first, as undici's onResponseStart), completed with the native stamp.
    */
-  private read(id: number, index: number, stampNs: number, body: Uint8Array, node: number, headerBytes: Uint8Array, sentNs: number): void {
+  private read(id: number, index: number, stampNs: number, body: Uint8Array, node: number, headerBytes: Uint8Array | undefined, sentNs: number): void {
     const label = this.addresses[node]?.url ?? this.addresses[0]!.url;
     const wantData = wantsResponse(id);
     let verdict: ResponseOutcome | PromiseLike<ResponseOutcome>;
     try {
       const reader = this.protocol.reader(index, wantData);
-      if (this.headerNames.length > 0 && reader.onHeaders !== undefined) reader.onHeaders(decodeHeaders(headerBytes, this.headerNames));
+      if (headerBytes !== undefined && reader.onHeaders !== undefined) reader.onHeaders(decodeHeaders(headerBytes, this.headerNames));
       reader.onData(body);
       verdict = reader.onEnd();
     } catch (error) {
       verdict = { ok: false, kind: 'malformed_response', message: `the ${this.protocol.kind} reader threw: ${(error as Error)?.message ?? String(error)}` };
     }
-    // An async user function maps the response: completed with the native stamp once it settles.
-    const done = (outcome: ResponseOutcome): void => this.complete(id, index, wantData, node, label, stampNs, sentNs, outcome);
-    if (isPendingOutcome(verdict)) settleOutcome(verdict, this.protocol.kind, this.outcomeTimeoutMs, done);
-    else done(checkedOutcome(verdict, this.protocol.kind));
+    // An async user function maps the response: completed with the native stamp once it settles
+    // (a closure only then: the common, synchronous case allocates none).
+    if (isPendingOutcome(verdict))
+      settleOutcome(verdict, this.protocol.kind, this.outcomeTimeoutMs, (outcome) => this.complete(id, index, wantData, node, label, stampNs, sentNs, outcome));
+    else this.complete(id, index, wantData, node, label, stampNs, sentNs, checkedOutcome(verdict, this.protocol.kind));
   }
 
   private complete(id: number, index: number, wantData: boolean, node: number, label: string, stampNs: number, sentNs: number, outcome: ResponseOutcome): void {

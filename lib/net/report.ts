@@ -33,6 +33,8 @@ export function networkReport(stats: NetworkStats, protocolNote: string | undefi
   if (streams !== undefined) lines.push(...streams.lines);
   if (requestLog !== undefined) lines.push(requestLog);
   if (stats.clientThreads !== undefined) lines.push(...clientThreadLines(stats.clientThreads));
+  if (stats.runtimeThreadsIdle !== undefined && stats.runtimeThreadsIdle > 0)
+    lines.push(`Runtime threads : ${stats.runtimeThreadsIdle} at idle priority (V8's GC and compiler workers: they yield to the issue thread; idleRuntimeThreads false keeps them)`);
   const rows: (string | number)[][] = [];
   for (const n of stats.nodes) {
     const failed = FAILURE_KINDS.reduce((sum, k) => sum + n.failed[k], 0);

@@ -69,6 +69,8 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     throw new SettingsError('readEveryResponse', options.readEveryResponse, `readEveryResponse must be true or false, got ${typeof options.readEveryResponse}`);
   if (options.inlineReactor !== undefined && typeof options.inlineReactor !== 'boolean')
     throw new SettingsError('inlineReactor', options.inlineReactor, `inlineReactor must be true or false, got ${typeof options.inlineReactor}`);
+  if (options.idleRuntimeThreads !== undefined && typeof options.idleRuntimeThreads !== 'boolean')
+    throw new SettingsError('idleRuntimeThreads', options.idleRuntimeThreads, `idleRuntimeThreads must be true or false, got ${typeof options.idleRuntimeThreads}`);
   const clientThreads = integerOption('clientThreads', options.clientThreads, 1, 1, MAX_CLIENT_THREADS);
   if (clientThreads > connections)
     throw new SettingsError('clientThreads', clientThreads,
@@ -97,6 +99,7 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     responsePollUs,
     inlineReactor: options.inlineReactor !== false,
     clientThreads,
+    idleRuntimeThreads: options.idleRuntimeThreads !== false,
     backoffMs: NODE_BACKOFF_MS,
   };
 }
@@ -245,7 +248,7 @@ function buildNetworkSut(
       dispatchWorkers: workerRuns,
       balance: config.balance,
       nodes: addresses.map((a, i) => summarizeNode(buffers, addresses.length, i, a.url, nodeNames[i]!)),
-      ...(native !== undefined && !workerRuns ? { clientThreads: native.threadCounts() } : {}),
+      ...(native !== undefined && !workerRuns ? { clientThreads: native.threadCounts(), runtimeThreadsIdle: native.runtimeThreadsIdle } : {}),
     };
   };
   const plan: DispatchWorkerPlan = {

@@ -81,6 +81,19 @@ export interface TransportOptions {
    * cores serve the server, one (inline) is cheapest (docs/network-suts.md).
    */
   clientThreads?: number;
+  /**
+   * Native transport (Linux): the threads Node started before loadgen's
+   * addon was loaded (V8's workers for concurrent GC and background
+   * compilation) run at the kernel's idle priority from the moment the
+   * transport starts, for the rest of the process (an unprivileged process
+   * cannot undo it): on a CPU the issue thread shares, one held the CPU for
+   * up to 20 ms while the issue thread waited to send and read (measured:
+   * benchmarks/RESULTS.md "Runtime helper threads"); at idle priority it
+   * yields the moment the issue thread wakes. The main JS thread, worker
+   * threads started later and loadgen's own threads are untouched. Default
+   * true; false leaves them as they are.
+   */
+  idleRuntimeThreads?: boolean;
   /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
   probeTimeoutMs?: number;
   /**
@@ -219,6 +232,8 @@ export interface NetworkStats {
    * issue thread's inline reading is the issue thread's, not counted here).
    */
   clientThreads?: { responses: number; reactorCpuMs: number }[];
+  /** Native transport: the runtime's helper threads at idle priority (idleRuntimeThreads; 0: none, -1: no such policy on this OS). */
+  runtimeThreadsIdle?: number;
 }
 
 /** A network SUT with its data set's QSL: `startTest(sut, sut.qsl, settings)`, then `close()`. */
