@@ -6,6 +6,7 @@
 #include "native/config_keys.h"
 #include "native/failure_kinds.h"
 #include "native/http_client.h"
+#include "native/http_sut.h"
 #include "native/settings_fields.h"
 
 namespace loadgen_addon {
@@ -87,6 +88,8 @@ void register_tables(Napi::Env env, Napi::Object exports) {
   t.Set("failureKinds", kinds);
   // The per-node statistics slice of the native HTTP client (lib/net/node-stats.ts's NODE_SLICE_LENGTH).
   t.Set("nodeStatsLength", static_cast<double>(loadgen::kNodeStatsLength));
+  // The most client threads of the native transport (lib/net/transport.ts checks clientThreads against it).
+  t.Set("maxClientThreads", static_cast<double>(loadgen::HttpSut::kMaxClientThreads));
   exports.Set("tables", t);
 }
 

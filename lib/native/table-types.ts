@@ -38,4 +38,6 @@ export interface NativeTables {
   readonly failureKinds: readonly string[];
   /** Float64 values per node of the native HTTP client's statistics (lib/net/node-stats.ts's NODE_SLICE_LENGTH). */
   readonly nodeStatsLength: number;
+  /** The most client threads of the native transport (native/http_sut.h kMaxClientThreads). */
+  readonly maxClientThreads: number;
 }

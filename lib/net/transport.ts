@@ -11,7 +11,7 @@ import { yieldToEventLoop } from '../abortable.js';
 import type { QuerySample, QuerySampleLibrary } from '../types/api.js';
 import { DISPATCH_WORKER_PLAN, type DispatchWorkerPlan } from '../dispatch/dispatch.js';
 import { InterfaceError, SettingsError } from '../errors.js';
-import { packageRoot } from '../native/index.js';
+import { loadNative, packageRoot } from '../native/index.js';
 import type { ClientConfig } from './client-config.js';
 import { NetworkClient } from './client.js';
 import { NativeTransport, nativeTransportObstacle, TRANSPORTS } from './native-transport.js';
@@ -41,8 +41,6 @@ const MAX_RESPONSE_POLL_US = 1_000_000;
  * process's open-file limit when it starts).
  */
 export const MAX_CONNECTIONS = 4096;
-/** Most native client threads (native/http_sut.h kMaxClientThreads). */
-export const MAX_CLIENT_THREADS = 64;
 /** Longest timeout in ms: the longest JS timer (setTimeout's limit). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
@@ -71,7 +69,7 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     throw new SettingsError('inlineReactor', options.inlineReactor, `inlineReactor must be true or false, got ${typeof options.inlineReactor}`);
   if (options.idleRuntimeThreads !== undefined && typeof options.idleRuntimeThreads !== 'boolean')
     throw new SettingsError('idleRuntimeThreads', options.idleRuntimeThreads, `idleRuntimeThreads must be true or false, got ${typeof options.idleRuntimeThreads}`);
-  const clientThreads = integerOption('clientThreads', options.clientThreads, 1, 1, MAX_CLIENT_THREADS);
+  const clientThreads = integerOption('clientThreads', options.clientThreads, 1, 1, loadNative().tables.maxClientThreads);
   if (clientThreads > connections)
     throw new SettingsError('clientThreads', clientThreads,
       `clientThreads ${clientThreads} exceeds connections ${connections}: each client thread owns at least one connection per node; raise connections or lower clientThreads`);
