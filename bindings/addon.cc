@@ -25,6 +25,7 @@
 #include "bindings/http_sut_binding.h"
 #include "bindings/js_host.h"
 #include "bindings/platform_info.h"
+#include "bindings/runtime_threads.h"
 #include "bindings/process_state.h"
 #include "bindings/progress.h"
 #include "bindings/rules_binding.h"
@@ -668,6 +669,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   register_progress(env, exports);
   register_tables(env, exports);
   register_platform_info(env, exports);
+  register_runtime_threads(env, exports);
   // Not public API, apart from the production surface: the core's pure
   // functions (loadgen trace, the conformance runner), the platform probes
   // (loadgen bench) and counters only tests read.

@@ -2,7 +2,6 @@
 
 #include <thread>
 
-#include "bindings/process_state.h"
 #include "native/platform.h"
 #include "native/wait.h"
 
@@ -66,18 +65,10 @@ Napi::Value PlatformInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
-// idleRuntimeThreads() -> number: the runtime's own threads (those before
-// the addon's first load) moved to SCHED_IDLE (ProcessState::idle_runtime_threads).
-Napi::Value IdleRuntimeThreads(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(), ProcessState::instance().idle_runtime_threads());
-}
-
 }  // namespace
 
 void register_platform_info(Napi::Env env, Napi::Object exports) {
-  ProcessState::instance().note_runtime_threads();
   exports.Set("platformInfo", Napi::Function::New(env, PlatformInfo, "platformInfo"));
-  exports.Set("idleRuntimeThreads", Napi::Function::New(env, IdleRuntimeThreads, "idleRuntimeThreads"));
 }
 
 }  // namespace loadgen_addon

@@ -1,5 +1,7 @@
 #include "bindings/process_state.h"
 
+#include <algorithm>
+
 namespace loadgen_addon {
 
 ProcessState& ProcessState::instance() {
@@ -11,9 +13,18 @@ void ProcessState::note_runtime_threads() {
   std::call_once(runtime_threads_noted_, [this] { runtime_threads_ = loadgen::other_process_threads(); });
 }
 
-int ProcessState::idle_runtime_threads() {
+int ProcessState::idle_runtime_threads(const std::vector<int64_t>& keep) {
   std::lock_guard<std::mutex> lock(runtime_threads_mutex_);
-  if (runtime_threads_idle_ == -2) runtime_threads_idle_ = loadgen::idle_threads(runtime_threads_);
+  if (runtime_threads_idle_ != -2) return runtime_threads_idle_;
+  std::vector<loadgen::ProcessThread> threads;
+  for (const loadgen::ProcessThread& t : runtime_threads_)
+    if (std::find(keep.begin(), keep.end(), t.tid) == keep.end()) threads.push_back(t);
+  runtime_threads_idle_ = loadgen::idle_threads(threads);
+  return runtime_threads_idle_;
+}
+
+int ProcessState::runtime_threads_idle() {
+  std::lock_guard<std::mutex> lock(runtime_threads_mutex_);
   return runtime_threads_idle_;
 }
 

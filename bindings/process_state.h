@@ -60,9 +60,12 @@ class ProcessState {
   // compilation) and Node's, before any thread of the core. Listed once
   // per process (the first environment's Init).
   void note_runtime_threads();
-  // Moves them to SCHED_IDLE, once per process; returns how many are idle
+  // Moves them to SCHED_IDLE, once per process, except those in `keep` (the
+  // thread pool's: bindings/runtime_threads.cc); returns how many are idle
   // (later calls: the first call's answer), -1 where there is no such policy.
-  int idle_runtime_threads();
+  int idle_runtime_threads(const std::vector<int64_t>& keep);
+  // The first call's answer, or -2 before it.
+  int runtime_threads_idle();
 
  private:
   friend class SharedSession;

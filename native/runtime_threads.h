@@ -7,7 +7,8 @@
 // busy issue thread had used more than its share. A SCHED_IDLE thread is
 // preempted the moment any other thread wakes. Irreversible without
 // privileges (an unprivileged thread cannot leave SCHED_IDLE), so the host
-// asks for it only where it wants it (the native network transport).
+// asks for it only where it wants it (the native network transport), and
+// leaves out the threads it must keep (libuv's pool: bindings/runtime_threads.cc).
 #pragma once
 
 #include <cstdint>

@@ -551,11 +551,12 @@ export interface NativeAddon {
   platformInfo(): NativePlatformInfo;
   /**
    * Moves the threads that existed when the addon was first loaded (the V8
-   * platform's GC and compiler workers; never the main thread) to SCHED_IDLE,
-   * once per process: how many are idle, -1 where the OS has no such policy
-   * (native/runtime_threads.h). Irreversible for the process.
+   * platform's GC and compiler workers; never the main thread, never libuv's
+   * thread pool, which a probe finds first) to SCHED_IDLE, once per process:
+   * how many are idle (-1 where the OS has no such policy) and, when none
+   * were moved, why (bindings/runtime_threads.cc). Irreversible for the process.
    */
-  idleRuntimeThreads(): number;
+  idleRuntimeThreads(): Promise<{ idle: number; note: string }>;
 }
 
 /** The addon's build and its OS facilities (native/platform.h). */

@@ -245,6 +245,8 @@ export class NativeTransport {
 
   /** How many of the runtime's helper threads run at idle priority (idleRuntimeThreads; 0: none moved, -1: no such policy here). */
   runtimeThreadsIdle = 0;
+  /** Why none were moved ('' when some were, or when not asked). */
+  runtimeThreadsNote = '';
 
   /**
    * Opens a connection to every node (after the probes; more open as
@@ -254,7 +256,11 @@ export class NativeTransport {
   async start(): Promise<void> {
     const error = await this.handle.start();
     if (error !== '') throw new NetworkSetupError(this.redact(error), {});
-    if (this.idleRuntimeThreads) this.runtimeThreadsIdle = loadNative().idleRuntimeThreads();
+    if (this.idleRuntimeThreads) {
+      const moved = await loadNative().idleRuntimeThreads();
+      this.runtimeThreadsIdle = moved.idle;
+      this.runtimeThreadsNote = moved.note;
+    }
   }
 
   /**

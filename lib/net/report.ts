@@ -35,6 +35,7 @@ export function networkReport(stats: NetworkStats, protocolNote: string | undefi
   if (stats.clientThreads !== undefined) lines.push(...clientThreadLines(stats.clientThreads));
   if (stats.runtimeThreadsIdle !== undefined && stats.runtimeThreadsIdle > 0)
     lines.push(`Runtime threads : ${stats.runtimeThreadsIdle} at idle priority (V8's GC and compiler workers: they yield to the issue thread; idleRuntimeThreads false keeps them)`);
+  else if (stats.runtimeThreadsNote !== undefined && stats.runtimeThreadsNote !== '') lines.push(`Runtime threads : none at idle priority (${stats.runtimeThreadsNote})`);
   const rows: (string | number)[][] = [];
   for (const n of stats.nodes) {
     const failed = FAILURE_KINDS.reduce((sum, k) => sum + n.failed[k], 0);

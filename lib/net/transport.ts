@@ -246,7 +246,7 @@ function buildNetworkSut(
       dispatchWorkers: workerRuns,
       balance: config.balance,
       nodes: addresses.map((a, i) => summarizeNode(buffers, addresses.length, i, a.url, nodeNames[i]!)),
-      ...(native !== undefined && !workerRuns ? { clientThreads: native.threadCounts(), runtimeThreadsIdle: native.runtimeThreadsIdle } : {}),
+      ...(native !== undefined && !workerRuns ? { clientThreads: native.threadCounts(), runtimeThreadsIdle: native.runtimeThreadsIdle, runtimeThreadsNote: native.runtimeThreadsNote } : {}),
     };
   };
   const plan: DispatchWorkerPlan = {

@@ -89,9 +89,10 @@ export interface TransportOptions {
    * cannot undo it): on a CPU the issue thread shares, one held the CPU for
    * up to 20 ms while the issue thread waited to send and read (measured:
    * benchmarks/RESULTS.md "Runtime helper threads"); at idle priority it
-   * yields the moment the issue thread wakes. The main JS thread, worker
-   * threads started later and loadgen's own threads are untouched. Default
-   * true; false leaves them as they are.
+   * yields the moment the issue thread wakes. The main JS thread, libuv's
+   * thread pool (found by a probe: when one of its threads is busy then,
+   * nothing is moved), worker threads started later and loadgen's own
+   * threads are untouched. Default true; false leaves them as they are.
    */
   idleRuntimeThreads?: boolean;
   /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
@@ -234,6 +235,8 @@ export interface NetworkStats {
   clientThreads?: { responses: number; reactorCpuMs: number }[];
   /** Native transport: the runtime's helper threads at idle priority (idleRuntimeThreads; 0: none, -1: no such policy on this OS). */
   runtimeThreadsIdle?: number;
+  /** Why none were moved, when asked and none were ('' otherwise). */
+  runtimeThreadsNote?: string;
 }
 
 /** A network SUT with its data set's QSL: `startTest(sut, sut.qsl, settings)`, then `close()`. */
