@@ -54,7 +54,7 @@ describe('loadgen run: network options', () => {
       [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--response-poll-us', '2000000'], /responsePollUs must be at most 1000000, got 2000000/],
       [['--sut', 'null', '--client-threads', '2'], /--client-threads applies only to a network SUT/],
       [['--sut', 'null', '--no-idle-runtime-threads'], /--no-idle-runtime-threads applies only to a network SUT/],
-      [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--client-threads', '0'], /--client-threads must be a positive integer, got '0'/],
+      [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--client-threads', '0'], /--client-threads must be a positive integer or auto, got '0'/],
       [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--connections', '2', '--client-threads', '3'], /clientThreads 3 exceeds connections 2/],
       [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--transport', 'undici', '--client-threads', '2'], /clientThreads 2 needs the native transport/],
       [['--sut', 'http', '--request', mapModule], /--sut http needs --url/],
@@ -95,6 +95,16 @@ describe('loadgen run: network options', () => {
     expect(result.counts.completedSamples).toBe(result.counts.issuedSamples);
     // One more: sample 0 sent once before the run, to try the module's response() on a real answer.
     expect((a.hits.get('/infer') ?? 0) + (b.hits.get('/infer') ?? 0)).toBe(result.counts.issuedSamples + 1);
+  });
+
+  it("--client-threads auto (the default) plans for the run's target rate and the summary says so; a number is taken as given", async () => {
+    const node = await server(nodeHandler('node-auto'));
+    const auto = await runCli(['run', '--sut', 'http', '--url', node.url, '--request', mapModule, '--client-threads', 'auto', ...short, '--outdir', tempDir()]);
+    expect(auto.stdout).toContain('Client threads : 1 (responses read');
+    expect(auto.stdout).toContain('  Chosen : auto: 100 requests/s needs 1 at 40,000/s each');
+    const given = await runCli(['run', '--sut', 'http', '--url', node.url, '--request', mapModule, '--client-threads', '1', ...short, '--outdir', tempDir()]);
+    expect(given.stdout).toContain('Client threads : 1 (responses read');
+    expect(given.stdout).not.toContain('Chosen :');
   });
 
   it("--set dispatch=worker sends from worker threads; --config-model names the config files' model", async () => {

@@ -116,11 +116,11 @@ describe.skipIf(!available)('native transport', () => {
       await one.close();
     }
     await expect(createNetworkSut(testProtocol(), { urls: [node.url], clientThreads: 0 }))
-      .rejects.toThrow(/clientThreads must be an integer >= 1, got 0/);
+      .rejects.toThrow(/clientThreads must be an integer >= 1 or 'auto', got 0/);
     await expect(createNetworkSut(testProtocol(), { urls: [node.url], clientThreads: 65 }))
       .rejects.toThrow(/clientThreads must be at most 64, got 65/);
     await expect(createNetworkSut(testProtocol(), { urls: [node.url], clientThreads: 1.5 }))
-      .rejects.toThrow(/clientThreads must be an integer >= 1, got 1.5/);
+      .rejects.toThrow(/clientThreads must be an integer >= 1 or 'auto', got 1.5/);
     await expect(createNetworkSut(testProtocol(), { urls: [node.url], connections: 2, clientThreads: 3 }))
       .rejects.toThrow(/clientThreads 3 exceeds connections 2: each client thread owns at least one connection per node/);
     await expect(createNetworkSut(testProtocol(), { urls: [node.url], transport: 'undici', clientThreads: 2 }))

@@ -13,6 +13,7 @@ import { ACCURACY_DTYPES } from '../datasets/accuracy-ids.js';
 import { ACCURACY_DATA, createOpenAiSut, OPENAI_APIS } from '../net/openai.js';
 import { BALANCE_POLICIES, type BalancePolicy, type NetworkSut, type TransportOptions } from '../net/types.js';
 import { TRANSPORTS, type TransportChoice } from '../net/native-transport.js';
+import { FIELD_BY_NAME } from '../settings/fields.js';
 import { echo } from '../settings/messages.js';
 import { phase } from './interrupt.js';
 import { cliSecrets } from './output-secrets.js';
@@ -50,8 +51,10 @@ export interface NetworkCliOptions {
   readEveryResponse?: boolean;
   responsePollUs?: number;
   inlineReactor?: boolean;
-  clientThreads?: number;
+  clientThreads?: number | 'auto';
   idleRuntimeThreads?: boolean;
+  /** Not a flag: the run's target rate (Server target, Offline expected), for --client-threads auto. */
+  targetQps?: number;
   /** openai: the data set's prompt field, generation parameters, tokenizer and accuracy data (lib/net/openai.ts). */
   promptField?: string;
   maxTokens?: number;
@@ -146,7 +149,7 @@ export function addNetworkOptions(command: Command): Command {
     .option('--request-log <file>', 'network SUT: write one JSON line per request to FILE (sample id, QSL index, node, sent / first token / last byte in ns from the series start, input and output tokens, outcome)')
     .option('--no-inline-reactor', 'network SUT, native transport, Server: the reactor thread reads every response (default: the issue thread reads them while it waits for the next due time)')
     .option('--no-idle-runtime-threads', "network SUT, native transport: leave Node's own helper threads (V8's GC and compiler workers) at normal priority (default: idle priority once the transport starts, so they yield to the issue thread)")
-    .addOption(new Option('--client-threads <n>', 'network SUT, native transport: threads that read the responses, each with its share of the connections (default 1: in Server runs the issue thread reads them inline; more pay where cores are free beside it)').argParser(positiveInteger('--client-threads')))
+    .addOption(new Option('--client-threads <n|auto>', "network SUT, native transport: threads that read the responses, each with its share of the connections (default auto: what the run's target rate needs at 40,000 requests/s a thread, up to the cores free beside the issue thread; with one, in Server runs the issue thread reads them inline)").argParser(clientThreadsArg))
     .addOption(new Option('--response-poll-us <us>', 'network SUT, native transport: the reactor polls for each response up to this long (and up to twice the recent median response time) instead of sleeping (default 200; 0: never)').argParser(nonNegativeInteger('--response-poll-us')));
 }
 
@@ -211,6 +214,29 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
     throw new SettingsError('--request-log', o.requestLog,
       '--request-log cannot be combined with --no-read-every-response: the native transport then reads only the responses the accuracy log keeps, so the log would miss requests; drop --no-read-every-response to log every request');
   apiKeyOf(o);  // a named variable that is not set: an error now, not after the probes
+}
+
+/** --client-threads: 'auto' or a positive integer. */
+function clientThreadsArg(value: string): number | 'auto' {
+  if (value === 'auto') return 'auto';
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value)))
+    throw new InvalidArgumentError(`--client-threads must be a positive integer or auto, got '${echo(value)}'.`);
+  return Number(value);
+}
+
+/**
+ * The rate a run drives its SUT at, for --client-threads auto: a Server
+ * run's target, an Offline run's expected rate; none for the scenarios
+ * that keep one query at a time outstanding.
+ */
+export function runTargetQps(settings: { scenario?: unknown; serverTargetQps?: unknown; offlineExpectedQps?: unknown }): number | undefined {
+  const rate = (value: unknown, field: 'serverTargetQps' | 'offlineExpectedQps'): number | undefined => {
+    const n = value === undefined ? (FIELD_BY_NAME.get(field)?.default as number | undefined) : Number(value);
+    return n !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
+  };
+  if (settings.scenario === 'Server') return rate(settings.serverTargetQps, 'serverTargetQps');
+  if (settings.scenario === 'Offline') return rate(settings.offlineExpectedQps, 'offlineExpectedQps');
+  return undefined;
 }
 
 // The openai-only options given.
@@ -289,6 +315,7 @@ async function buildCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Pr
     ...(o.responsePollUs !== undefined ? { responsePollUs: o.responsePollUs } : {}),
     ...(o.inlineReactor === false ? { inlineReactor: false } : {}),
     ...(o.clientThreads !== undefined ? { clientThreads: o.clientThreads } : {}),
+    ...(o.targetQps !== undefined ? { targetQps: o.targetQps } : {}),
     ...(o.idleRuntimeThreads === false ? { idleRuntimeThreads: false } : {}),
     ...(o.requestLog !== undefined ? { requestLog: o.requestLog } : {}),
     signal,

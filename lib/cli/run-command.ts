@@ -21,7 +21,7 @@ import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
 import { withNullSutDefaults } from '../suts/null-defaults.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
 import { loadCliSettings, settingsSource, usesConfigFiles } from './config.js';
-import { checkNetworkOptions, configModelView, createCliNetworkSut, isNetworkSut, type NetworkCliOptions } from './network.js';
+import { checkNetworkOptions, configModelView, createCliNetworkSut, isNetworkSut, runTargetQps, type NetworkCliOptions } from './network.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
 import { phase, runWithSignals, type RunSignals } from './interrupt.js';
 import { cliSecrets } from './output-secrets.js';
@@ -179,7 +179,7 @@ async function runPhases(input: RunOptions, signal: AbortSignal, signals: RunSig
   // A network SUT reads its data set and probes its nodes under the signal (its
   // requests end at once); with dispatch 'worker' it brings its own worker
   // module (startTest takes it from the SUT).
-  const networkSut = network ? await createCliNetworkSut({ ...(input as NetworkCliOptions), url: options.url, stream: options.stream }, signal) : undefined;
+  const networkSut = network ? await createCliNetworkSut({ ...(input as NetworkCliOptions), url: options.url, stream: options.stream, targetQps: runTargetQps(settings) }, signal) : undefined;
   if (networkSut !== undefined) {
     sut = networkSut;
     qsl = networkSut.qsl;

@@ -22,6 +22,10 @@ export interface ClientConfig {
   inlineReactor: boolean;
   /** Native transport: reactor threads, each with its share of the connections. */
   clientThreads: number;
+  /** clientThreads was 'auto' (or not given): chosen from targetQps and the cores (lib/net/client-threads.ts). */
+  clientThreadsAuto: boolean;
+  /** How 'auto' chose, for the report ('' when the number was given or undici serves). */
+  clientThreadsNote: string;
   /** Native transport: the runtime's helper threads at idle priority once it starts. */
   idleRuntimeThreads: boolean;
   /** A node whose connection failed is left out of the rotation this long (unless every node is). */

@@ -16,8 +16,9 @@ export interface NetworkSutReport extends SutReport {
 const ms = (ns: number): string => (ns / 1e6).toFixed(3);
 
 /** The native transport's threads: what each read and its reactor's CPU (since the SUT started). */
-function clientThreadLines(threads: readonly { responses: number; reactorCpuMs: number }[]): string[] {
+function clientThreadLines(threads: readonly { responses: number; reactorCpuMs: number }[], note: string | undefined): string[] {
   const lines = [`Client threads : ${threads.length} (responses read and reactor thread CPU since the SUT started)`];
+  if (note !== undefined && note !== '') lines.push(`  Chosen : ${note}`);
   threads.forEach((t, k) => {
     const cpu = Number.isFinite(t.reactorCpuMs) && t.reactorCpuMs >= 0 ? t.reactorCpuMs.toFixed(1) : '0.0';
     lines.push(`  Thread ${k + 1} : responses ${t.responses}, reactor CPU ${cpu} ms`);
@@ -32,7 +33,7 @@ export function networkReport(stats: NetworkStats, protocolNote: string | undefi
   if (accuracyNote !== undefined && accuracyNote !== '') lines.push(`Accuracy data : ${accuracyNote}`);
   if (streams !== undefined) lines.push(...streams.lines);
   if (requestLog !== undefined) lines.push(requestLog);
-  if (stats.clientThreads !== undefined) lines.push(...clientThreadLines(stats.clientThreads));
+  if (stats.clientThreads !== undefined) lines.push(...clientThreadLines(stats.clientThreads, stats.clientThreadsNote));
   if (stats.runtimeThreadsIdle !== undefined && stats.runtimeThreadsIdle > 0)
     lines.push(`Runtime threads : ${stats.runtimeThreadsIdle} at idle priority (V8's GC and compiler workers: they yield to the issue thread; idleRuntimeThreads false keeps them)`);
   else if (stats.runtimeThreadsNote !== undefined && stats.runtimeThreadsNote !== '') lines.push(`Runtime threads : none at idle priority (${stats.runtimeThreadsNote})`);

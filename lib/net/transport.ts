@@ -4,6 +4,7 @@
  * The protocol (lib/net/openai, kserve, http-map) says what to send and how
  * to read the answer; lib/net/client.ts does the sending.
  */
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -13,6 +14,7 @@ import { DISPATCH_WORKER_PLAN, type DispatchWorkerPlan } from '../dispatch/dispa
 import { InterfaceError, SettingsError } from '../errors.js';
 import { loadNative, packageRoot } from '../native/index.js';
 import type { ClientConfig } from './client-config.js';
+import { autoClientThreads } from './client-threads.js';
 import { NetworkClient } from './client.js';
 import { NativeTransport, nativeTransportObstacle, TRANSPORTS } from './native-transport.js';
 import { NATIVE_SUT } from '../api/native-sut.js';
@@ -45,7 +47,7 @@ export const MAX_CONNECTIONS = 4096;
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** The options checked, defaults filled in (bad values: SettingsError naming the option). */
-export function checkTransportOptions(options: TransportOptions): ClientConfig {
+export function checkTransportOptions(options: TransportOptions, cores: number = availableParallelism()): ClientConfig {
   if (typeof options !== 'object' || options === null) throw new SettingsError('options', options, `network SUT options must be an object, got ${options === null ? 'null' : typeof options}`);
   const balance = options.balance ?? 'least-outstanding';
   if (!BALANCE_POLICIES.includes(balance))
@@ -69,7 +71,16 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     throw new SettingsError('inlineReactor', options.inlineReactor, `inlineReactor must be true or false, got ${typeof options.inlineReactor}`);
   if (options.idleRuntimeThreads !== undefined && typeof options.idleRuntimeThreads !== 'boolean')
     throw new SettingsError('idleRuntimeThreads', options.idleRuntimeThreads, `idleRuntimeThreads must be true or false, got ${typeof options.idleRuntimeThreads}`);
-  const clientThreads = integerOption('clientThreads', options.clientThreads, 1, 1, loadNative().tables.maxClientThreads);
+  const maxClientThreads = loadNative().tables.maxClientThreads;
+  if (options.targetQps !== undefined && (typeof options.targetQps !== 'number' || !Number.isFinite(options.targetQps) || options.targetQps <= 0))
+    throw new SettingsError('targetQps', options.targetQps, `targetQps must be a finite number > 0 (requests/s), got ${typeof options.targetQps === 'number' ? options.targetQps : typeof options.targetQps}`);
+  const readEveryResponse = options.readEveryResponse !== false;
+  const autoThreads = options.clientThreads === undefined || options.clientThreads === 'auto';
+  const threadsChoice = autoThreads
+    ? autoClientThreads({ targetQps: options.targetQps, cores, jsReadsBodies: readEveryResponse, connections, max: maxClientThreads })
+    : { threads: integerOption('clientThreads', options.clientThreads, 1, 1, maxClientThreads, "or 'auto'"), note: '' };
+  // 'auto' and undici: undici's pools have no client threads.
+  const clientThreads = autoThreads && options.transport === 'undici' ? 1 : threadsChoice.threads;
   if (clientThreads > connections)
     throw new SettingsError('clientThreads', clientThreads,
       `clientThreads ${clientThreads} exceeds connections ${connections}: each client thread owns at least one connection per node; raise connections or lower clientThreads`);
@@ -93,19 +104,21 @@ export function checkTransportOptions(options: TransportOptions): ClientConfig {
     apiKey: options.apiKey === '' ? undefined : options.apiKey,
     http2: options.http2 === true,
     transport,
-    readEveryResponse: options.readEveryResponse !== false,
+    readEveryResponse,
     responsePollUs,
     inlineReactor: options.inlineReactor !== false,
     clientThreads,
+    clientThreadsAuto: autoThreads,
+    clientThreadsNote: autoThreads && options.transport !== 'undici' ? threadsChoice.note : '',
     idleRuntimeThreads: options.idleRuntimeThreads !== false,
     backoffMs: NODE_BACKOFF_MS,
   };
 }
 
-function integerOption(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+function integerOption(name: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER, alternative = ''): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
-    throw new SettingsError(name, value, `${name} must be an integer >= ${min}, got ${typeof value === 'number' ? value : typeof value}`);
+    throw new SettingsError(name, value, `${name} must be an integer >= ${min}${alternative !== '' ? ` ${alternative}` : ''}, got ${typeof value === 'number' ? value : typeof value === 'string' ? `'${value.slice(0, 40)}'` : typeof value}`);
   if (value > max) throw new SettingsError(name, value, `${name} must be at most ${max}, got ${value}`);
   return value;
 }
@@ -166,7 +179,8 @@ async function startNativeTransport(
   if (config.transport === 'undici') return undefined;
   const obstacle = nativeTransportObstacle(protocol, addresses, config);
   if (obstacle !== '') {
-    if (config.clientThreads > 1)
+    // 'auto' asks for no transport in particular: undici serves the SUT then.
+    if (config.clientThreads > 1 && !config.clientThreadsAuto)
       throw new SettingsError('clientThreads', config.clientThreads, `clientThreads ${config.clientThreads} needs the native transport, which cannot serve this SUT: ${obstacle}`);
     if (config.transport === 'auto') return undefined;
     throw new SettingsError('transport', 'native', `transport 'native' cannot serve this SUT: ${obstacle}; use 'undici' or 'auto'`);
@@ -246,7 +260,7 @@ function buildNetworkSut(
       dispatchWorkers: workerRuns,
       balance: config.balance,
       nodes: addresses.map((a, i) => summarizeNode(buffers, addresses.length, i, a.url, nodeNames[i]!)),
-      ...(native !== undefined && !workerRuns ? { clientThreads: native.threadCounts(), runtimeThreadsIdle: native.runtimeThreadsIdle, runtimeThreadsNote: native.runtimeThreadsNote } : {}),
+      ...(native !== undefined && !workerRuns ? { clientThreads: native.threadCounts(), clientThreadsNote: config.clientThreadsNote, runtimeThreadsIdle: native.runtimeThreadsIdle, runtimeThreadsNote: native.runtimeThreadsNote } : {}),
     };
   };
   const plan: DispatchWorkerPlan = {

@@ -71,16 +71,26 @@ export interface TransportOptions {
    */
   inlineReactor?: boolean;
   /**
-   * Native transport: how many threads read the responses (default 1, at
-   * most 64 and at most `connections`). Each has its own reactor, its share
-   * of each node's connections and no lock shared with the others on its
-   * path; the issue thread writes each request on a connection of the one
-   * with the fewest requests outstanding. With more than one, no inline
-   * reading (inlineReactor): every reactor runs on its own thread. Pays
-   * where cores are free beside the issue thread; on a machine whose other
-   * cores serve the server, one (inline) is cheapest (docs/network-suts.md).
+   * Native transport: how many threads read the responses (at most 64 and
+   * at most `connections`). Each has its own reactor, its share of each
+   * node's connections and no lock shared with the others on its path; the
+   * issue thread writes each request on a connection of the one with the
+   * fewest requests outstanding. With more than one, no inline reading
+   * (inlineReactor): every reactor runs on its own thread. Pays where cores
+   * are free beside the issue thread; on a machine whose other cores serve
+   * the server, one (inline) is cheapest (docs/network-suts.md).
+   * Default 'auto': what `targetQps` needs at 40,000 requests/s a thread
+   * (AUTO_REQUESTS_PER_THREAD), up to the cores this process may use less
+   * the issue thread's (and the JS thread's when it reads every body);
+   * one when no targetQps is given. The summary's block says how it chose.
    */
-  clientThreads?: number;
+  clientThreads?: number | 'auto';
+  /**
+   * The request rate the SUT will be driven at (requests/s: a Server run's
+   * target, an Offline run's expected rate), for clientThreads 'auto'. The
+   * CLI passes the run's; the API has none unless given (then 'auto' is 1).
+   */
+  targetQps?: number;
   /**
    * Native transport (Linux): the threads Node started before loadgen's
    * addon was loaded (V8's workers for concurrent GC and background
@@ -233,6 +243,8 @@ export interface NetworkStats {
    * issue thread's inline reading is the issue thread's, not counted here).
    */
   clientThreads?: { responses: number; reactorCpuMs: number }[];
+  /** How clientThreads 'auto' chose the count ('' when it was given). */
+  clientThreadsNote?: string;
   /** Native transport: the runtime's helper threads at idle priority (idleRuntimeThreads; 0: none, -1: no such policy on this OS). */
   runtimeThreadsIdle?: number;
   /** Why none were moved, when asked and none were ('' otherwise). */
