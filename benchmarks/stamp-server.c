@@ -9,7 +9,11 @@
  * They are sent as headers x-recv-ns / x-send-ns and as the body "RECV SEND\n"
  * (fixed width, so every response has the same length).
  *
- *   stamp-server [CPU]   pins itself to CPU when given (>= 0), prints "PORT n".
+ *   stamp-server [CPU [spin|wait [PORT]]]
+ *     pins itself to CPU when given (>= 0); "spin" polls epoll without
+ *     sleeping; listens on PORT (default: any free one) with SO_REUSEPORT, so
+ *     several processes, each on its own CPU, can serve one port (the kernel
+ *     spreads the connections over them); prints "PORT n".
  * Ends on SIGTERM/SIGINT or when stdin closes (its parent went away).
  */
 #define _GNU_SOURCE
@@ -128,6 +132,11 @@ int main(int argc, char **argv) {
   // a request lands (a halted vCPU takes 100 us-1 ms to wake here, and that
   // wake-up comes before the receive stamp).
   int spin = argc > 2 && strcmp(argv[2], "spin") == 0;
+  int port = argc > 3 ? atoi(argv[3]) : 0;
+  if (port < 0 || port > 65535) {
+    fprintf(stderr, "stamp-server: port %s is not 0..65535\n", argv[3]);
+    return 2;
+  }
   if (cpu >= 0) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -144,11 +153,15 @@ int main(int argc, char **argv) {
   int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   int one = 1;
   setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (setsockopt(lfd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0 && port != 0) {
+    perror("stamp-server: SO_REUSEPORT");
+    return 1;
+  }
   struct sockaddr_in addr;
   memset(&addr, 0, sizeof(addr));
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
+  addr.sin_port = htons((unsigned short)port);
   socklen_t alen = sizeof(addr);
   if (bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(lfd, 1024) != 0 ||
       getsockname(lfd, (struct sockaddr *)&addr, &alen) != 0) {

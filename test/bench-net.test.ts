@@ -32,7 +32,7 @@ describe('network bench: stamp servers', () => {
       expect(built.note).toMatch(/compiler|Linux|checkout/);
       return;
     }
-    const server = await startServer(kind, false, 'path' in built ? built.path : undefined);
+    const server = await startServer(kind, null, 'path' in built ? built.path : undefined);
     servers.push(server);
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(await checkClock(server.url, 5)).toBe(true);
@@ -156,6 +156,29 @@ describe('network bench: targets', () => {
     expect(formatNetworkBench({ ...base, tokens: { ...base.tokens!, transport: 'native' } })).toMatch(/TTFT error p50 .* \(transport native\)/);
   });
 
+  it('says where each process ran, how busy the server was and when it was the limit', () => {
+    const text = formatNetworkBench({
+      ...base,
+      server: { ...base.server!, cpus: { allowed: [0, 1, 2, 3], client: [0], server: [1, 2, 3] } },
+      closedLoop: [
+        { tool: 'autocannon', requestsPerSec: { median: 20_000, min: 19_000, max: 21_000 }, serverBusy: 0.35 },
+        { tool: 'wrk', requestsPerSec: { median: 120_000, min: 119_000, max: 121_000 }, serverBusy: 0.96 },
+      ],
+      peaks: [
+        { ...base.peaks[0]!, clientCpus: [0], serverCpus: [1, 2, 3] },
+        { dispatch: 'native-x2', peakQps: 50_000, highestValidQps: 50_000, runs: base.peaks[0]!.runs, clientCpus: [0, 1, 2], serverCpus: [3],
+          serverLimit: 'the server was the limit: its CPUs were 97 % busy in the INVALID run at 60,000 requests/s' },
+      ],
+    });
+    expect(text).toContain('server on CPUs 1-3 (a C process on each), clients on CPU 0');
+    expect(text).toMatch(/autocannon closed loop +20,000 requests\/s \(19,000\.\.21,000\), server CPUs 35 % busy\n/);
+    expect(text).toContain('server CPUs 96 % busy (the server was the limit)');
+    expect(text).toContain('client on CPUs 0-2, its own server on 3');
+    expect(text).toContain('the server was the limit: its CPUs were 97 % busy in the INVALID run at 60,000 requests/s');
+    // The single-thread row ran in the common layout: no line of its own.
+    expect(text.match(/its own server on/g)).toHaveLength(1);
+  });
+
   it("is 'n/a' when a figure is missing (no autocannon, no token run)", () => {
     const t = evaluateNetworkTargets({ ...base, closedLoop: [], clientShare: [], tokens: null });
     expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a']);
@@ -171,7 +194,7 @@ describe('network bench: the token row', () => {
     }).then((res) => res.text());
 
   it("leaves the warm-up's requests out of the stub's lateness, and the stub is never early", async () => {
-    const stub = await startServer('openai-stub', false, undefined, { ttftMs: 2, tpotMs: 1, timerSpinMs: 1 });
+    const stub = await startServer('openai-stub', null, undefined, { ttftMs: 2, tpotMs: 1, timerSpinMs: 1 });
     servers.push(stub);
     await stub.ask('lateness', 'LATENESS ');
     for (let i = 0; i < 3; i++) expect(await streamed(stub.url)).toMatch(/\[DONE\]/);
@@ -181,7 +204,7 @@ describe('network bench: the token row', () => {
   });
 
   it('runs an unmeasured warm-up at the rate first (none with warmupMs 0) and reports the delivery lag', async () => {
-    const stub = await startServer('openai-stub', false, undefined, { ttftMs: 2, tpotMs: 1 });
+    const stub = await startServer('openai-stub', null, undefined, { ttftMs: 2, tpotMs: 1 });
     servers.push(stub);
     const spec = { kind: 'net-tokens' as const, url: stub.url, targetQps: 50, durationMs: 300, outputTokens: 3 };
     const warmed = await netTokens({ ...spec, warmupMs: 300 });
@@ -196,7 +219,7 @@ describe('network bench: the token row', () => {
   }, 30_000);
 
   it('measures the floor: a 1-byte round trip to the echo process after each idle gap', async () => {
-    const echo = await startServer('echo', false);
+    const echo = await startServer('echo', null);
     servers.push(echo);
     expect(echo.url).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
     const started = Date.now();
@@ -208,7 +231,7 @@ describe('network bench: the token row', () => {
   });
 
   it('fails the floor, without a hang, when the echo goes away mid-measurement', async () => {
-    const echo = await startServer('echo', false);
+    const echo = await startServer('echo', null);
     servers.push(echo);
     const floor = idleRoundTripNs(echo.url, 20, 1000);
     setTimeout(() => void echo.close(), 100);

@@ -22,7 +22,7 @@ afterAll(async () => {
 
 describe('loadgen bench --tokens', () => {
   it.runIf(loadNative().nativeHttpAvailable)('the trial counts every token of every completed response and the process CPU over the measured run', async () => {
-    const stub = await startServer('openai-stub', false, undefined, { ttftMs: 2, tpotMs: 1 });
+    const stub = await startServer('openai-stub', null, undefined, { ttftMs: 2, tpotMs: 1 });
     servers.push(stub);
     const t = await netTokenCpu({ kind: 'net-token-cpu', url: stub.url, targetQps: 50, durationMs: 300, outputTokens: 8, warmupMs: 0, connections: 16 });
     expect(t.transport).toBe('native');

@@ -6,6 +6,7 @@ import { fmt, us } from './figures.js';
 import { dispatchLabel } from './net-labels.js';
 import type { NetworkBenchReport } from './net.js';
 import { describePeak, describeRuns } from './peak.js';
+import { cpuListText, SERVER_LIMIT_BUSY } from './cpu-layout.js';
 
 /** What a target needs: a missing figure (undefined/NaN) makes it 'n/a'; one failing check 'no'. */
 function holds(checks: (boolean | undefined)[]): BenchTarget['holds'] {
@@ -61,7 +62,10 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
   const s = n.server;
   if (s) {
     const probes = s.probes.map((p) => `${p.kind} ${p.requestsPerSec === null ? (p.note ?? '-') : `${fmt(p.requestsPerSec)}/s`}`).join(', ');
-    lines.push(`network (127.0.0.1, ${n.connections} keep-alive connections${s.pinned ? ', server on CPU 1, clients on CPU 0' : ', unpinned'}): ` +
+    const where = !s.pinned ? ', unpinned'
+      : s.cpus ? `, server on CPU${s.cpus.server.length > 1 ? 's' : ''} ${cpuListText(s.cpus.server)} (a C process on each), clients on CPU${s.cpus.client.length > 1 ? 's' : ''} ${cpuListText(s.cpus.client)}`
+      : ', server on CPU 1, clients on CPU 0';
+    lines.push(`network (127.0.0.1, ${n.connections} keep-alive connections${where}): ` +
       `${s.kind === 'c' ? 'C' : 'node:http'} stamp server (closed-loop probe: ${probes}); ` +
       `its CLOCK_MONOTONIC stamps inside the client's clockNs() window: ${s.clockShared ? 'yes' : 'NO'} (${s.clockChecks} requests)`);
   } else {
@@ -69,7 +73,8 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
   }
   for (const row of n.closedLoop) {
     lines.push(`  ${`${row.tool} closed loop`.padEnd(34)} ${row.requestsPerSec
-      ? `${fmt(row.requestsPerSec.median)} requests/s (${fmt(row.requestsPerSec.min)}..${fmt(row.requestsPerSec.max)})`
+      ? `${fmt(row.requestsPerSec.median)} requests/s (${fmt(row.requestsPerSec.min)}..${fmt(row.requestsPerSec.max)})` +
+        (row.serverBusy !== undefined ? `, server CPUs ${Math.round(row.serverBusy * 100)} % busy${row.serverBusy >= SERVER_LIMIT_BUSY ? ' (the server was the limit)' : ''}` : '')
       : `skipped: ${row.note}`}`);
   }
   const c = n.confirmation;
@@ -81,6 +86,10 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     const peak = describePeak({ confirmedQps: p.peakQps, highestValidQps: p.highestValidQps, runs: p.runs }, c);
     lines.push(`  ${`loadgen open loop, ${dispatchLabel(p.dispatch)}`.padEnd(34)} ` +
       `${p.note ? `failed: ${p.note}` : `${peak}; runs (c: confirming, ✗ INVALID): ${describeRuns(p.runs)}`}`);
+    // A row whose layout is not the single-thread rows' says where it ran; any row the server limited says so.
+    if (p.clientCpus !== undefined && p.serverCpus !== undefined && s?.cpus !== undefined && p.clientCpus.length !== s.cpus.client.length)
+      lines.push(`  ${''.padEnd(34)} client on CPUs ${cpuListText(p.clientCpus)}, its own server on ${cpuListText(p.serverCpus)}`);
+    if (p.serverLimit !== undefined) lines.push(`  ${''.padEnd(34)} ${p.serverLimit}`);
   }
   const cells = (values: string[], widths: number[]) => values.map((v, i) => ` ${v.padStart(widths[i]!)}`).join('');
   const widths = [10, 10, 10, 10, 10, 12, 9, 9, 9];

@@ -2,8 +2,8 @@
  * The bench's servers in their own processes: the C stamp server
  * (benchmarks/stamp-server.c, built with the system compiler) and the
  * node:http twin, the OpenAI stub or a TCP echo (net-serve.ts), pinned to
- * CPU 1 when the machine allows, each asked for its records over its
- * stdin/stdout; and the idle round trip to that echo (the TTFT floor).
+ * the server's CPUs when the machine allows (lib/bench/cpu-layout.ts), each
+ * asked for its records over its stdin/stdout; and the idle round trip to that echo (the TTFT floor).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,7 +12,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { loadNative } from '../native/index.js';
-import { findOnPath, pinningTaskset } from './trials.js';
+import { cpuListText } from './cpu-layout.js';
+import { cpuTaskset, findOnPath } from './trials.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const stampServerSource = join(here, '..', '..', 'benchmarks', 'stamp-server.c');
@@ -53,6 +54,10 @@ function startProcess(command: string, args: string[], pattern: RegExp, what: st
 export interface BenchServer {
   kind: 'c' | 'node' | 'openai-stub' | 'echo';
   url: string;
+  /** Its processes (the C server: one per CPU, sharing the port). */
+  pids: number[];
+  /** The CPUs it is pinned to (empty: not pinned). */
+  cpus: number[];
   /** Writes a line to the server's stdin; the first stdout line after it that starts with `answerPrefix`. */
   ask(line: string, answerPrefix: string): Promise<string>;
   close(): Promise<void>;
@@ -107,26 +112,43 @@ export function buildStampServer(dir: string): { path: string } | { note: string
 }
 
 /**
- * Starts a bench server on CPU 1 (when `pin`): the C one (its own sched_setaffinity) or one of net-serve.js (taskset).
+ * Starts a bench server on `cpus` (null: not pinned): the C one as one
+ * process per CPU, each pinned by its own sched_setaffinity, sharing one
+ * port (SO_REUSEPORT: the kernel spreads the connections over them); the
+ * others (net-serve.js, one process) under taskset.
  * `spin`: the C server polls epoll without sleeping, so its receive stamp is not late by its own wake-up.
  */
 export async function startServer(
   kind: BenchServer['kind'],
-  pin: boolean,
+  cpus: readonly number[] | null,
   cPath?: string,
   stub?: { ttftMs: number; tpotMs: number; timerSpinMs?: number },
   spin = false,
 ): Promise<BenchServer> {
+  const pinned = cpus !== null && cpus.length > 0 ? [...cpus] : [];
   if (kind === 'c') {
-    const { child, match } = await startProcess(cPath!, [pin ? '1' : '-1', ...(spin ? ['spin'] : [])], /PORT (\d+)\n/, 'stamp-server');
-    return { kind, url: `http://127.0.0.1:${match[1]}`, ask: asker(child), close: closer(child) };
+    const children: ChildProcess[] = [];
+    const closeAll = async () => {
+      for (const child of children) await closer(child)();
+    };
+    try {
+      const mode = spin ? 'spin' : 'wait';
+      const first = await startProcess(cPath!, [String(pinned[0] ?? -1), mode], /PORT (\d+)\n/, 'stamp-server');
+      children.push(first.child);
+      const port = first.match[1]!;
+      for (const cpu of pinned.slice(1)) children.push((await startProcess(cPath!, [String(cpu), mode, port], /PORT (\d+)\n/, `stamp-server on CPU ${cpu}`)).child);
+      return { kind, url: `http://127.0.0.1:${port}`, pids: children.map((c) => c.pid!), cpus: pinned, ask: asker(first.child), close: closeAll };
+    } catch (error) {
+      await closeAll();
+      throw error;
+    }
   }
   const args = kind === 'node' ? [netServeScript, 'stamp'] : kind === 'echo' ? [netServeScript, 'echo'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs), String(stub!.timerSpinMs ?? 0)];
-  const taskset = pin ? pinningTaskset() : null;
+  const taskset = pinned.length > 0 ? cpuTaskset() : null;
   const { child, match } = taskset
-    ? await startProcess(taskset, ['-c', '1', process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)
+    ? await startProcess(taskset, ['-c', cpuListText(pinned), process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)
     : await startProcess(process.execPath, args, /URL (\S+)\n/, `net-serve ${kind}`);
-  return { kind, url: match[1]!, ask: asker(child), close: closer(child) };
+  return { kind, url: match[1]!, pids: [child.pid!], cpus: taskset ? pinned : [], ask: asker(child), close: closer(child) };
 }
 
 /** A 1-byte round trip to a TCP echo at `url` (tcp://host:port) after each `gapMs` of idleness, `count` times. */

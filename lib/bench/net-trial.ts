@@ -13,6 +13,7 @@ import type { TestResult } from '../types/api.js';
 import { createOpenAiSut } from '../net/openai.js';
 import { createHttpSut } from '../net/http-map.js';
 import type { NetworkStats } from '../net/types.js';
+import { busyShare, processCpuSeconds } from './cpu-layout.js';
 import { stampRecords, type StampRecords } from './net-map.js';
 import type { NetServerTrial, NetTokenCpuTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
 
@@ -134,6 +135,9 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
     // Records from before the measured run (the warm-up, the mapping module's try on sample 0) are dropped.
     stampRecords.count = 0;
     const failedBefore = failedRequests(sut.stats());
+    const serverPids = spec.serverPids ?? [];
+    const serverBefore = processCpuSeconds(serverPids);
+    const wallBefore = performance.now();
     const cpuBefore = process.cpuUsage();
     const r = await startTest(sut, sut.qsl, {
       ...dispatch,
@@ -143,7 +147,11 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       minDurationMs: spec.durationMs,
       minQueryCount: 1,
     }, { outdir, enableTrace: spec.clientShare });
+    const serverBusy = serverPids.length > 0
+      ? busyShare(serverBefore, processCpuSeconds(serverPids), (performance.now() - wallBefore) / 1000, spec.serverCpus ?? serverPids.length)
+      : null;
     return {
+      ...(serverBusy !== null ? { serverBusy } : {}),
       valid: r.valid,
       achievedQps: r.completedSamplesPerSecond ?? 0,
       latencyNs: resultPercentiles(r),

@@ -2,7 +2,9 @@
  * The network rows of `loadgen bench` (issue 12): on 127.0.0.1, a server that
  * answers at once with its own time stamps (benchmarks/stamp-server.c built
  * with the system compiler, or node:http in its own process, whichever
- * answers faster), pinned to CPU 1, every client on CPU 0:
+ * answers faster), the client on the first CPU and the server on the rest
+ * (lib/bench/cpu-layout.ts; a row of N client threads on N + 1 CPUs, its
+ * own server on the rest), the server's busy share saying when it was the limit:
  *   - the closed-loop rates of autocannon and wrk (each skipped with a note
  *     when not installed);
  *   - loadgen's highest VALID open-loop Server rate, the native transport (inline,
@@ -12,7 +14,7 @@
  *   - the client's own share of each request's latency (loadgen's latency
  *     minus the server's send − recv) at 1k, 10k and (full runs) 100k requests/s;
  *   - TTFT and TPOT against the OpenAI stub streamer's schedule at 20 requests/s
- *     (the stub on CPU 1, the client on any CPU: see the token row).
+ *     (the stub on the server's CPUs, the client on any CPU: see the token row).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,7 +27,8 @@ import { loadNative } from '../native/index.js';
 import { dispatchLabel } from './net-labels.js';
 import { findConfirmedPeak, formatPeakRun, peakConfirmation, type PeakConfirmation, type PeakRun } from './peak.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
-import { findOnPath, pinningTaskset, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
+import { busyShare, clientCpusWanted, cpuListText, netCpuLayout, processCpuSeconds, SERVER_LIMIT_BUSY } from './cpu-layout.js';
+import { allowedCpuList, cpuTaskset, findOnPath, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
 
 
 /** Keep-alive connections of every client (autocannon, wrk, loadgen). */
@@ -63,6 +66,8 @@ export interface NetSpread {
 export interface ClosedLoopRow {
   tool: 'autocannon' | 'wrk';
   requestsPerSec: NetSpread | null;
+  /** The server's CPUs' busy share over the tool's runs (median; 0..1): near 1, the server was the limit. Absent: not measured. */
+  serverBusy?: number;
   note?: string;
 }
 
@@ -76,6 +81,11 @@ export interface PeakRow {
   highestValidQps: number;
   /** Every run, search and confirmation, in order. */
   runs: PeakRun[];
+  /** The CPUs of the row's client process and of its server (lib/bench/cpu-layout.ts); absent when not pinned. */
+  clientCpus?: number[];
+  serverCpus?: number[];
+  /** Set when a run above the confirmed peak failed with the server's CPUs >= SERVER_LIMIT_BUSY busy: the server, not the client, was the limit. */
+  serverLimit?: string;
   note?: string;
 }
 
@@ -142,8 +152,15 @@ export interface NetworkBenchReport {
     kind: 'c' | 'node';
     /** The closed-loop probe of each candidate (requests/s; null: not available, see notes). */
     probes: { kind: 'c' | 'node'; requestsPerSec: number | null; note?: string }[];
-    /** Server on CPU 1, every client on CPU 0. */
+    /** The server and the clients on separate CPUs (`layout`). */
     pinned: boolean;
+    /**
+     * The CPUs this process may use, and the layout of the single-thread rows (closed loop,
+     * single-thread peaks, client share): the client on the first, the server (one C process
+     * per CPU on one port) on the rest. A row of N client threads has N + 1 client CPUs and
+     * its own server on the rest (PeakRow.clientCpus/serverCpus). Absent in older reports.
+     */
+    cpus?: { allowed: number[]; client: number[]; server: number[] };
     /** Every server stamp fell between the client's clockNs() before and after the request. */
     clockShared: boolean;
     clockChecks: number;
@@ -206,11 +223,11 @@ function medianPercentiles(values: Percentiles[]): Percentiles {
 }
 
 
-/** Runs a client command (on CPU 0 when `pin`) to its end; its stdout. */
-function runClient(command: string, args: string[], pin: boolean, timeoutMs: number): Promise<string> {
-  const taskset = pin ? pinningTaskset() : null;
+/** Runs a client command (on `cpus` when given) to its end; its stdout. */
+function runClient(command: string, args: string[], cpus: readonly number[] | null, timeoutMs: number): Promise<string> {
+  const taskset = cpus !== null ? cpuTaskset() : null;
   return new Promise((resolve, reject) => {
-    const child = taskset ? spawn(taskset, ['-c', '0', command, ...args]) : spawn(command, args);
+    const child = taskset ? spawn(taskset, ['-c', cpuListText(cpus!), command, ...args]) : spawn(command, args);
     let out = '';
     let err = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -229,8 +246,8 @@ function runClient(command: string, args: string[], pin: boolean, timeoutMs: num
 }
 
 /** wrk's closed-loop rate: one thread, NET_CONNECTIONS connections. */
-async function wrkRate(wrk: string, url: string, seconds: number, pin: boolean): Promise<number> {
-  const out = await runClient(wrk, ['-t1', `-c${NET_CONNECTIONS}`, `-d${seconds}s`, `${url}/`], pin, seconds * 1000 + 30_000);
+async function wrkRate(wrk: string, url: string, seconds: number, cpus: readonly number[] | null): Promise<number> {
+  const out = await runClient(wrk, ['-t1', `-c${NET_CONNECTIONS}`, `-d${seconds}s`, `${url}/`], cpus, seconds * 1000 + 30_000);
   const rate = /Requests\/sec:\s*([\d.]+)/.exec(out)?.[1];
   if (rate === undefined) throw new Error(`wrk printed no rate: ${out}`);
   const errors = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(out);
@@ -263,8 +280,8 @@ function autocannonScript(): string | null {
 }
 
 /** autocannon's closed-loop rate (its CLI in a fresh process): requests / duration. */
-async function autocannonRate(script: string, url: string, seconds: number, pin: boolean): Promise<number> {
-  const out = await runClient(process.execPath, [script, '-c', String(NET_CONNECTIONS), '-d', String(seconds), '-j', `${url}/`], pin, seconds * 1000 + 30_000);
+async function autocannonRate(script: string, url: string, seconds: number, cpus: readonly number[] | null): Promise<number> {
+  const out = await runClient(process.execPath, [script, '-c', String(NET_CONNECTIONS), '-d', String(seconds), '-j', `${url}/`], cpus, seconds * 1000 + 30_000);
   const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as {
     requests?: { total?: number };
     duration?: number;
@@ -304,6 +321,18 @@ export async function checkClock(url: string, requests: number): Promise<boolean
   }
 }
 
+/**
+ * Why the server, not the client, limited a peak row: a run above the
+ * confirmed peak that failed while the server's CPUs were at least
+ * SERVER_LIMIT_BUSY busy (undefined when none did, or none was measured).
+ */
+export function serverLimit(runs: readonly PeakRun[], confirmedQps: number): string | undefined {
+  const busy = runs.filter((r) => !r.valid && r.targetQps > confirmedQps && r.serverBusy !== undefined && r.serverBusy >= SERVER_LIMIT_BUSY)
+    .sort((a, b) => a.targetQps - b.targetQps)[0];
+  if (busy === undefined) return undefined;
+  return `the server was the limit: its CPUs were ${Math.round(busy.serverBusy! * 100)} % busy in the INVALID run at ${Math.round(busy.targetQps).toLocaleString('en-US')} requests/s`;
+}
+
 /** Runs every network row; a row that cannot run says why in `notes` or its own note. */
 export async function runNetworkBench(options: NetworkBenchOptions): Promise<NetworkBenchReport> {
   const { tiny, repeat, log } = options;
@@ -312,7 +341,12 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
   const report: NetworkBenchReport = {
     connections: NET_CONNECTIONS, confirmation, server: null, closedLoop: [], peaks: [], clientShare: [], floorNs: null, tokens: null, loadAverage: null, notes: [],
   };
-  const pin = pinningTaskset() !== null;
+  const allowed = allowedCpuList();
+  const layoutFor = (dispatch: string) => (allowed !== null && cpuTaskset() !== null ? netCpuLayout(allowed, clientCpusWanted(dispatch)) : null);
+  // The single-thread rows' layout: the client on the first CPU, the server on the rest.
+  const base = layoutFor('native');
+  const pin = base !== null;
+  const clientCpus = base?.client ?? null;
   if (!pin) report.notes.push('not pinned: the server and the clients share the CPUs (pinning needs Linux, 2 CPUs and taskset)');
   const dir = mkdtempSync(join(tmpdir(), 'loadgen-net-bench-'));
   const started: BenchServer[] = [];
@@ -323,7 +357,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     // The candidates answer a short closed-loop probe; the faster one serves every row.
     const probeTool = wrk ? 'wrk' : autocannon ? 'autocannon' : null;
     const probe = (url: string) =>
-      wrk ? wrkRate(wrk, url, tiny ? 1 : 3, pin) : autocannonRate(autocannon!, url, tiny ? 1 : 3, pin);
+      wrk ? wrkRate(wrk, url, tiny ? 1 : 3, clientCpus) : autocannonRate(autocannon!, url, tiny ? 1 : 3, clientCpus);
     const built = buildStampServer(dir);
     const probes: NonNullable<NetworkBenchReport['server']>['probes'] = [];
     let chosen: BenchServer | null = null;
@@ -333,7 +367,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         probes.push({ kind, requestsPerSec: null, note: built.note });
         continue;
       }
-      const server = await startServer(kind, pin, 'path' in built ? built.path : undefined);
+      const server = await startServer(kind, base?.server ?? null, 'path' in built ? built.path : undefined);
       started.push(server);
       const rate = probeTool ? await probe(server.url) : null;
       log(`  ${kind} stamp server: ${rate === null ? 'no closed-loop tool to compare' : `${Math.round(rate)} requests/s (${probeTool})`}`);
@@ -349,25 +383,37 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const server = chosen!;
     const clockChecks = tiny ? 20 : 200;
     const clockShared = await checkClock(server.url, clockChecks);
-    report.server = { kind: server.kind as 'c' | 'node', probes, pinned: pin, clockShared, clockChecks };
+    report.server = {
+      kind: server.kind as 'c' | 'node', probes, pinned: pin, clockShared, clockChecks,
+      ...(base !== null && allowed !== null ? { cpus: { allowed, client: base.client, server: base.server } } : {}),
+    };
     log(`  serving with the ${server.kind} stamp server (${server.url}); clock shared with the client: ${clockShared}`);
     if (!clockShared) report.notes.push("the server's CLOCK_MONOTONIC stamps did not fall inside the client's clockNs() window");
 
-    // Closed loop: autocannon then wrk, alternating over the repetitions.
+    // Closed loop: autocannon then wrk, alternating over the repetitions; the server's CPU time over each run.
     const rates: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
+    const busy: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
+    const measured = async (tool: 'autocannon' | 'wrk', run: () => Promise<number>): Promise<void> => {
+      const before = processCpuSeconds(server.pids);
+      const start = performance.now();
+      rates[tool].push(await run());
+      const share = busyShare(before, processCpuSeconds(server.pids), (performance.now() - start) / 1000, server.cpus.length);
+      if (share !== null) busy[tool].push(share);
+    };
     for (let i = 0; i < repeat; i++) {
-      if (autocannon) rates.autocannon.push(await autocannonRate(autocannon, server.url, closedSeconds, pin));
-      if (wrk) rates.wrk.push(await wrkRate(wrk, server.url, closedSeconds, pin));
+      if (autocannon) await measured('autocannon', () => autocannonRate(autocannon, server.url, closedSeconds, clientCpus));
+      if (wrk) await measured('wrk', () => wrkRate(wrk, server.url, closedSeconds, clientCpus));
     }
+    const busyOf = (tool: 'autocannon' | 'wrk') => (busy[tool].length > 0 ? { serverBusy: median(busy[tool]) } : {});
     report.closedLoop.push(autocannon
-      ? { tool: 'autocannon', requestsPerSec: spreadOf(rates.autocannon) }
+      ? { tool: 'autocannon', requestsPerSec: spreadOf(rates.autocannon), ...busyOf('autocannon') }
       : { tool: 'autocannon', requestsPerSec: null, note: 'autocannon is not installed (npm i -D autocannon)' });
     report.closedLoop.push(wrk
-      ? { tool: 'wrk', requestsPerSec: spreadOf(rates.wrk) }
+      ? { tool: 'wrk', requestsPerSec: spreadOf(rates.wrk), ...busyOf('wrk') }
       : { tool: 'wrk', requestsPerSec: null, note: 'wrk is not on PATH (Debian: apt-get install wrk)' });
     // The client's share and the floor: against the C server in spin mode (see shareServer). It
     // spins on CPU 1, so it runs only for those rows, never beside the server of the other rows.
-    const startShareServer = async (): Promise<BenchServer> => ('path' in built ? startServer('c', pin, built.path, undefined, true) : server);
+    const startShareServer = async (): Promise<BenchServer> => ('path' in built ? startServer('c', base?.server ?? null, built.path, undefined, true) : server);
     report.server.shareServer = 'path' in built ? 'c-spin' : (server.kind as 'c' | 'node');
     let shareUrl = server.url;
     if (wrk) {
@@ -376,7 +422,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         const floors: { p50: number; p99: number }[] = [];
         for (let i = 0; i < repeat; i++) {
           const seconds = tiny ? 1 : 5;
-          floors.push(parseWrkLatency(await runClient(wrk, ['-t1', '-c1', `-d${seconds}s`, '--latency', `${spinning.url}/`], pin, seconds * 1000 + 30_000)));
+          floors.push(parseWrkLatency(await runClient(wrk, ['-t1', '-c1', `-d${seconds}s`, '--latency', `${spinning.url}/`], clientCpus, seconds * 1000 + 30_000)));
         }
         report.floorNs = { p50: median(floors.map((f) => f.p50)), p99: median(floors.map((f) => f.p99)) };
       } finally {
@@ -389,10 +435,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
 
     // Open loop: loadgen's peak per dispatch mode; every run (search and confirmation) has the confirming length.
     const durationMs = Math.round(confirmation.confirmSeconds * 1000);
-    const serverRun = (dispatch: NetDispatch, clientShare: boolean) => (targetQps: number) =>
+    const serverRun = (dispatch: NetDispatch, clientShare: boolean, rowServer: BenchServer = server, cpus: readonly number[] | null = clientCpus) => (targetQps: number) =>
       runTrial<NetServerTrial>({
         kind: 'net-server',
-        url: clientShare ? shareUrl : server.url,
+        url: clientShare ? shareUrl : rowServer.url,
         dispatch,
         targetQps,
         durationMs,
@@ -400,7 +446,9 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         connections: NET_CONNECTIONS,
         warmupMs: tiny ? 200 : 2000,
         clientShare,
-      }, { onCpu0: pin });
+        // The server's CPU time over the measured run: the trial reads it (not while sharing: that server spins).
+        ...(!clientShare && rowServer.cpus.length > 0 ? { serverPids: rowServer.pids, serverCpus: rowServer.cpus.length } : {}),
+      }, cpus !== null ? { cpus } : {});
     const autocannonMedian = report.closedLoop[0]!.requestsPerSec?.median;
     const startQps = tiny ? 1000 : Math.max(1000, Math.round(autocannonMedian ?? 10_000));
     const dispatches: NetDispatch[] = ['native', 'native-thread', ...clientThreadCounts(availableParallelism()).map((n) => `native-x${n}` as const), 'wake', 'poll', 'worker'];
@@ -409,23 +457,38 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         report.peaks.push({ dispatch, peakQps: 0, highestValidQps: 0, runs: [], note: `the native HTTP client is not available on ${process.platform}` });
         continue;
       }
+      // A row with more client CPUs than the base layout's has its own server on the CPUs left.
+      const layout = layoutFor(dispatch);
+      const ownServer = layout !== null && base !== null && layout.client.length !== base.client.length;
+      const where = layout !== null ? `; client on CPUs ${cpuListText(layout.client)}, server on ${cpuListText(layout.server)}` : '';
       log(`  peak open-loop Server rate, ${dispatchLabel(dispatch)} ` +
-        `(runs of ${durationMs / 1000} s; ${confirmation.confirmRuns} consecutive VALID confirm a peak)`);
+        `(runs of ${durationMs / 1000} s; ${confirmation.confirmRuns} consecutive VALID confirm a peak${where})`);
+      let rowServer = server;
       try {
+        if (ownServer) rowServer = await startServer(server.kind, layout.server, 'path' in built ? built.path : undefined);
         const peak = await findConfirmedPeak(async (qps, phase) => {
-          const t = await serverRun(dispatch, false)(qps);
+          const t = await serverRun(dispatch, false, rowServer, layout?.client ?? null)(qps);
           const r: PeakRun = {
             targetQps: qps, valid: t.valid, latencyP99Ns: t.latencyNs.p99, achievedQps: t.achievedQps, failed: t.failed, cpuPerRequestNs: t.cpuPerRequestNs,
             ...(t.durationS !== undefined ? { durationS: t.durationS } : {}), ...(t.queries !== undefined ? { queries: t.queries } : {}),
+            ...(t.serverBusy !== undefined ? { serverBusy: t.serverBusy } : {}),
           };
           log(`    ${formatPeakRun({ ...r, phase })}`);
           return r;
           // Below ~100/s a run has too few queries for early stopping to pass after any late one.
         }, { startQps, precision: tiny ? 1 : 0.05, confirmRuns: confirmation.confirmRuns, stepDown: 0.07, maxRuns: (tiny ? 2 : 8) + 2 * confirmation.confirmRuns, minQps: 100 });
-        report.peaks.push({ dispatch, peakQps: peak.confirmedQps, highestValidQps: peak.highestValidQps, runs: peak.runs });
+        const limit = serverLimit(peak.runs, peak.confirmedQps);
+        report.peaks.push({
+          dispatch, peakQps: peak.confirmedQps, highestValidQps: peak.highestValidQps, runs: peak.runs,
+          ...(layout !== null ? { clientCpus: layout.client, serverCpus: layout.server } : {}),
+          ...(limit !== undefined ? { serverLimit: limit } : {}),
+        });
+        if (limit !== undefined) log(`    ${limit}`);
       } catch (error) {
         report.peaks.push({ dispatch, peakQps: 0, highestValidQps: 0, runs: [], note: (error as Error).message.split('\n')[0]! });
         log(`    ${(error as Error).message}`);
+      } finally {
+        if (rowServer !== server) await rowServer.close();
       }
     }
 
@@ -472,7 +535,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const outputTokens = 16;
     log(`  TTFT/TPOT against the OpenAI stub (ttft ${ttftMs} ms, tpot ${tpotMs} ms) at 20 requests/s (x${repeat})`);
     try {
-      const stub = await startServer('openai-stub', pin, undefined, { ttftMs, tpotMs, timerSpinMs: STUB_TIMER_SPIN_MS });
+      const stub = await startServer('openai-stub', base?.server ?? null, undefined, { ttftMs, tpotMs, timerSpinMs: STUB_TIMER_SPIN_MS });
       const warmupMs = tiny ? 500 : 3000;
       started.push(stub);
       const trials: NetTokensTrial[] = [];
@@ -496,7 +559,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       await stub.close();
       let floorNs: TokenRow['floorNs'] = null;
       try {
-        const echo = await startServer('echo', pin);
+        const echo = await startServer('echo', base?.server ?? null);
         started.push(echo);
         const gapMs = 1000 / 20;
         floorNs = { gapMs, ...(await idleRoundTripNs(echo.url, gapMs, tiny ? 20 : 100)) };

@@ -129,7 +129,8 @@ export async function runTokensBench(options: TokensBenchOptions = {}): Promise<
     outputTokens: TOKEN_BENCH_OUTPUT_TOKENS, ttftMs: TTFT_MS, tpotMs: TPOT_MS, transport: null, pinned: pin, durationMs, repeat, rows: [], marginalCpuPerTokenNs: null, endpoints: ENDPOINTS_CLIENT, loadAverage: null, notes: [],
   };
   if (!pin) report.notes.push('not pinned: the stub and the client share the CPUs (pinning needs Linux, 2 CPUs and taskset)');
-  const stub = await startServer('openai-stub', pin, undefined, { ttftMs: TTFT_MS, tpotMs: TPOT_MS });
+  // On CPU 1 (pinningTaskset: CPUs 0 and 1 are this process's), the trials on CPU 0.
+  const stub = await startServer('openai-stub', pin ? [1] : null, undefined, { ttftMs: TTFT_MS, tpotMs: TPOT_MS });
   try {
     for (const targetQps of TOKEN_BENCH_RATES) {
       log(`  client CPU per token at ${targetQps} requests/s, ${TOKEN_BENCH_OUTPUT_TOKENS}-token responses (x${repeat})`);

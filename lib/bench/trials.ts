@@ -9,6 +9,8 @@ import { cpus } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { cpuListText } from './cpu-layout.js';
+
 /**
  * Who runs the SUT in a trial. `wake`, `poll`, `worker`: the JS null SUT
  * with that dispatch mode (`worker`: in 1 worker thread). `pure-js` is a
@@ -68,6 +70,9 @@ export type TrialSpec =
       clientShare: boolean;
       /** Native transport: false checks status and framing only (no JS per response; no client share). Default true. */
       readEveryResponse?: boolean;
+      /** The server's processes and how many CPUs they have: their busy share over the measured run is reported. */
+      serverPids?: number[];
+      serverCpus?: number;
     }
   /** A token-latency Server run of the OpenAI SUT against the stub streamer. */
   | {
@@ -131,6 +136,8 @@ export interface NetServerTrial {
   deliveryLagNs: Percentiles | null;
   /** CPU time (user + system) of the whole client process during the measured run, per completed request. */
   cpuPerRequestNs: number;
+  /** With serverPids: the server's CPUs' busy share over the measured run (0..1; absent when unreadable). */
+  serverBusy?: number;
   /** With clientShare: loadgen's latency, the server's send − recv, and their difference, per matched sample. */
   share?: { samples: number; matched: number; latencyNs: Percentiles; serverNs: Percentiles; clientNs: Percentiles };
 }
@@ -214,6 +221,24 @@ export function pinningTaskset(): string | null {
 export interface TrialOptions {
   /** Run the trial process under `taskset -c 0` (see {@link pinningTaskset}). */
   onCpu0?: boolean;
+  /** Run it under `taskset -c` these CPUs (the network rows' layout, lib/bench/cpu-layout.ts); wins over onCpu0. */
+  cpus?: readonly number[];
+}
+
+/**
+ * The taskset that confines a process to some of this process's CPUs, or
+ * null when this machine cannot: not Linux, fewer than 2 CPUs allowed, or
+ * no taskset on PATH.
+ */
+export function cpuTaskset(): string | null {
+  const allowed = allowedCpuList();
+  return allowed !== null && allowed.length >= 2 ? findOnPath('taskset') : null;
+}
+
+/** The CPUs this process may run on, ascending; null where that cannot be read. */
+export function allowedCpuList(): number[] | null {
+  const allowed = process.platform === 'linux' ? allowedCpus() : null;
+  return allowed === null ? null : [...allowed].sort((a, b) => a - b);
 }
 
 /** Runs one trial in a fresh Node process and returns what it printed. */
@@ -222,7 +247,15 @@ export function runTrial<T>(spec: TrialSpec, options: TrialOptions = {}): Promis
     const trialArgs = [trialScript, JSON.stringify(spec)];
     let command = process.execPath;
     let args = trialArgs;
-    if (options.onCpu0) {
+    if (options.cpus !== undefined) {
+      const tasksetPath = cpuTaskset();
+      if (!tasksetPath) {
+        reject(new Error('bench trial: pinning needs Linux, 2 CPUs and taskset on PATH'));
+        return;
+      }
+      command = tasksetPath;
+      args = ['-c', cpuListText(options.cpus), process.execPath, ...trialArgs];
+    } else if (options.onCpu0) {
       const tasksetPath = pinningTaskset();
       if (!tasksetPath) {
         reject(new Error('bench trial: pinning to CPU 0 needs Linux, 2 CPUs and taskset on PATH'));
