@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bindings/process_state.h"
+#include "native/core_threads.h"
 #include "native/platform.h"
 
 #if LOADGEN_PLATFORM_LINUX
@@ -110,11 +111,29 @@ Napi::Value IdleRuntimeThreads(const Napi::CallbackInfo& info) {
   return probe->deferred.Promise();
 }
 
+// yieldJsThread(nice) -> { nice, sliceNs, note }: the calling JS thread to
+// nice `nice` (1..19) and the core's threads to the short slice, once per
+// process (native/core_threads.h).
+Napi::Value YieldJsThread(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsNumber()) throw Napi::TypeError::New(env, "yieldJsThread(nice): nice must be a number");
+  const double nice = info[0].As<Napi::Number>().DoubleValue();
+  if (!(nice >= 1 && nice <= 19) || nice != static_cast<double>(static_cast<int>(nice)))
+    throw Napi::RangeError::New(env, "yieldJsThread(nice): nice must be an integer from 1 to 19");
+  const loadgen::YieldResult r = loadgen::yield_calling_thread(static_cast<int>(nice));
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("nice", static_cast<double>(r.nice));
+  out.Set("sliceNs", static_cast<double>(r.slice_ns));
+  out.Set("note", r.note);
+  return out;
+}
+
 }  // namespace
 
 void register_runtime_threads(Napi::Env env, Napi::Object exports) {
   ProcessState::instance().note_runtime_threads();
   exports.Set("idleRuntimeThreads", Napi::Function::New(env, IdleRuntimeThreads, "idleRuntimeThreads"));
+  exports.Set("yieldJsThread", Napi::Function::New(env, YieldJsThread, "yieldJsThread"));
 }
 
 }  // namespace loadgen_addon

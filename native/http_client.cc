@@ -3,6 +3,7 @@
 // start, stop and the issue thread's send.
 #include "http_client.h"
 
+#include "core_threads.h"
 #include "http_client_impl.h"
 
 #include <algorithm>
@@ -359,7 +360,7 @@ bool HttpClient::Impl::start(std::string* error) {
   // The first turn scans the timers, whichever thread runs it (the scan arms
   // the request timeouts of what is sent after it).
   next_timer_ns = now_ns();
-  reactor = std::thread([this] { run_reactor(); });
+  reactor = start_core_thread([this] { run_reactor(); });
   return true;
 }
 

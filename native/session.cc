@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "clock.h"
+#include "core_threads.h"
 #include "find_peak.h"
 #include "issue_loop.h"
 #include "report_data.h"
@@ -25,7 +26,8 @@ void Session::start() {
   const SettingsProblem problem =
       check_run_bounds(config_.settings, config_.qsl_total_count, config_.qsl_performance_count);
   if (problem.field != nullptr) throw std::invalid_argument(problem.message);
-  thread_ = std::thread([this] { run(); });
+  // From the thread that kept the process's priority, when the host lowered its own (core_threads.h).
+  thread_ = start_core_thread([this] { run(); });
 }
 
 void Session::join() {

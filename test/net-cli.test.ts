@@ -54,6 +54,8 @@ describe('loadgen run: network options', () => {
       [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--response-poll-us', '2000000'], /responsePollUs must be at most 1000000, got 2000000/],
       [['--sut', 'null', '--client-threads', '2'], /--client-threads applies only to a network SUT/],
       [['--sut', 'null', '--no-idle-runtime-threads'], /--no-idle-runtime-threads applies only to a network SUT/],
+      [['--sut', 'null', '--js-thread-nice', '5'], /--js-thread-nice applies only to a network SUT/],
+      [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--js-thread-nice', '20'], /--js-thread-nice must be an integer from 0 to 19, got '20'/],
       [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--client-threads', '0'], /--client-threads must be a positive integer or auto, got '0'/],
       [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--connections', '2', '--client-threads', '3'], /clientThreads 3 exceeds connections 2/],
       [['--sut', 'http', '--url', 'http://127.0.0.1:1', '--request', mapModule, '--transport', 'undici', '--client-threads', '2'], /clientThreads 2 needs the native transport/],
@@ -105,6 +107,12 @@ describe('loadgen run: network options', () => {
     const given = await runCli(['run', '--sut', 'http', '--url', node.url, '--request', mapModule, '--client-threads', '1', ...short, '--outdir', tempDir()]);
     expect(given.stdout).toContain('Client threads : 1 (responses read');
     expect(given.stdout).not.toContain('Chosen :');
+    // `loadgen run` lowers its JS thread (CLI_JS_THREAD_NICE) unless told not to.
+    expect(auto.stdout).toMatch(/^JS thread : nice 10, loadgen's threads on /m);
+    const kept = await runCli(['run', '--sut', 'http', '--url', node.url, '--request', mapModule, '--js-thread-nice', '0', ...short, '--outdir', tempDir()]);
+    expect(kept.code).not.toBe(2);
+    expect(kept.stdout).toContain('Client threads : 1 (responses read');
+    expect(kept.stdout).not.toContain('JS thread :');
   });
 
   it("--set dispatch=worker sends from worker threads; --config-model names the config files' model", async () => {

@@ -13,6 +13,7 @@ import type { TestResult } from '../types/api.js';
 import { createOpenAiSut } from '../net/openai.js';
 import { createHttpSut } from '../net/http-map.js';
 import type { NetworkStats } from '../net/types.js';
+import { CLI_JS_THREAD_NICE } from '../net/transport.js';
 import { busyShare, processCpuSeconds } from './cpu-layout.js';
 import { stampRecords, type StampRecords } from './net-map.js';
 import type { NetServerTrial, NetTokenCpuTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
@@ -110,6 +111,8 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
     transport: native ? 'native' : 'undici',
     ...(spec.dispatch === 'native-thread' ? { inlineReactor: false } : {}),
     ...(clientThreads > 1 ? { clientThreads } : {}),
+    // As `loadgen run` does (CLI_JS_THREAD_NICE): the JS thread yields to the issue thread.
+    ...(native && spec.jsThreadNice !== 0 ? { jsThreadNice: spec.jsThreadNice ?? CLI_JS_THREAD_NICE } : {}),
     ...(spec.readEveryResponse === false && !spec.clientShare ? { readEveryResponse: false } : {}),
     // The default: every body read by the mapping (after the native stamp); the client share needs the server's stamps in them.
   });

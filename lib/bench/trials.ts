@@ -73,6 +73,8 @@ export type TrialSpec =
       /** The server's processes and how many CPUs they have: their busy share over the measured run is reported. */
       serverPids?: number[];
       serverCpus?: number;
+      /** Native transport: the JS thread's nice value (jsThreadNice; default the CLI's, 0 leaves it). */
+      jsThreadNice?: number;
     }
   /** A token-latency Server run of the OpenAI SUT against the stub streamer. */
   | {

@@ -17,7 +17,7 @@ import { FIELD_BY_NAME } from '../settings/fields.js';
 import { echo } from '../settings/messages.js';
 import { phase } from './interrupt.js';
 import { cliSecrets } from './output-secrets.js';
-import { choiceOption, collect, positiveInteger } from './options.js';
+import { choiceOption, collect, integerInRange, positiveInteger } from './options.js';
 
 export const NETWORK_SUTS = ['openai', 'kserve', 'http'] as const;
 export type NetworkSutKind = (typeof NETWORK_SUTS)[number];
@@ -53,6 +53,7 @@ export interface NetworkCliOptions {
   inlineReactor?: boolean;
   clientThreads?: number | 'auto';
   idleRuntimeThreads?: boolean;
+  jsThreadNice?: number;
   /** Not a flag: the run's target rate (Server target, Offline expected), for --client-threads auto. */
   targetQps?: number;
   /** openai: the data set's prompt field, generation parameters, tokenizer and accuracy data (lib/net/openai.ts). */
@@ -148,6 +149,7 @@ export function addNetworkOptions(command: Command): Command {
     .option('--no-read-every-response', 'network SUT, native transport: check each response\'s status and framing only; the protocol reads a body only where it is logged (no JS per response)')
     .option('--request-log <file>', 'network SUT: write one JSON line per request to FILE (sample id, QSL index, node, sent / first token / last byte in ns from the series start, input and output tokens, outcome)')
     .option('--no-inline-reactor', 'network SUT, native transport, Server: the reactor thread reads every response (default: the issue thread reads them while it waits for the next due time)')
+    .addOption(new Option('--js-thread-nice <n>', "network SUT, native transport (Linux): the JS thread's nice value once the transport starts, loadgen's issue and reactor threads on the kernel's shortest slices, so the issue thread preempts the JS thread when it wakes (default 10; 0 leaves both; not with dispatch=worker or --transport undici)").argParser(integerInRange('--js-thread-nice', 0, 19)))
     .option('--no-idle-runtime-threads', "network SUT, native transport: leave Node's own helper threads (V8's GC and compiler workers) at normal priority (default: idle priority once the transport starts, so they yield to the issue thread)")
     .addOption(new Option('--client-threads <n|auto>', "network SUT, native transport: threads that read the responses, each with its share of the connections (default auto: what the run's target rate needs at 40,000 requests/s a thread, up to the cores free beside the issue thread; with one, in Server runs the issue thread reads them inline)").argParser(clientThreadsArg))
     .addOption(new Option('--response-poll-us <us>', 'network SUT, native transport: the reactor polls for each response up to this long (and up to twice the recent median response time) instead of sleeping (default 200; 0: never)').argParser(nonNegativeInteger('--response-poll-us')));
@@ -182,6 +184,7 @@ export function checkNetworkOptions(o: NetworkCliOptions): void {
       o.inlineReactor === false ? '--no-inline-reactor' : '',
       o.clientThreads !== undefined ? '--client-threads' : '',
       o.idleRuntimeThreads === false ? '--no-idle-runtime-threads' : '',
+      o.jsThreadNice !== undefined ? '--js-thread-nice' : '',
       ...llmFlagsGiven(o),
       o.requestLog !== undefined ? '--request-log' : '',
     ].filter((s) => s !== '');
@@ -317,6 +320,7 @@ async function buildCliNetworkSut(o: NetworkCliOptions, signal: AbortSignal): Pr
     ...(o.clientThreads !== undefined ? { clientThreads: o.clientThreads } : {}),
     ...(o.targetQps !== undefined ? { targetQps: o.targetQps } : {}),
     ...(o.idleRuntimeThreads === false ? { idleRuntimeThreads: false } : {}),
+    ...(o.jsThreadNice !== undefined && o.jsThreadNice > 0 ? { jsThreadNice: o.jsThreadNice } : {}),
     ...(o.requestLog !== undefined ? { requestLog: o.requestLog } : {}),
     signal,
   };

@@ -22,6 +22,7 @@ import { withNullSutDefaults } from '../suts/null-defaults.js';
 import { createNullNativeSut, createNullSut, createSyntheticQsl } from '../suts/suts.js';
 import { loadCliSettings, settingsSource, usesConfigFiles } from './config.js';
 import { checkNetworkOptions, configModelView, createCliNetworkSut, isNetworkSut, runTargetQps, type NetworkCliOptions } from './network.js';
+import { CLI_JS_THREAD_NICE } from '../net/transport.js';
 import { EXIT_INVALID, EXIT_VALID } from './exit-codes.js';
 import { phase, runWithSignals, type RunSignals } from './interrupt.js';
 import { cliSecrets } from './output-secrets.js';
@@ -179,7 +180,11 @@ async function runPhases(input: RunOptions, signal: AbortSignal, signals: RunSig
   // A network SUT reads its data set and probes its nodes under the signal (its
   // requests end at once); with dispatch 'worker' it brings its own worker
   // module (startTest takes it from the SUT).
-  const networkSut = network ? await createCliNetworkSut({ ...(input as NetworkCliOptions), url: options.url, stream: options.stream, targetQps: runTargetQps(settings) }, signal) : undefined;
+  const networkSut = network ? await createCliNetworkSut({
+    ...(input as NetworkCliOptions), url: options.url, stream: options.stream, targetQps: runTargetQps(settings),
+    // The JS thread yields to the issue thread (10) unless dispatch workers (its children: they would inherit it) or undici read the responses.
+    jsThreadNice: (input as NetworkCliOptions).jsThreadNice ?? (inWorkers || options.transport === 'undici' ? 0 : CLI_JS_THREAD_NICE),
+  }, signal) : undefined;
   if (networkSut !== undefined) {
     sut = networkSut;
     qsl = networkSut.qsl;

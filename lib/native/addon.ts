@@ -557,6 +557,15 @@ export interface NativeAddon {
    * were moved, why (bindings/runtime_threads.cc). Irreversible for the process.
    */
   idleRuntimeThreads(): Promise<{ idle: number; note: string }>;
+  /**
+   * Lowers the calling JS thread to nice `nice` (1..19) and gives the core's
+   * threads (issue threads, HTTP reactors: started from then on by a thread
+   * that kept the process's priority) and the process's other normal-policy
+   * threads the kernel's shortest slice, once per process (the first answer
+   * stands): the nice value now, the slice (0: the kernel keeps its own) and
+   * what was not done (native/core_threads.h). Irreversible for the thread.
+   */
+  yieldJsThread(nice: number): { nice: number; sliceNs: number; note: string };
 }
 
 /** The addon's build and its OS facilities (native/platform.h). */

@@ -28,6 +28,8 @@ export interface ClientConfig {
   clientThreadsNote: string;
   /** Native transport: the runtime's helper threads at idle priority once it starts. */
   idleRuntimeThreads: boolean;
+  /** Native transport: the JS thread's nice value once it starts (0: left alone), loadgen's threads on short slices. */
+  jsThreadNice: number;
   /** A node whose connection failed is left out of the rotation this long (unless every node is). */
   backoffMs: number;
 }

@@ -156,6 +156,7 @@ export class NativeTransport {
   private readonly requestTimeoutMs: number;
   private readonly streamStats: StreamStatsRecorder;
   private readonly idleRuntimeThreads: boolean;
+  private readonly jsThreadNice: number;
 
   constructor(
     private readonly protocol: NetworkProtocol,
@@ -180,6 +181,7 @@ export class NativeTransport {
         `connections ${config.connections} per node x ${addresses.length} node(s) need up to ${sockets} sockets, beyond this process's open-file limit of ${files} (ulimit -n) less ${RESERVED_FILES} for the rest of the process; lower connections or raise the limit`);
     this.requestTimeoutMs = config.requestTimeoutMs;
     this.idleRuntimeThreads = config.idleRuntimeThreads;
+    this.jsThreadNice = config.jsThreadNice;
     this.basePath = addresses[0]!.basePath;
     this.corrections = createStatsBuffer(addresses.length, 1, false);
     this.correctionRecorders = addresses.map((_, i) => new NodeStatsRecorder(nodeSlice(this.corrections, addresses.length, 0, i)));
@@ -247,11 +249,14 @@ export class NativeTransport {
   runtimeThreadsIdle = 0;
   /** Why none were moved ('' when some were, or when not asked). */
   runtimeThreadsNote = '';
+  /** With jsThreadNice: the JS thread's nice value, the core threads' slice (0: the kernel's own) and what was not done. */
+  jsThread: { nice: number; sliceNs: number; note: string } | undefined;
 
   /**
    * Opens a connection to every node (after the probes; more open as
    * needed): NetworkSetupError naming the node otherwise. Then, with
-   * idleRuntimeThreads, moves the runtime's helper threads to idle priority.
+   * idleRuntimeThreads, moves the runtime's helper threads to idle priority;
+   * with jsThreadNice, lowers the JS thread and gives loadgen's threads short slices.
    */
   async start(): Promise<void> {
     const error = await this.handle.start();
@@ -261,6 +266,8 @@ export class NativeTransport {
       this.runtimeThreadsIdle = moved.idle;
       this.runtimeThreadsNote = moved.note;
     }
+    // After the reactors started (they get the short slice too), before any run's issue thread.
+    if (this.jsThreadNice > 0) this.jsThread = loadNative().yieldJsThread(this.jsThreadNice);
   }
 
   /**

@@ -26,6 +26,11 @@ function clientThreadLines(threads: readonly { responses: number; reactorCpuMs: 
   return lines;
 }
 
+function jsThreadLine(t: { nice: number; sliceNs: number; note: string }): string {
+  const slice = t.sliceNs > 0 ? `loadgen's threads on ${Math.round(t.sliceNs / 1000)}-µs slices, so the issue thread preempts it when it wakes` : "loadgen's threads on the kernel's own slices";
+  return `JS thread : nice ${t.nice}, ${slice}${t.note !== '' ? ` (${t.note})` : ''}; jsThreadNice 0 leaves it`;
+}
+
 export function networkReport(stats: NetworkStats, protocolNote: string | undefined, accuracyNote?: string, streams?: StreamReport, requestLog?: string): NetworkSutReport {
   const lines: string[] = [`Nodes : ${stats.nodes.length}`, `Transport : ${stats.transport === 'native' ? "native (the core's HTTP/1.1 client)" : stats.dispatchWorkers ? 'undici (dispatch workers)' : 'undici (JS thread)'}`];
   // A protocol's note may have several lines (token sources): each its own line.
@@ -37,6 +42,7 @@ export function networkReport(stats: NetworkStats, protocolNote: string | undefi
   if (stats.runtimeThreadsIdle !== undefined && stats.runtimeThreadsIdle > 0)
     lines.push(`Runtime threads : ${stats.runtimeThreadsIdle} at idle priority (V8's GC and compiler workers: they yield to the issue thread; idleRuntimeThreads false keeps them)`);
   else if (stats.runtimeThreadsNote !== undefined && stats.runtimeThreadsNote !== '') lines.push(`Runtime threads : none at idle priority (${stats.runtimeThreadsNote})`);
+  if (stats.jsThread !== undefined) lines.push(jsThreadLine(stats.jsThread));
   const rows: (string | number)[][] = [];
   for (const n of stats.nodes) {
     const failed = FAILURE_KINDS.reduce((sum, k) => sum + n.failed[k], 0);

@@ -43,6 +43,8 @@ const MAX_RESPONSE_POLL_US = 1_000_000;
  * process's open-file limit when it starts).
  */
 export const MAX_CONNECTIONS = 4096;
+/** The JS thread's nice value `loadgen run` asks for (jsThreadNice; --js-thread-nice): a run's process exists for the run. */
+export const CLI_JS_THREAD_NICE = 10;
 /** Longest timeout in ms: the longest JS timer (setTimeout's limit). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
@@ -86,6 +88,9 @@ export function checkTransportOptions(options: TransportOptions, cores: number =
       `clientThreads ${clientThreads} exceeds connections ${connections}: each client thread owns at least one connection per node; raise connections or lower clientThreads`);
   if (clientThreads > 1 && options.transport === 'undici')
     throw new SettingsError('clientThreads', clientThreads, `clientThreads ${clientThreads} needs the native transport (transport 'native' or 'auto'), not 'undici'`);
+  const jsThreadNice = integerOption('jsThreadNice', options.jsThreadNice, 0, 0, 19);
+  if (jsThreadNice > 0 && options.transport === 'undici')
+    throw new SettingsError('jsThreadNice', jsThreadNice, `jsThreadNice ${jsThreadNice} applies to the native transport (transport 'native' or 'auto'), not 'undici': undici reads the responses on the JS thread itself`);
   const responsePollUs = integerOption('responsePollUs', options.responsePollUs, DEFAULT_RESPONSE_POLL_US, 0, MAX_RESPONSE_POLL_US);
   if (options.requestLog !== undefined) {
     if (typeof options.requestLog !== 'string' || options.requestLog === '' || options.requestLog.includes('\0'))
@@ -111,6 +116,7 @@ export function checkTransportOptions(options: TransportOptions, cores: number =
     clientThreadsAuto: autoThreads,
     clientThreadsNote: autoThreads && options.transport !== 'undici' ? threadsChoice.note : '',
     idleRuntimeThreads: options.idleRuntimeThreads !== false,
+    jsThreadNice,
     backoffMs: NODE_BACKOFF_MS,
   };
 }
@@ -260,7 +266,10 @@ function buildNetworkSut(
       dispatchWorkers: workerRuns,
       balance: config.balance,
       nodes: addresses.map((a, i) => summarizeNode(buffers, addresses.length, i, a.url, nodeNames[i]!)),
-      ...(native !== undefined && !workerRuns ? { clientThreads: native.threadCounts(), clientThreadsNote: config.clientThreadsNote, runtimeThreadsIdle: native.runtimeThreadsIdle, runtimeThreadsNote: native.runtimeThreadsNote } : {}),
+      ...(native !== undefined && !workerRuns ? {
+        clientThreads: native.threadCounts(), clientThreadsNote: config.clientThreadsNote, runtimeThreadsIdle: native.runtimeThreadsIdle, runtimeThreadsNote: native.runtimeThreadsNote,
+        ...(native.jsThread !== undefined ? { jsThread: native.jsThread } : {}),
+      } : {}),
     };
   };
   const plan: DispatchWorkerPlan = {

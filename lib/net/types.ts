@@ -105,6 +105,22 @@ export interface TransportOptions {
    * threads are untouched. Default true; false leaves them as they are.
    */
   idleRuntimeThreads?: boolean;
+  /**
+   * Native transport (Linux): once it starts, the JS thread that created the
+   * SUT runs at this nice value (1..19; 0, the default, leaves it), and
+   * loadgen's own threads (the issue thread, the reactors; started from then
+   * on by a thread that kept the process's priority) get the kernel's
+   * shortest slice (100 µs, Linux >= 6.12): the issue thread then preempts
+   * the JS thread the moment it wakes instead of waiting out the JS thread's
+   * slice (1.4 ms here). Measured at 10k requests/s with every body read in
+   * JS, the client on one CPU: latency p99 0.21-0.34 ms against 0.34-2.7 ms
+   * (benchmarks/RESULTS.md, "The JS thread yields"). For the rest of the
+   * process (an unprivileged thread cannot raise its priority again), and
+   * threads the JS thread starts later inherit it: not for a process whose
+   * JS thread must keep its share of a busy CPU. The CLI uses 10 (not with
+   * dispatch 'worker').
+   */
+  jsThreadNice?: number;
   /** Each node's probe (readiness, metadata, name) must answer within this (default: connectTimeoutMs). */
   probeTimeoutMs?: number;
   /**
@@ -249,6 +265,8 @@ export interface NetworkStats {
   runtimeThreadsIdle?: number;
   /** Why none were moved, when asked and none were ('' otherwise). */
   runtimeThreadsNote?: string;
+  /** Native transport with jsThreadNice: the JS thread's nice value now, loadgen's threads' slice (ns; 0: the kernel's own) and what was not done. */
+  jsThread?: { nice: number; sliceNs: number; note: string };
 }
 
 /** A network SUT with its data set's QSL: `startTest(sut, sut.qsl, settings)`, then `close()`. */
