@@ -185,7 +185,9 @@ function writePrompts(dir: string, outputTokens: number): string {
 export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>): Promise<NetTokensTrial> {
   const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
   const dataset = writePrompts(outdir, spec.outputTokens);
-  const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens, transport: spec.transport ?? 'auto' });
+  const transport = spec.transport ?? 'auto';
+  // As `loadgen run` does: the JS thread yields to loadgen's threads when the native transport serves.
+  const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens, transport, ...(transport !== 'undici' ? { jsThreadNice: CLI_JS_THREAD_NICE } : {}) });
   const settings = { scenario: 'Server' as const, serverTargetQps: spec.targetQps, useTokenLatencies: true, minQueryCount: 1 };
   try {
     let warmupRequests = 0;
