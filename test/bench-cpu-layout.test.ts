@@ -7,8 +7,8 @@ import { readFileSync, rmSync } from 'node:fs';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { busyShare, clientCpusWanted, cpuListText, netCpuLayout, processCpuSeconds, SERVER_LIMIT_BUSY } from '../lib/bench/cpu-layout.js';
-import { checkClock, serverLimit } from '../lib/bench/net.js';
+import { busyShare, clientCpusWanted, cpuListText, netCpuLayout, processCpuSeconds, SERVER_LIMIT_BUSY, serverLimit } from '../lib/bench/cpu-layout.js';
+import { checkClock } from '../lib/bench/net.js';
 import { buildStampServer, startServer } from '../lib/bench/net-servers.js';
 import type { PeakRun } from '../lib/bench/peak.js';
 import { allowedCpuList } from '../lib/bench/trials.js';

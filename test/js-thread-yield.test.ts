@@ -55,14 +55,18 @@ const protocol = {
   async probe(node) { const r = await node.request('GET', '/name'); return Buffer.from(r.body).toString(); },
   load() {}, unload() {},
   request(i) { return { method: 'POST', path: '/infer', headers: { 'content-type': 'text/plain' }, body: 'sample-' + i }; },
-  reader() { return { onData() {}, onEnd() { return { ok: true }; } }; },
+  // The first response read during the run lists the threads: the run's issue thread is alive then.
+  reader() { return { onData() {}, onEnd() { if (during.length === 0 && running) during = threads(); return { ok: true }; } }; },
 };
-const sut = await createNetworkSut(protocol, { urls: ['http://127.0.0.1:' + server.address().port], transport: 'native', jsThreadNice: 10 });
-const before = new Set(threads().map((t) => t.tid));
 let during = [];
-const timer = setInterval(() => { during = threads(); }, 20);
+let running = false;
+const sut = await createNetworkSut(protocol, { urls: ['http://127.0.0.1:' + server.address().port], transport: 'native', jsThreadNice: 10 });
+// libuv's pool starts all its threads at its first use: before the snapshot, so that only the run's own threads are new.
+await (await import('node:fs/promises')).readFile('/proc/self/stat');
+const before = new Set(threads().map((t) => t.tid));
+running = true;
 await startTest(sut, sut.qsl, { scenario: 'Server', serverTargetQps: 200, minDurationMs: 400, minQueryCount: 1 }, { outdir: mkdtempSync(join(tmpdir(), 'yield-')) });
-clearInterval(timer);
+running = false;
 const main = threads().find((t) => t.tid === process.pid);
 const started = during.filter((t) => !before.has(t.tid) && t.policy === 0);
 const report = sut.report().lines;

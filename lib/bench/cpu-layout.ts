@@ -7,7 +7,8 @@
  * The server's busy share over a measured run says when it, not the
  * client, was the limit.
  */
-import { readFileSync } from 'node:fs';
+import { procStatFields } from '../platform/proc-stat.js';
+import type { PeakRun } from './peak.js';
 
 export interface NetCpuLayout {
   /** CPUs of the client process (the trial, wrk, autocannon). */
@@ -59,16 +60,10 @@ const USER_HZ = 100;
  */
 export function processCpuSeconds(pids: readonly number[]): number[] {
   return pids.map((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // The command name (field 2) may hold spaces and parentheses: the fields after its last ')'.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime and stime are fields 14 and 15: the 12th and 13th after the name.
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      return Number.isFinite(ticks) ? ticks / USER_HZ : Number.NaN;
-    } catch {
-      return Number.NaN;
-    }
+    const fields = procStatFields(pid);
+    // utime and stime are fields 14 and 15.
+    const ticks = fields === undefined ? Number.NaN : Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks / USER_HZ : Number.NaN;
   });
 }
 
@@ -86,4 +81,16 @@ export function busyShare(before: readonly number[], after: readonly number[], w
     used += d;
   }
   return Math.min(1, used / (wallSeconds * cpus));
+}
+
+/**
+ * Why the server, not the client, limited a peak row: a run above the
+ * confirmed peak that failed while the server's CPUs were at least
+ * SERVER_LIMIT_BUSY busy (undefined when none did, or none was measured).
+ */
+export function serverLimit(runs: readonly PeakRun[], confirmedQps: number): string | undefined {
+  const busy = runs.filter((r) => !r.valid && r.targetQps > confirmedQps && r.serverBusy !== undefined && r.serverBusy >= SERVER_LIMIT_BUSY)
+    .sort((a, b) => a.targetQps - b.targetQps)[0];
+  if (busy === undefined) return undefined;
+  return `the server was the limit: its CPUs were ${Math.round(busy.serverBusy! * 100)} % busy in the INVALID run at ${Math.round(busy.targetQps).toLocaleString('en-US')} requests/s`;
 }

@@ -27,7 +27,7 @@ import { loadNative } from '../native/index.js';
 import { dispatchLabel } from './net-labels.js';
 import { findConfirmedPeak, formatPeakRun, peakConfirmation, type PeakConfirmation, type PeakRun } from './peak.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
-import { busyShare, clientCpusWanted, cpuListText, netCpuLayout, processCpuSeconds, SERVER_LIMIT_BUSY } from './cpu-layout.js';
+import { busyShare, clientCpusWanted, cpuListText, netCpuLayout, processCpuSeconds, serverLimit } from './cpu-layout.js';
 import { allowedCpuList, cpuTaskset, findOnPath, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
 
 
@@ -319,18 +319,6 @@ export async function checkClock(url: string, requests: number): Promise<boolean
   } finally {
     agent.destroy();
   }
-}
-
-/**
- * Why the server, not the client, limited a peak row: a run above the
- * confirmed peak that failed while the server's CPUs were at least
- * SERVER_LIMIT_BUSY busy (undefined when none did, or none was measured).
- */
-export function serverLimit(runs: readonly PeakRun[], confirmedQps: number): string | undefined {
-  const busy = runs.filter((r) => !r.valid && r.targetQps > confirmedQps && r.serverBusy !== undefined && r.serverBusy >= SERVER_LIMIT_BUSY)
-    .sort((a, b) => a.targetQps - b.targetQps)[0];
-  if (busy === undefined) return undefined;
-  return `the server was the limit: its CPUs were ${Math.round(busy.serverBusy! * 100)} % busy in the INVALID run at ${Math.round(busy.targetQps).toLocaleString('en-US')} requests/s`;
 }
 
 /** Runs every network row; a row that cannot run says why in `notes` or its own note. */

@@ -16,6 +16,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
+import { procStatFields } from '../platform/proc-stat.js';
+
 /** How often the npm process is looked at. */
 export const PARENT_POLL_MS = 250;
 /** Ancestors looked through for npm. */
@@ -33,16 +35,11 @@ interface ProcStat {
   startTime: string;
 }
 
-/** Fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses). */
+/** The parent and start time from /proc/<pid>/stat. */
 function procStat(pid: number): ProcStat | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    // Field 4 is the ppid, field 22 the start time (clock ticks since boot); fields[0] is field 3.
-    return { ppid: Number(fields[1]), startTime: fields[19] ?? '' };
-  } catch {
-    return undefined;
-  }
+  const fields = procStatFields(pid);
+  // Field 4 is the ppid, field 22 the start time (clock ticks since boot).
+  return fields === undefined ? undefined : { ppid: Number(fields[1]), startTime: fields[19] ?? '' };
 }
 
 function procArgs(pid: number): string[] {
