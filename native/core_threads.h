@@ -7,7 +7,7 @@
 // (Linux >= 6.12 custom slices): then the issue thread preempts the JS
 // thread the moment it wakes. Measured (benchmarks/RESULTS.md, "The JS
 // thread yields"): 10k requests/s, every body read in JS, the client on one
-// CPU: latency p99 0.21-0.34 ms against 0.34-2.7 ms.
+// CPU: latency p99 0.19-0.48 ms against 0.61-2.7 ms.
 //
 // An unprivileged thread cannot undo a lower priority, and threads inherit
 // their creator's: so once the host lowers its thread, the core starts its

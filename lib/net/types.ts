@@ -113,7 +113,7 @@ export interface TransportOptions {
    * shortest slice (100 µs, Linux >= 6.12): the issue thread then preempts
    * the JS thread the moment it wakes instead of waiting out the JS thread's
    * slice (1.4 ms here). Measured at 10k requests/s with every body read in
-   * JS, the client on one CPU: latency p99 0.21-0.34 ms against 0.34-2.7 ms
+   * JS, the client on one CPU: latency p99 0.19-0.48 ms against 0.61-2.7 ms
    * (benchmarks/RESULTS.md, "The JS thread yields"). For the rest of the
    * process (an unprivileged thread cannot raise its priority again), and
    * threads the JS thread starts later inherit it: not for a process whose
