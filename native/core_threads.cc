@@ -1,6 +1,7 @@
 #include "core_threads.h"
 
 #include "platform.h"
+#include "runtime_threads.h"
 
 #include <condition_variable>
 #include <deque>
@@ -9,7 +10,6 @@
 #include <utility>
 
 #if LOADGEN_PLATFORM_LINUX
-#include <dirent.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -147,17 +147,11 @@ YieldResult yield_calling_thread(int nice) {
   // First the starter, at the priority the caller has now.
   g_starter = new ThreadStarter();
   // Every other thread under the normal policy (the core's running ones, the
-  // runtime's pool, the starter) gets the short slice; idle-priority ones stay.
-  // The kernel shows the slice it took (se.slice): kCoreThreadSliceNs where it has custom slices.
-  if (DIR* dir = opendir("/proc/self/task")) {
-    while (dirent* entry = readdir(dir)) {
-      char* end = nullptr;
-      const long long tid = std::strtoll(entry->d_name, &end, 10);
-      if (end == entry->d_name || *end != '\0' || tid == self) continue;
-      if (give_short_slice(tid) && thread_slice_ns(tid) == kCoreThreadSliceNs) result.slice_ns = kCoreThreadSliceNs;
-    }
-    closedir(dir);
-  }
+  // runtime's pool, the starter; not the main thread) gets the short slice;
+  // idle-priority ones stay. The kernel shows the slice it took (se.slice):
+  // kCoreThreadSliceNs where it has custom slices.
+  for (const ProcessThread& t : other_process_threads())
+    if (give_short_slice(t.tid) && thread_slice_ns(t.tid) == kCoreThreadSliceNs) result.slice_ns = kCoreThreadSliceNs;
   if (result.slice_ns == 0) result.note = "this kernel keeps its own slices (custom slices need Linux 6.12 or later)";
   if (setpriority(PRIO_PROCESS, static_cast<id_t>(self), nice) == 0) {
     result.nice = nice;

@@ -78,11 +78,13 @@ export function checkTransportOptions(options: TransportOptions, cores: number =
     throw new SettingsError('targetQps', options.targetQps, `targetQps must be a finite number > 0 (requests/s), got ${typeof options.targetQps === 'number' ? options.targetQps : typeof options.targetQps}`);
   const readEveryResponse = options.readEveryResponse !== false;
   const autoThreads = options.clientThreads === undefined || options.clientThreads === 'auto';
-  const threadsChoice = autoThreads
-    ? autoClientThreads({ targetQps: options.targetQps, cores, jsReadsBodies: readEveryResponse, connections, max: maxClientThreads })
-    : { threads: integerOption('clientThreads', options.clientThreads, 1, 1, maxClientThreads, "or 'auto'"), note: '' };
-  // 'auto' and undici: undici's pools have no client threads.
-  const clientThreads = autoThreads && options.transport === 'undici' ? 1 : threadsChoice.threads;
+  // 'auto' and undici: undici's pools have no client threads (nothing to choose, nothing to say).
+  const threadsChoice = !autoThreads
+    ? { threads: integerOption('clientThreads', options.clientThreads, 1, 1, maxClientThreads, "or 'auto'"), note: '' }
+    : options.transport === 'undici'
+      ? { threads: 1, note: '' }
+      : autoClientThreads({ targetQps: options.targetQps, cores, jsReadsBodies: readEveryResponse, connections, max: maxClientThreads });
+  const clientThreads = threadsChoice.threads;
   if (clientThreads > connections)
     throw new SettingsError('clientThreads', clientThreads,
       `clientThreads ${clientThreads} exceeds connections ${connections}: each client thread owns at least one connection per node; raise connections or lower clientThreads`);
@@ -114,7 +116,7 @@ export function checkTransportOptions(options: TransportOptions, cores: number =
     inlineReactor: options.inlineReactor !== false,
     clientThreads,
     clientThreadsAuto: autoThreads,
-    clientThreadsNote: autoThreads && options.transport !== 'undici' ? threadsChoice.note : '',
+    clientThreadsNote: threadsChoice.note,
     idleRuntimeThreads: options.idleRuntimeThreads !== false,
     jsThreadNice,
     backoffMs: NODE_BACKOFF_MS,
