@@ -55,6 +55,15 @@ void JsHost::CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, Host
                              Napi::Number::New(env, static_cast<double>(event->token))});
             break;
           }
+          case HostEventKind::SeriesStarted:
+            // A token: the session waits until the dispatcher acknowledges it (await_series_started).
+            if (event->token != 0) {
+              dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind)), env.Undefined(),
+                               Napi::Number::New(env, static_cast<double>(event->token))});
+            } else {
+              dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind))});
+            }
+            break;
           default:
             dispatcher.Call({Napi::Number::New(env, static_cast<int>(event->kind))});
             break;
@@ -65,14 +74,11 @@ void JsHost::CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, Host
         // loadgen's own JS failed. End the run rather than leave it hanging.
         // (An environment going away gets here never: its teardown ends the run.)
         host->session().abort("internal dispatcher error: " + message);
-        if (event->kind == HostEventKind::Load || event->kind == HostEventKind::Unload) {
-          host->acknowledge(event->token, message);
-        }
+        if (event->token != 0) host->acknowledge(event->token, message);
       });
 }
 
-bool JsHost::call_qsl(HostEventKind kind, const std::vector<loadgen::SampleIndex>& indices, std::string* error) {
-  auto* event = new HostEvent{kind, indices, 0};
+bool JsHost::call_and_wait(HostEvent* event, std::string* error) {
   {
     std::lock_guard<std::mutex> lock(ack_mutex_);
     if (closing_) {
@@ -113,14 +119,22 @@ bool JsHost::acknowledge(uint64_t token, const std::string& error) {
 }
 
 bool JsHost::load_samples(const std::vector<loadgen::SampleIndex>& indices, std::string* error) {
-  return call_qsl(HostEventKind::Load, indices, error);
+  return call_and_wait(new HostEvent{HostEventKind::Load, indices, 0}, error);
 }
 
 bool JsHost::unload_samples(const std::vector<loadgen::SampleIndex>& indices, std::string* error) {
-  return call_qsl(HostEventKind::Unload, indices, error);
+  return call_and_wait(new HostEvent{HostEventKind::Unload, indices, 0}, error);
 }
 
 void JsHost::series_started() { post(new HostEvent{HostEventKind::SeriesStarted, {}, 0}); }
+
+// The native HTTP client hands responses to JS on its own threadsafe function,
+// which JS may serve before this one: without the wait, a run's first responses
+// could be read before JS knew the series (their bodies not logged, their
+// tokens not counted).
+bool JsHost::await_series_started(std::string* error) {
+  return call_and_wait(new HostEvent{HostEventKind::SeriesStarted, {}, 0}, error);
+}
 void JsHost::wake() { post(&drain_event_); }
 void JsHost::flush_queries() { post(new HostEvent{HostEventKind::Flush, {}, 0}); }
 void JsHost::finished() { post(new HostEvent{HostEventKind::Finished, {}, 0}); }

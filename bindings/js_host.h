@@ -33,8 +33,9 @@ class JsHost : public loadgen::SessionHost {
   loadgen::Session& session() { return *session_; }
   void start() { session_->start(); }
 
-  // JS thread: the dispatcher finished a Load/Unload event.
-  // Returns false when `token` is not the one awaited.
+  // JS thread: the dispatcher finished a Load/Unload event, or took a
+  // SeriesStarted event that carried a token. Returns false when `token` is
+  // not the one awaited.
   bool acknowledge(uint64_t token, const std::string& error);
   // JS thread: the run is over (after Finished): join the thread, drop the TSFN.
   void finish();
@@ -45,6 +46,7 @@ class JsHost : public loadgen::SessionHost {
   bool load_samples(const std::vector<loadgen::SampleIndex>& indices, std::string* error) override;
   bool unload_samples(const std::vector<loadgen::SampleIndex>& indices, std::string* error) override;
   void series_started() override;
+  bool await_series_started(std::string* error) override;
   void wake() override;
   void flush_queries() override;
   void finished() override;
@@ -55,7 +57,8 @@ class JsHost : public loadgen::SessionHost {
 
  private:
   static void CallJs(Napi::Env env, Napi::Function dispatcher, JsHost* host, HostEvent* event);
-  bool call_qsl(HostEventKind kind, const std::vector<loadgen::SampleIndex>& indices, std::string* error);
+  // Posts `event` (owned here) with a fresh token and waits for its acknowledgement.
+  bool call_and_wait(HostEvent* event, std::string* error);
   void post(HostEvent* event);
 
   using Tsfn = Napi::TypedThreadSafeFunction<JsHost, HostEvent, &JsHost::CallJs>;

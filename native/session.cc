@@ -366,9 +366,15 @@ Series* Session::prepare_series(const LoadableSet& set, SeriesKind kind) {
   series_.push_back(std::move(owned));
   current_.store(&s, std::memory_order_release);
   // A SUT inside the core still has a host: its JS side reads the responses
-  // whose bodies are logged, and completes them through the active series.
-  if (config_.native_sut) config_.native_sut->series_started(s);
-  if (!config_.complete_on_issue_thread) host_->series_started();
+  // whose bodies are logged, and completes them through the active series,
+  // which it must know before the first response can reach it.
+  if (config_.native_sut) {
+    config_.native_sut->series_started(s);
+    std::string error;
+    if (!host_->await_series_started(&error)) abort(error.empty() ? "the host did not take the series" : error);
+  } else if (!config_.complete_on_issue_thread) {
+    host_->series_started();
+  }
   return &s;
 }
 

@@ -23,6 +23,16 @@ class SessionHost {
   virtual bool unload_samples(const std::vector<SampleIndex>& indices, std::string* error) = 0;
   // The series' trace is final; queries are published after this returns.
   virtual void series_started() = 0;
+  // The same, with a SUT inside the core (SessionConfig::native_sut): its
+  // queries never pass through the host, but its responses do (the host
+  // logs their bodies and counts their tokens by the series), and they may
+  // reach the host on another path than this call. So the series is the
+  // host's before its first query is issued: returns once the host has taken
+  // it; false, with `error` set, aborts the run.
+  virtual bool await_series_started(std::string* error) {
+    series_started();
+    return true;
+  }
   // Queries were published while no drain was pending: the host must call
   // Session::begin_drain() and then take every query below published_queries().
   virtual void wake() = 0;

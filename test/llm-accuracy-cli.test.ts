@@ -54,6 +54,8 @@ async function runAndScore(dataset: string, name: string): Promise<{ outdir: str
     '--max-tokens', String(MAX_TOKENS), '--scenario', 'Offline', '--mode', 'AccuracyOnly', '--outdir', outdir, '--no-progress', '--no-report', '--quiet']);
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
+  // Every response read with its series known: bodies logged, tokens counted (no n_tokens errors).
+  expect(readFileSync(join(outdir, 'mlperf_log_summary.txt'), 'utf8')).toContain('No errors encountered during test.');
   const args = ['accuracy', outdir, '--dataset', dataset, '--tokenizer', LLAMA, '--benchmark', 'llama3_1-8b', '--punkt', PUNKT];
   const json = await loadgen([...args, '--json']);
   expect(json.stderr).toBe('');

@@ -77,12 +77,17 @@ export class ActiveRun {
           this.drain(arg as number);
           break;
         case HostEventKind.SeriesStarted: {
-          const info = this.native.seriesInfo();
-          startDrainSeries(this.queries, info);
-          setActiveSeries(info.firstId, info, info.tokenLatencies,
-            usesIssueQueryIds(this.sut) ? this.lentIdsMisuse : undefined);
-          resetHandOver(this.drainHandedOver);
-          this.poll?.start();
+          try {
+            const info = this.native.seriesInfo();
+            startDrainSeries(this.queries, info);
+            setActiveSeries(info.firstId, info, info.tokenLatencies,
+              usesIssueQueryIds(this.sut) ? this.lentIdsMisuse : undefined);
+            resetHandOver(this.drainHandedOver);
+            this.poll?.start();
+          } finally {
+            // A SUT inside the core (the native HTTP transport) issues once this thread knows the series (token given).
+            if (token !== undefined) this.native.acknowledge(token);
+          }
           break;
         }
         case HostEventKind.Load:

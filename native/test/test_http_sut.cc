@@ -48,6 +48,30 @@ class NativeSutHost : public FakeHost {
   std::atomic<uint64_t> stream_headers{0};
   std::atomic<uint64_t> headers_after_bytes{0};
   std::string last_failure;  // host thread only
+  // How the host takes each series, as JS does: it learns a series `learn_delay_ms`
+  // after it is handed over (series_started() posts it; await_series_started()
+  // returns once learned, unless `refuse_series` says why not).
+  int learn_delay_ms = 0;
+  std::string refuse_series;
+  std::atomic<uint64_t> responses_before_series{0};  // responses of a series the host had not learned yet
+
+  void series_started() override {
+    FakeHost::series_started();
+    const uint64_t first = session_->first_id();
+    learners_.emplace_back([this, first] { learn(first); });
+  }
+  bool await_series_started(std::string* error) override {
+    FakeHost::series_started();
+    if (!refuse_series.empty()) {
+      *error = refuse_series;
+      return false;
+    }
+    learn(session_->first_id());
+    return true;
+  }
+  ~NativeSutHost() override {
+    for (std::thread& t : learners_) t.join();
+  }
 
   void attach(Session* session) override {
     FakeHost::attach(session);
@@ -62,6 +86,7 @@ class NativeSutHost : public FakeHost {
       sut->take_host_responses(&responses);
       for (HttpOutcome& r : responses) {
         const double id = static_cast<double>(r.tag);
+        check_series_known(r.tag);
         if (!r.headers.empty()) responses_with_headers.fetch_add(1);
         loadgen_test::OneResponse body{r.body.data(), r.body.size()};
         const ResponseBytes bytes = body.bytes();
@@ -79,6 +104,7 @@ class NativeSutHost : public FakeHost {
     sut->take_stream_events(&events, &bytes);
     for (const HttpStreamEvent& e : events) {
       const double id = static_cast<double>(e.tag);
+      check_series_known(e.tag);
       if (e.kind == HttpStreamEvent::kHeaders) {
         if (last_stamp_[e.tag] != 0) headers_after_bytes.fetch_add(1);
         if (e.size > 0) stream_headers.fetch_add(1);
@@ -98,8 +124,19 @@ class NativeSutHost : public FakeHost {
   }
 
  private:
+  void learn(uint64_t first_id) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(learn_delay_ms));
+    known_first_id_.store(first_id + 1);
+  }
+  void check_series_known(uint64_t id) {
+    const uint64_t known = known_first_id_.load();
+    if (known == 0 || id + 1 < known) responses_before_series.fetch_add(1);
+  }
+
   std::mutex stream_mu_;
   std::unordered_map<uint64_t, int64_t> last_stamp_;
+  std::atomic<uint64_t> known_first_id_{0};  // the learned series' first id + 1 (0: none yet)
+  std::vector<std::thread> learners_;
 };
 
 std::shared_ptr<HttpSut> make_sut(const HttpTestServer& server, uint32_t connections, bool stream_bodies = false,
@@ -314,6 +351,33 @@ void check_streamed_responses(uint32_t client_threads) {
 }  // namespace
 
 TEST(http_sut_streamed_responses_are_the_hosts_to_complete) { check_streamed_responses(1); }
+
+// JS learns a series on one threadsafe function and reads responses from
+// another, in either order: the first query waits until the host has the
+// series, however late it takes it (else a run's first responses were read
+// with no series known: bodies not logged, tokens not counted).
+TEST(http_sut_issues_once_the_host_has_the_series) {
+  for (const bool stream : {false, true}) {
+    NativeRun r;
+    r.stream_bodies = stream;
+    r.host.learn_delay_ms = 50;
+    r.run(Scenario::Offline, "http-sut-series-known", 4, "/ok/even", "/ok/odd", [](SessionConfig& c) {
+      c.settings.mode = Mode::AccuracyOnly;
+    });
+    CHECK_EQ(r.outcome.completed_sample_count, uint64_t{64});
+    CHECK_EQ(r.host.series.load(), 1);
+    CHECK_EQ(r.host.responses_before_series.load(), uint64_t{0});
+  }
+}
+
+TEST(http_sut_run_aborts_when_the_host_cannot_take_the_series) {
+  NativeRun r;
+  r.host.refuse_series = "the JavaScript environment is shutting down";
+  r.run(Scenario::Offline, "http-sut-series-refused", 4, "/ok/even", "/ok/odd");
+  CHECK(r.outcome.aborted);
+  CHECK_EQ(r.outcome.abort_reason, std::string("the JavaScript environment is shutting down"));
+  CHECK_EQ(r.outcome.issued_sample_count, uint64_t{0});
+}
 
 TEST(http_sut_streamed_responses_of_two_client_threads) { check_streamed_responses(2); }
 
