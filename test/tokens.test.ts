@@ -273,6 +273,40 @@ describe('token latencies', () => {
     expect(lines('Attempted to complete a sample twice.')).toBe(10);
   });
 
+  it('an accuracy run whose completions logged errors is not valid: MLCommons\' checker fails its folder', async () => {
+    // Every sample has its first token, none a token count: n_tokens errors, nothing failed.
+    const sut: SystemUnderTest = {
+      name: 'no-count-sut',
+      issueQuery(samples) {
+        for (const { id } of samples) {
+          firstTokenComplete(id, new Uint8Array([1]));
+          querySampleComplete(id, new Uint8Array([1, 2]));
+        }
+      },
+    };
+    const result = await startTest(sut, recordingQsl(8), { scenario: 'Offline', mode: 'AccuracyOnly', useTokenLatencies: true }, { outdir: tempDir() });
+    expect(result.counts.completedSamples).toBe(8);
+    expect(result.errors.failedSamples.total).toBe(0);
+    expect(result.errors.count).toBe(8);
+    expect(result.valid).toBe(false);
+    expect(result.invalidReasons).toEqual([
+      '8 errors were logged in mlperf_log_detail.txt (completions with no token count or 0: 8); MLCommons\' checker fails an accuracy run with any.',
+    ]);
+    // The same SUT with its counts: valid.
+    const counted: SystemUnderTest = {
+      name: 'count-sut',
+      issueQuery(samples) {
+        for (const { id } of samples) {
+          firstTokenComplete(id, new Uint8Array([1]));
+          querySampleComplete(id, new Uint8Array([1, 2]), 2);
+        }
+      },
+    };
+    const ok = await startTest(counted, recordingQsl(8), { scenario: 'Offline', mode: 'AccuracyOnly', useTokenLatencies: true }, { outdir: tempDir() });
+    expect(ok.errors.count).toBe(0);
+    expect(ok.valid).toBe(true);
+  });
+
   it.each(['SingleStream', 'Offline'] as const)('%s accuracy log records carry the token fields', async (scenario) => {
     const outdir = tempDir();
     const sut: SystemUnderTest = {

@@ -88,6 +88,28 @@ function failedSamples(failed: NativeOutcome['failedSamples']): TestResult['erro
   return { total: failed.total, byKind };
 }
 
+/** The completion calls' errors, as the detail log's error lines count them. */
+const COMPLETION_ERRORS: [keyof NativeOutcome['completionErrors'], string][] = [
+  ['duplicateIds', 'samples completed twice'],
+  ['invalidIds', 'ids not of the series'],
+  ['staleIds', 'late ids of an earlier series'],
+  ['unissuedIds', 'ids not issued yet'],
+  ['duplicateFirstTokens', 'first tokens given twice'],
+  ['firstTokenAfterCompletion', 'first tokens after the completion'],
+  ['zeroTokens', 'completions with no token count or 0'],
+  ['negativeTokens', 'negative token counts'],
+  ['oneToken', 'token counts of 1'],
+];
+
+/** An accuracy run's errors in the detail log: the first message, or the completion calls' errors by kind. */
+function loggedErrorsReason(outcome: NativeOutcome): string {
+  const n = outcome.errorCount;
+  const first = outcome.messages.find((m) => m.isError);
+  const kinds = COMPLETION_ERRORS.filter(([key]) => outcome.completionErrors[key] > 0).map(([key, text]) => `${text}: ${outcome.completionErrors[key]}`);
+  const which = first !== undefined ? `; the first: ${first.text}` : kinds.length > 0 ? ` (${kinds.join(', ')})` : '';
+  return `${n} error${n === 1 ? ' was' : 's were'} logged in mlperf_log_detail.txt${which}; MLCommons' checker fails an accuracy run with any`;
+}
+
 /** Turns the native outcome into the public, plain-data result. */
 export function toTestResult(
   outcome: NativeOutcome,
@@ -99,14 +121,16 @@ export function toTestResult(
   const scenario = settings.scenario;
   const mode = outcome.mode as TestMode;
   // An accuracy-only run has no performance checks: it is valid when every
-  // issued sample completed and nothing failed.
+  // issued sample completed, nothing failed and no error was logged (MLCommons'
+  // checker fails an accuracy log folder whose detail log holds any error).
   const accuracyOnly = mode === 'AccuracyOnly';
   const valid = accuracyOnly
-    ? !outcome.aborted && outcome.extraInvalidReasons.length === 0 && outcome.counts.issuedSamples > 0
+    ? !outcome.aborted && outcome.extraInvalidReasons.length === 0 && outcome.counts.issuedSamples > 0 && outcome.errorCount === 0
     : s !== undefined && s.resultValid;
   const invalidReasons: string[] = [];
   if (accuracyOnly) {
     invalidReasons.push(...outcome.extraInvalidReasons);
+    if (outcome.errorCount > 0 && invalidReasons.length === 0) invalidReasons.push(loggedErrorsReason(outcome));
     if (!valid && invalidReasons.length === 0) invalidReasons.push('No samples were issued.');
   } else if (s === undefined && outcome.interrupted) {
     invalidReasons.push(...outcome.extraInvalidReasons);  // the interrupt's reason first

@@ -266,7 +266,12 @@ export interface TestResult {
   mode: TestMode;
   sutName: string;
   qslName: string;
-  /** 'VALID' when every check of the reference passed and the run was complete. */
+  /**
+   * 'VALID' when every check of the reference passed and the run was complete.
+   * An AccuracyOnly run has no performance checks: it is VALID when every
+   * issued sample completed, none failed and the detail log holds no error
+   * (MLCommons' checker fails an accuracy folder with any).
+   */
   validity: 'VALID' | 'INVALID';
   valid: boolean;
   /** Why the result is INVALID (empty when VALID), each one sentence ending in a period. */
