@@ -10,7 +10,6 @@ import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from
 import { evaluateNetworkTargets, formatNetworkBench } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
 import { clientShare, netTokens, readTrace, type TracedSample } from '../lib/bench/net-trial.js';
-import { WARMUP_BURST_FACTOR } from '../lib/bench/trials.js';
 import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
 import { loadNative } from '../lib/native/index.js';
 import { repoRoot, tempDir } from './helpers.js';
@@ -204,13 +203,12 @@ describe('network bench: the token row', () => {
     expect(lateness.ttftNs.p50).toBeGreaterThanOrEqual(0);
   });
 
-  it('runs unmeasured warm-ups first, a second at 10x the rate then one at the rate (none with warmupMs 0), and reports the delivery lag', async () => {
+  it('runs an unmeasured warm-up at the rate first (none with warmupMs 0) and reports the delivery lag', async () => {
     const stub = await startServer('openai-stub', null, undefined, { ttftMs: 2, tpotMs: 1 });
     servers.push(stub);
     const spec = { kind: 'net-tokens' as const, url: stub.url, targetQps: 50, durationMs: 300, outputTokens: 3 };
     const warmed = await netTokens({ ...spec, warmupMs: 300 });
-    // The burst: ~500 requests in its second (the rate's warm-up alone has ~15).
-    expect(warmed.warmupRequests).toBeGreaterThan(WARMUP_BURST_FACTOR * 50 / 2);
+    expect(warmed.warmupRequests).toBeGreaterThan(0);
     expect(warmed.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
     expect(warmed.ttftNs.p50).toBeGreaterThan(2e6);
     // 'auto' by default: the native client on Linux; the row says which ran.

@@ -7,7 +7,6 @@ import { dispatchLabel } from './net-labels.js';
 import type { NetworkBenchReport } from './net.js';
 import { describePeak, describeRuns } from './peak.js';
 import { cpuListText, SERVER_LIMIT_BUSY } from './cpu-layout.js';
-import { WARMUP_BURST_FACTOR } from './trials.js';
 
 /** What a target needs: a missing figure (undefined/NaN) makes it 'n/a'; one failing check 'no'. */
 function holds(checks: (boolean | undefined)[]): BenchTarget['holds'] {
@@ -119,7 +118,7 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     }
     if (t.deliveryLagNs) {
       lines.push(`  ${''.padEnd(34)} and the delivery (scheduled -> issueQuery): p50 ${us(t.deliveryLagNs.p50)} us, p99 ${us(t.deliveryLagNs.p99)} us ` +
-        `(after a 1-s warm-up at ${fmt(t.targetQps * WARMUP_BURST_FACTOR)}/s and a ${fmt(t.warmupMs / 1000, 1)}-s one at the rate; the client on any CPU)`);
+        `(after a ${fmt(t.warmupMs / 1000, 1)}-s warm-up run; the client on any CPU)`);
     }
     if (t.floorNs) {
       lines.push(`  ${''.padEnd(34)} floor: a 1-byte TCP round trip to the stub's CPU after ${fmt(t.floorNs.gapMs)} ms idle: ` +

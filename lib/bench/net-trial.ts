@@ -16,7 +16,7 @@ import type { NetworkStats } from '../net/types.js';
 import { CLI_JS_THREAD_NICE } from '../net/transport.js';
 import { busyShare, processCpuSeconds } from './cpu-layout.js';
 import { stampRecords, type StampRecords } from './net-map.js';
-import { WARMUP_BURST_FACTOR, type NetServerTrial, type NetTokenCpuTrial, type NetTokensTrial, type Percentiles, type TrialSpec } from './trials.js';
+import type { NetServerTrial, NetTokenCpuTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
 
 /** The mapping module of these runs, as a file URL: createHttpSut imports this same instance on this thread. */
 const mapModule = new URL('./net-map.js', import.meta.url).href;
@@ -193,15 +193,11 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
     let warmupRequests = 0;
     if (spec.warmupMs > 0) {
       // Not measured: it compiles the request path and opens the connections a Poisson burst needs,
-      // so no measured TTFT holds cold code or a connect. The pool opens a connection only when a
-      // request finds none idle, and a warm-up at the measured rate met fewer overlapping requests
-      // than the measured run's bursts: its first TTFT above them was a new connection's (the stub
-      // accepting it, 2-5 ms), the p99 of a 10-s run at 20 requests/s (RESULTS.md, issue 26).
+      // so no measured TTFT holds cold code or a connect.
       const warmDir = mkdtempSync(join(tmpdir(), 'loadgen-net-warmup-'));
       try {
-        const burst = await startTest(sut, sut.qsl, { ...settings, serverTargetQps: spec.targetQps * WARMUP_BURST_FACTOR, minDurationMs: 1000 }, { outdir: join(warmDir, 'burst') });
-        const w = await startTest(sut, sut.qsl, { ...settings, minDurationMs: spec.warmupMs }, { outdir: join(warmDir, 'rate') });
-        warmupRequests = burst.counts.issuedSamples + w.counts.issuedSamples;
+        const w = await startTest(sut, sut.qsl, { ...settings, minDurationMs: spec.warmupMs }, { outdir: warmDir });
+        warmupRequests = w.counts.issuedSamples;
       } finally {
         rmSync(warmDir, { recursive: true, force: true });
       }

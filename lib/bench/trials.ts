@@ -11,9 +11,6 @@ import { fileURLToPath } from 'node:url';
 
 import { cpuListText } from './cpu-layout.js';
 
-/** The token row's first warm-up run is a second at this many times the measured rate. */
-export const WARMUP_BURST_FACTOR = 10;
-
 /**
  * Who runs the SUT in a trial. `wake`, `poll`, `worker`: the JS null SUT
  * with that dispatch mode (`worker`: in 1 worker thread). `pure-js` is a
@@ -86,11 +83,7 @@ export type TrialSpec =
       targetQps: number;
       durationMs: number;
       outputTokens: number;
-      /**
-       * Unmeasured runs before the measured one, 0: none: a second at
-       * WARMUP_BURST_FACTOR x targetQps (it opens more connections than any
-       * burst of the measured run needs), then warmupMs at targetQps (JIT).
-       */
+      /** A run at targetQps before the measured one (JIT, the pool's connections); 0: none. */
       warmupMs: number;
       /** The SUT's transport (default 'auto': native on plain http:). */
       transport?: 'auto' | 'native' | 'undici';
