@@ -105,6 +105,10 @@ describe.skipIf(!available)('native transport', () => {
       expect(report.lines).toContain('Client threads : 3 (responses read and reactor thread CPU since the SUT started)');
       const threadLines = report.lines.filter((l) => /^ {2}Thread \d : responses \d+, reactor CPU \d+\.\d ms$/.test(l));
       expect(threadLines).toHaveLength(3);
+      // Every thread opened its own connections; none was refused, no request sent twice.
+      const opened = stats.clientThreads!.reduce((n, t) => n + t.openedConnections, 0);
+      expect(opened).toBeGreaterThanOrEqual(3);
+      expect(report.lines).toContain(`Connections : opened ${opened}, refused 0; requests sent again 0`);
     } finally {
       await sut.close();
     }
@@ -216,6 +220,36 @@ describe.skipIf(!available)('native transport', () => {
       // Validity depends on this shared machine's load: counts and failures do not.
       expect(single.errors.failedSamples.total).toBe(0);
       expect(single.counts.completedSamples).toBe(single.counts.issuedSamples);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it('a request whose connection closes before any byte of the answer is sent again once, counted once, and the block says so', async () => {
+    const dropped = new Set<string>();
+    const flaky = await server(nodeHandler('flaky', (req, res, body) => {
+      // The first time each of two samples arrives, its connection closes unanswered.
+      if ((body === 'sample-2' || body === 'sample-5') && !dropped.has(body)) {
+        dropped.add(body);
+        req.socket.destroy();
+        return;
+      }
+      res.end(`echo:${body}`);
+    }));
+    const sut = await createNetworkSut(testProtocol(8), { urls: [flaky.url], transport: 'native' });
+    const outdir = tempDir();
+    try {
+      const r = await startTest(sut, sut.qsl, { ...offline(1), mode: 'AccuracyOnly' }, { outdir });
+      expect(r.valid).toBe(true);
+      expect(r.counts.completedSamples).toBe(8);
+      const stats = sut.stats();
+      expect(stats.nodes[0]!.requests).toBe(8);
+      expect(stats.clientThreads!.reduce((n, t) => n + t.retriedRequests, 0)).toBe(2);
+      const report = (sut as unknown as { report(): { lines: string[] } }).report();
+      expect(report.lines.find((l) => l.startsWith('Connections : '))).toMatch(
+        /^Connections : opened \d+, refused \d+; requests sent again 2 \(their connection closed before any byte of the answer; each counts once in its node's requests, and loadgen's latency spans both tries\)$/);
+      const log = JSON.parse(readFileSync(join(outdir, 'mlperf_log_accuracy.json'), 'utf8')) as { qsl_idx: number; data: string }[];
+      for (const entry of log) expect(Buffer.from(entry.data, 'hex').toString('utf8')).toBe(`echo:sample-${entry.qsl_idx}`);
     } finally {
       await sut.close();
     }

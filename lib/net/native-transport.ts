@@ -23,6 +23,7 @@ import { decodeHeaders, NativeStreamReader } from './native-stream.js';
 import { createStatsBuffer, nodeSlice, NodeStatsRecorder } from './node-stats.js';
 import { checkedOutcome, isPendingOutcome, settleOutcome } from './outcome.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, FAILURE_KINDS, USER_FUNCTION_TIMEOUT_MS, type FailureKind, type NetworkProtocol, type PreparedRequest, type ResponseOutcome } from './protocol.js';
+import type { NetworkStats } from './types.js';
 import type { RequestLog } from './request-log.js';
 import type { Secrets } from './secrets.js';
 import { StreamStatsRecorder } from './stream-stats.js';
@@ -232,9 +233,15 @@ export class NativeTransport {
     });
   }
 
-  /** Each client thread's outcomes read and reactor CPU time (NetworkStats.clientThreads). */
-  threadCounts(): { responses: number; reactorCpuMs: number }[] {
-    return this.handle.reactorCounts().threads.map((t) => ({ responses: t.responses, reactorCpuMs: t.reactorCpuNs / 1e6 }));
+  /** Each client thread's outcomes read, reactor CPU time and connection counts (NetworkStats.clientThreads). */
+  threadCounts(): NonNullable<NetworkStats['clientThreads']> {
+    return this.handle.reactorCounts().threads.map((t) => ({
+      responses: t.responses,
+      reactorCpuMs: t.reactorCpuNs / 1e6,
+      openedConnections: t.openedConnections,
+      refusedConnections: t.refusedConnections,
+      retriedRequests: t.retriedRequests,
+    }));
   }
 
   /** Secrets the protocol found building requests (a mapping module's per-sample headers) go to the client too. */

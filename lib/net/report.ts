@@ -15,14 +15,19 @@ export interface NetworkSutReport extends SutReport {
 
 const ms = (ns: number): string => (ns / 1e6).toFixed(3);
 
-/** The native transport's threads: what each read and its reactor's CPU (since the SUT started). */
-function clientThreadLines(threads: readonly { responses: number; reactorCpuMs: number }[], note: string | undefined): string[] {
+/** The native transport's threads: what each read and its reactor's CPU (since the SUT started), then their connections. */
+function clientThreadLines(threads: NonNullable<NetworkStats['clientThreads']>, note: string | undefined): string[] {
   const lines = [`Client threads : ${threads.length} (responses read and reactor thread CPU since the SUT started)`];
   if (note !== undefined && note !== '') lines.push(`  Chosen : ${note}`);
   threads.forEach((t, k) => {
     const cpu = Number.isFinite(t.reactorCpuMs) && t.reactorCpuMs >= 0 ? t.reactorCpuMs.toFixed(1) : '0.0';
     lines.push(`  Thread ${k + 1} : responses ${t.responses}, reactor CPU ${cpu} ms`);
   });
+  const sum = (get: (t: (typeof threads)[number]) => number): number => threads.reduce((n, t) => n + get(t), 0);
+  const retried = sum((t) => t.retriedRequests);
+  // A request sent twice is one request in the node's counts, two in the server's log: said, so both add up.
+  lines.push(`Connections : opened ${sum((t) => t.openedConnections)}, refused ${sum((t) => t.refusedConnections)}; requests sent again ${retried}` +
+    (retried > 0 ? " (their connection closed before any byte of the answer; each counts once in its node's requests, and loadgen's latency spans both tries)" : ''));
   return lines;
 }
 

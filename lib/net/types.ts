@@ -256,9 +256,14 @@ export interface NetworkStats {
   /**
    * The native transport's client threads (clientThreads), since the SUT
    * started: the outcomes each read and its reactor thread's CPU time (the
-   * issue thread's inline reading is the issue thread's, not counted here).
+   * issue thread's inline reading is the issue thread's, not counted here),
+   * and its connections: opened, refused (refused, reset or timed out
+   * connecting, or closed as accepted), and the requests it sent a second
+   * time because their connection closed before any byte of the answer
+   * (a keep-alive connection the server had closed: counted once in the
+   * node's requests; the server saw both).
    */
-  clientThreads?: { responses: number; reactorCpuMs: number }[];
+  clientThreads?: { responses: number; reactorCpuMs: number; openedConnections: number; refusedConnections: number; retriedRequests: number }[];
   /** How clientThreads 'auto' chose the count ('' when it was given). */
   clientThreadsNote?: string;
   /** Native transport: the runtime's helper threads at idle priority (idleRuntimeThreads; 0: none, -1: no such policy on this OS). */
