@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { checkClock, clientThreadCounts, parseWrkLatency, type NetworkBenchReport } from '../lib/bench/net.js';
+import { checkClock, clientShareDispatch, clientThreadCounts, parseWrkLatency, type NetworkBenchReport } from '../lib/bench/net.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from '../lib/bench/net-servers.js';
 import { evaluateNetworkTargets, formatNetworkBench } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
@@ -182,6 +182,24 @@ describe('network bench: targets', () => {
   it("is 'n/a' when a figure is missing (no autocannon, no token run)", () => {
     const t = evaluateNetworkTargets({ ...base, closedLoop: [], clientShare: [], tokens: null });
     expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a']);
+  });
+});
+
+describe('network bench: the client-share rows\' mode', () => {
+  const row = (dispatch: string, peakQps: number, highestValidQps: number) =>
+    ({ dispatch, peakQps, highestValidQps, runs: [] }) as unknown as NetworkBenchReport['peaks'][number];
+
+  it('is the faster single-thread mode by the highest rate VALID, confirmed or not: an unconfirmed native beats a confirmed undici', () => {
+    // 2026-11-29: native VALID up to 82,879/s but each confirmation had one INVALID run; undici wake confirmed 18,499/s.
+    expect(clientShareDispatch([row('native', 0, 82_879), row('wake', 18_499, 19_891), row('poll', 15_334, 15_334)])).toBe('native');
+    expect(clientShareDispatch([row('native', 40_000, 45_000), row('wake', 30_000, 50_000)])).toBe('wake');
+    // A tie: the confirmed one.
+    expect(clientShareDispatch([row('native', 0, 30_000), row('wake', 30_000, 30_000)])).toBe('wake');
+  });
+
+  it('never picks the worker mode or a row of several client threads; wake when nothing else ran', () => {
+    expect(clientShareDispatch([row('worker', 90_000, 90_000), row('native-x2', 80_000, 80_000), row('poll', 10_000, 10_000)])).toBe('poll');
+    expect(clientShareDispatch([])).toBe('wake');
   });
 });
 
