@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { checkClock, clientShareDispatch, clientThreadCounts, parseWrkLatency, type NetworkBenchReport } from '../lib/bench/net.js';
+import { checkClock, clientThreadCounts, parseWrkLatency, type NetworkBenchReport } from '../lib/bench/net.js';
+import { clientShareDispatch } from '../lib/bench/net-labels.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from '../lib/bench/net-servers.js';
 import { evaluateNetworkTargets, formatNetworkBench } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';

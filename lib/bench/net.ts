@@ -24,7 +24,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { loadNative } from '../native/index.js';
-import { dispatchLabel } from './net-labels.js';
+import { clientShareDispatch, dispatchLabel } from './net-labels.js';
 import { findConfirmedPeak, formatPeakRun, peakConfirmation, type PeakConfirmation, type PeakRun } from './peak.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
 import { busyShare, clientCpusWanted, cpuListText, netCpuLayout, processCpuSeconds, serverLimit } from './cpu-layout.js';
@@ -298,21 +298,6 @@ async function autocannonRate(script: string, url: string, seconds: number, cpus
  * clockNs() before the request and after its response (CLOCK_MONOTONIC is
  * system-wide on Linux, so it holds across processes).
  */
-/**
- * The client-share rows' mode: the faster single-thread one (native inline
- * counts as one; its rows with several client threads and the worker mode do
- * not), by the highest rate it ran VALID at, confirmed or not. Ranked by the
- * confirmed peak first, a noisy run that confirmed no native peak (one
- * INVALID run in each confirmation) measured undici's share instead, at a
- * fifth of native's rate (2026-11-29: native VALID up to 82,879/s, undici
- * wake confirmed at 18,499/s).
- */
-export function clientShareDispatch(peaks: readonly PeakRow[]): PeakRow['dispatch'] {
-  const best = (p: PeakRow): number => Math.max(p.peakQps, p.highestValidQps);
-  return peaks.filter((p) => p.dispatch !== 'worker' && !p.dispatch.startsWith('native-x'))
-    .sort((a, b) => best(b) - best(a) || b.peakQps - a.peakQps)[0]?.dispatch ?? 'wake';
-}
-
 export async function checkClock(url: string, requests: number): Promise<boolean> {
   const clockNs = loadNative().clockNs;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
