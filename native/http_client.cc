@@ -106,6 +106,7 @@ void HttpClient::Impl::load(Conn* c, const Pending& p) {
   c->index = p.index;
   c->keep_body = p.keep_body;
   c->retried = p.retried;
+  c->refusals = p.refusals;
   c->written = 0;
   c->total = p.request->line_size + nodes[c->node]->host_line.size() + p.request->rest_size;
   c->write_errno = 0;
@@ -132,7 +133,7 @@ void HttpClient::Impl::send(uint64_t tag, uint32_t index, bool keep_body) {
   const std::vector<Request>& requests = table->requests;
   if (index >= requests.size() || requests[index].line_size == 0)
     return fail_now(tag, index, -1, FailureKind::Connection, "no request was set for index " + std::to_string(index));
-  const Pending pending{tag, &requests[index], index, keep_body, false};
+  const Pending pending{tag, &requests[index], index, keep_body, false, 0};
   Conn* c = nullptr;
   int node;
   {
@@ -408,7 +409,7 @@ void HttpClient::Impl::stop() {
   const std::string message = "the client was closed";
   for (uint32_t k = 0; k < nodes.size(); ++k) {
     Node& node = *nodes[k];
-    for (PendingQueue* queue : {&node.fresh_queue, &node.queue}) {
+    for (PendingQueue* queue : {&node.refused_queue, &node.fresh_queue, &node.queue}) {
       while (!queue->empty()) {
         const Pending p = queue->pop_front();
         deliver_failure(p.tag, p.index, k, FailureKind::Cancelled, message);

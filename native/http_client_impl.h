@@ -71,6 +71,13 @@ constexpr size_t kExcerptBytes = 200;
 // closed later went stale while idle (a keep-alive timeout).
 constexpr int64_t kRefusedWithinNs = 1'000'000'000;
 
+// A request refused by a connection limit (its connection closed unanswered,
+// with other connections of the node open) is sent again without using up
+// its one retry, this many times at most: a server that accepts slowly keeps
+// refused connections connected in its backlog, and the request may cross
+// one more before the client has learned the limit.
+constexpr uint8_t kMaxLimitRefusals = 4;
+
 // File descriptors left to the rest of the process (logs, Node's own, the
 // probes' connections) when the pools are checked against RLIMIT_NOFILE.
 constexpr uint64_t kReservedFiles = 100;
@@ -132,6 +139,7 @@ struct Pending {
   uint32_t index;
   bool keep_body;
   bool retried;  // already sent once, on a connection that ended before any byte of a response
+  uint8_t refusals;  // times a connection limit refused it (kMaxLimitRefusals)
 };
 
 // A FIFO that allocates only when it grows past its largest size so far.
@@ -188,6 +196,7 @@ struct Conn {
   size_t total = 0;
   int write_errno = 0;  // the issue thread's failed write, for the reactor
   bool retried = false;
+  uint8_t refusals = 0;
   bool got_bytes = false;
   bool headers_delivered = false;  // stream_bodies: on_headers ran for this response
   HttpResponseParser parser;
@@ -213,9 +222,13 @@ struct Node {
   // Retries that wait for a connection opened after theirs closed (see
   // retry_on_new_connection); taken by another one only when none is coming.
   PendingQueue fresh_queue;
+  // Requests a connection limit refused: taken by a connection that has
+  // answered (the limit let it in), by any other only while none has.
+  PendingQueue refused_queue;
   uint32_t ceiling = 0;     // connections_per_node, lowered when the server takes no more
   uint32_t live = 0;        // connections not Closed (connecting ones included)
   uint32_t connecting = 0;
+  uint32_t served_live = 0;  // live connections that have answered a response
   bool grow = false;        // in Impl::grow_requests
   // Requests on this node not yet handed to the sink; changed by both
   // threads, read under mu by the issue thread's balance policy.
@@ -379,26 +392,33 @@ struct HttpClient::Impl {
 
   void connected(Conn* c, uint32_t events);
 
-  // The next request for a free connection of `node` (under mu): a retry
+  // The next request for a free connection of `node` (under mu): one a
+  // connection limit refused when `c` has answered (or none has), a retry
   // waiting for a new connection when `c` is one (or when none is coming),
-  // else the queue's first. False when none waits.
+  // else the queue's first. False when none waits that `c` may take.
   bool take_request(Node& node, const Conn* c, Pending* out);
 
   // The reactor owns an open, free connection: it sends the next waiting
   // request of its node on it, or puts it in the idle list.
   void make_available(Conn* c);
 
-  // Idle connections take the node's waiting requests they may take.
+  // Idle connections take the node's waiting requests they may take (the
+  // last idle first; a refused request skips those that have not answered).
   void hand_out_idle(uint32_t node);
 
   // Closes an open connection and forgets it (spare); `refused`: the server
   // closed it before answering anything, soon after accepting it, so the
   // node's ceiling comes down to what is left. Then opens what the waiting
-  // requests need.
+  // requests need, and hands a refused request to an idle connection that
+  // may take it now.
   void drop_conn(Conn* c, bool refused);
 
-  // Whether a connection the server closed counts as refused (drop_conn).
-  bool closed_as_refused(const Conn* c) const;
+  // Whether a connection the server closed counts as refused (drop_conn):
+  // it never answered, and was first used (`used_ns`: its request sent, or
+  // now for an idle one) soon after it opened. However late the close comes
+  // (a server that accepts slowly), a connection used at once and closed
+  // unanswered was refused; one idle for long before may have timed out.
+  bool closed_as_refused(const Conn* c, int64_t used_ns) const;
 
   // Writes the rest of the request (reactor-owned connection).
   void continue_write(Conn* c);
@@ -410,10 +430,13 @@ struct HttpClient::Impl {
   // just accepted; a write that failed): the request is sent once more, on
   // a new connection when this one had served responses (the next kept-alive
   // one may be as stale), on any other when it had not (the server takes no
-  // more connections: it is refused, drop_conn). Its sent_ns restarts with
-  // that write; its latency in the run still runs from its scheduled time.
-  // False (the caller fails the request) after a byte of a response, on a
-  // second attempt, or once cancelled.
+  // more connections: it is refused, drop_conn). Refused with other
+  // connections of the node open (a connection limit), it waits for one that
+  // has answered, and that does not use up its one retry (kMaxLimitRefusals
+  // times at most). Its sent_ns restarts with that write; its latency in the
+  // run still runs from its scheduled time. False (the caller fails the
+  // request) after a byte of a response, on a second attempt, or once
+  // cancelled.
   bool retry_on_new_connection(Conn* c);
 
   // The reactor takes over what the issue thread could not finish.

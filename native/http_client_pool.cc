@@ -87,7 +87,9 @@ void HttpClient::Impl::open_connections(uint32_t k) {
     std::lock_guard<std::mutex> lock(mu);
     Node& node = *nodes[k];
     // One connect per waiting request not yet covered by a connect under way.
-    const size_t waiting = node.queue.size() + node.fresh_queue.size();
+    // A refused request waits for a connection that has answered while
+    // there is one: a new connection would not take it.
+    const size_t waiting = node.queue.size() + node.fresh_queue.size() + (node.served_live == 0 ? node.refused_queue.size() : 0);
     if (waiting > node.connecting && node.live < node.ceiling) {
       open = static_cast<uint32_t>(std::min<size_t>(node.ceiling - node.live, waiting - node.connecting));
       node.live += open;
@@ -127,6 +129,7 @@ void HttpClient::Impl::connect_failed(Conn* c, int err) {
     } else {
       // No connection at all and none to be had: what waits cannot be sent.
       node.backoff_until_ns = now_ns() + config.node_backoff_ns;
+      while (!node.refused_queue.empty()) orphans.push_back(node.refused_queue.pop_front());
       while (!node.fresh_queue.empty()) orphans.push_back(node.fresh_queue.pop_front());
       while (!node.queue.empty()) orphans.push_back(node.queue.pop_front());
       node.outstanding.fetch_sub(static_cast<uint32_t>(orphans.size()), std::memory_order_relaxed);
@@ -156,6 +159,10 @@ void HttpClient::Impl::connected(Conn* c, uint32_t events) {
 }
 
 bool HttpClient::Impl::take_request(Node& node, const Conn* c, Pending* out) {
+  if (!node.refused_queue.empty() && (c->served || node.served_live == 0)) {
+    *out = node.refused_queue.pop_front();
+    return true;
+  }
   if (!node.fresh_queue.empty() && (!c->served || node.connecting == 0)) {
     *out = node.fresh_queue.pop_front();
     return true;
@@ -190,9 +197,12 @@ void HttpClient::Impl::hand_out_idle(uint32_t k) {
     Pending next;
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (node.idle.empty() || !take_request(node, node.idle.back(), &next)) return;
-      c = node.idle.back();
-      node.idle.pop_back();
+      if (node.refused_queue.empty() && node.fresh_queue.empty() && node.queue.empty()) return;
+      size_t i = node.idle.size();
+      while (i > 0 && !take_request(node, node.idle[i - 1], &next)) --i;
+      if (i == 0) return;
+      c = node.idle[i - 1];
+      node.idle.erase(node.idle.begin() + static_cast<std::ptrdiff_t>(i - 1));
       c->state.store(kInFlight, std::memory_order_relaxed);
     }
     load(c, next);
@@ -202,8 +212,8 @@ void HttpClient::Impl::hand_out_idle(uint32_t k) {
   }
 }
 
-bool HttpClient::Impl::closed_as_refused(const Conn* c) const {
-  return !c->served && now_ns() - c->opened_ns < kRefusedWithinNs;
+bool HttpClient::Impl::closed_as_refused(const Conn* c, int64_t used_ns) const {
+  return !c->served && used_ns - c->opened_ns < kRefusedWithinNs;
 }
 
 void HttpClient::Impl::drop_conn(Conn* c, bool refused) {
@@ -216,12 +226,17 @@ void HttpClient::Impl::drop_conn(Conn* c, bool refused) {
   const uint32_t k = c->node;
   Node& node = *nodes[k];
   node.spare.push_back(c);
+  bool refused_waiting;
   {
     std::lock_guard<std::mutex> lock(mu);
     --node.live;
+    if (c->served) --node.served_live;
     if (refused) node.ceiling = std::min(node.ceiling, std::max<uint32_t>(node.live, 1));
+    refused_waiting = !node.refused_queue.empty();
   }
   open_connections(k);
+  // The last connection that had answered is gone: the others may take it.
+  if (refused_waiting) hand_out_idle(k);
 }
 
 void HttpClient::Impl::continue_write(Conn* c) {
@@ -242,22 +257,28 @@ void HttpClient::Impl::write_failed(Conn* c, int err) {
 }
 
 bool HttpClient::Impl::retry_on_new_connection(Conn* c) {
-  if (c->got_bytes || c->retried || cancel_flag.load(std::memory_order_acquire)) return false;
-  const Pending again{c->tag, c->request, c->index, c->keep_body, true};
+  if (c->got_bytes || cancel_flag.load(std::memory_order_acquire)) return false;
   const uint32_t k = c->node;
-  const bool refused = closed_as_refused(c);
-  retried_requests.fetch_add(1, std::memory_order_relaxed);
-  if (refused) refused_connections.fetch_add(1, std::memory_order_relaxed);
+  const bool refused = closed_as_refused(c, c->sent_ns);
   {
     std::lock_guard<std::mutex> lock(mu);
     Node& node = *nodes[k];
-    // A refused one's request goes first to whichever connection is free.
-    if (refused) {
+    // Refused while others are open: a connection limit, not this request.
+    const bool by_limit = refused && node.live > 1 && c->refusals < kMaxLimitRefusals;
+    if (!by_limit && c->retried) return false;
+    const Pending again{c->tag, c->request, c->index, c->keep_body, c->retried || !by_limit,
+                        static_cast<uint8_t>(c->refusals + (by_limit ? 1 : 0))};
+    if (by_limit) {
+      node.refused_queue.push_back(again);
+    } else if (refused) {
+      // The only connection: whichever is free next.
       node.queue.push_front(again);
     } else {
       node.fresh_queue.push_back(again);
     }
   }
+  retried_requests.fetch_add(1, std::memory_order_relaxed);
+  if (refused) refused_connections.fetch_add(1, std::memory_order_relaxed);
   drop_conn(c, refused);
   hand_out_idle(k);
   return true;
@@ -307,7 +328,7 @@ void HttpClient::Impl::on_idle_event(Conn* c) {
     idle.erase(std::find(idle.begin(), idle.end(), c));
     c->state.store(kClosed, std::memory_order_relaxed);
   }
-  const bool refused = closed_as_refused(c);
+  const bool refused = closed_as_refused(c, now_ns());
   if (refused) refused_connections.fetch_add(1, std::memory_order_relaxed);
   drop_conn(c, refused);
 }

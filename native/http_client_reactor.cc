@@ -115,7 +115,12 @@ void HttpClient::Impl::finish(Conn* c, int64_t done_ns, size_t extra_bytes) {
     if (p.body_bytes() > 0) out.message += ": " + excerpt(c->body, p.body_bytes());
   }
   add_stat(c->node, out.ok ? -1 : static_cast<int>(out.kind), done_ns - c->sent_ns);
-  c->served = true;
+  if (!c->served) {
+    // Once per connection: the node now has one the server let in.
+    std::lock_guard<std::mutex> lock(mu);
+    ++nodes[c->node]->served_live;
+    c->served = true;
+  }
   // Bytes after the end of a response belong to none (no pipelining): the
   // response stands as framed, as undici reads it, and the connection,
   // out of step, is not used again.
@@ -233,6 +238,7 @@ void HttpClient::Impl::cancel_everything(const std::string& message) {
     std::lock_guard<std::mutex> lock(mu);
     for (uint32_t k = 0; k < nodes.size(); ++k) {
       Node& node = *nodes[k];
+      while (!node.refused_queue.empty()) queued.emplace_back(k, node.refused_queue.pop_front());
       while (!node.fresh_queue.empty()) queued.emplace_back(k, node.fresh_queue.pop_front());
       while (!node.queue.empty()) queued.emplace_back(k, node.queue.pop_front());
     }

@@ -41,6 +41,7 @@ class HttpTestServer {
   std::vector<std::vector<std::string>> drips;  // /drip/N: written part by part
   int drip_gap_ms = 30;
   int max_connections = 0;    // 0: no limit
+  int accept_gap_ms = 0;      // a pause after each accept: connections wait in the backlog, connected
 
   ~HttpTestServer() { stop(); }
 
@@ -107,6 +108,7 @@ class HttpTestServer {
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) continue;
       accepted.fetch_add(1);
+      if (accept_gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(accept_gap_ms));
       std::lock_guard<std::mutex> lock(mu_);
       if (max_connections > 0 && static_cast<int>(fds_.size()) >= max_connections) {
         turned_away.fetch_add(1);

@@ -684,6 +684,47 @@ TEST(http_client_server_connection_limit_lowers_the_pool) {
   CHECK_EQ(client.outstanding(), uint64_t{0});
 }
 
+TEST(http_client_requests_refused_by_a_slow_connection_limit_all_succeed) {
+  // As above, but the server takes its time accepting (a loaded machine):
+  // refused connections sit connected in its backlog, idle or with a request
+  // on them, before it closes them, at 60 ms a connection well over a second
+  // after they opened. A request the limit refused is sent again on a
+  // connection the server has answered on, not on the next connected one,
+  // which may be refused too (CI once failed 28 of 300 so: the late closes
+  // read as stale keep-alive connections, each retry went on a new
+  // connection, refused in turn).
+  for (int gap_ms : {2, 60}) {
+    HttpTestServer server;
+    server.delay_ms = 10;
+    server.max_connections = 3;
+    server.accept_gap_ms = gap_ms;
+    CHECK(server.start());
+    Collect sink;
+    HttpClient client(config_for({server.port}, 32), &sink);
+    set_post(client, 0, "/echo", "limited");
+    std::string error;
+    CHECK(client.start(&error));
+    const uint64_t total = 200;
+    for (uint64_t tag = 0; tag < total; ++tag) {
+      client.send(tag, 0, true);
+      // Spread out, as a slow issue thread sends them: the pool grows one
+      // connect at a time while the server's refusals arrive.
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+    CHECK(sink.wait_for(total, 30000));
+    int good = 0;
+    for (const auto& o : sink.by_tag())
+      if (o.ok && body_of(o) == "limited") ++good;
+      else std::cerr << "  " << o.message << "\n";
+    CHECK_EQ(good, static_cast<int>(total));
+    CHECK(server.turned_away.load() > 0);
+    const auto counts = client.reactor_counts();
+    CHECK(counts.refused_connections > 0);
+    CHECK(counts.retried_requests > 0);
+    CHECK_EQ(client.outstanding(), uint64_t{0});
+  }
+}
+
 TEST(http_client_refused_connect_with_connections_open_fails_nothing) {
   // Two connections open, then the server stops accepting: a connection it
   // closes (Connection: close) is not replaced, and the requests go on the

@@ -69,6 +69,12 @@ export interface FaultServerOptions {
   early?: boolean;
   /** Connections beyond this many open at once are closed as soon as they are accepted. */
   maxConnections?: number;
+  /**
+   * Close those beyond maxConnections this long after accepting them
+   * instead, unread (a loaded server slow to get round to them: they sit
+   * connected meanwhile, and take requests).
+   */
+  refuseAfterMs?: number;
   /** The answer of the http protocol's GET / (its `server` header names the node). */
   nodeName?: string;
 }
@@ -240,6 +246,8 @@ const HEAD_LIMIT = 64 * 1024;
 /** Starts a fault server on 127.0.0.1, port 0. */
 export async function startFaultServer(options: FaultServerOptions): Promise<FaultServer> {
   const sockets = new Set<Socket>();
+  // Connections beyond maxConnections waiting to be closed (refuseAfterMs).
+  const refusing = new Set<Socket>();
   const state = { inferences: 0, connections: 0, peakConnections: 0, inFlight: 0 };
   const bySample = new Map<number, number>();
   const fault: Fault = options.fault ?? ((_request, good) => [{ write: ok(good) }]);
@@ -275,7 +283,18 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
   const server: Server = createServer((socket) => {
     state.connections++;
     if (options.maxConnections !== undefined && sockets.size >= options.maxConnections) {
-      socket.destroy();
+      if (options.refuseAfterMs === undefined) {
+        socket.destroy();
+        return;
+      }
+      socket.pause();
+      socket.on('error', () => undefined);
+      const timer = setTimeout(() => socket.destroy(), options.refuseAfterMs);
+      refusing.add(socket);
+      socket.on('close', () => {
+        clearTimeout(timer);
+        refusing.delete(socket);
+      });
       return;
     }
     sockets.add(socket);
@@ -379,6 +398,7 @@ export async function startFaultServer(options: FaultServerOptions): Promise<Fau
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
+        for (const socket of refusing) socket.destroy();
         server.close(() => resolve());
       }),
   };

@@ -139,6 +139,22 @@ describe('item 7: servers that close connections or accept few', () => {
     checkRunOutputs(run);
     expect(run.server.peakConnections).toBeLessThanOrEqual(8);
   });
+
+  // CI once failed 28 requests of 300 so (the native client's C++ test): a
+  // refusal that came over a second after the connection opened read as a
+  // stale keep-alive connection, and the request went again on a new
+  // connection, refused in turn.
+  it.each(TRANSPORTS)('a server that accepts at most 8 connections and closes the rest 1.2 s late loses no sample (%s)', async (transport) => {
+    const run = await runCase({
+      protocol: 'http',
+      transport,
+      server: { fault: slow(10), maxConnections: 8, refuseAfterMs: 1200 },
+      settings: { scenario: 'Offline', offlineExpectedQps: 200, minQueryCount: 120, minDurationMs: 0, accuracyLogProbability: 1 } as TestSettingsInput,
+    });
+    checkOutcomes(run, 'ok', all);
+    checkRunOutputs(run);
+    expect(run.server.peakConnections).toBeLessThanOrEqual(8);
+  });
 });
 
 describe('item 11: the request timeout', () => {
