@@ -271,7 +271,7 @@ bool HttpClient::Impl::retry_on_new_connection(Conn* c) {
     if (by_limit) {
       node.refused_queue.push_back(again);
     } else if (refused) {
-      // The only connection: whichever is free next.
+      // The only connection, or refused too often: whichever is free next.
       node.queue.push_front(again);
     } else {
       node.fresh_queue.push_back(again);
