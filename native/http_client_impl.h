@@ -76,7 +76,7 @@ constexpr int64_t kRefusedWithinNs = 1'000'000'000;
 // its one retry, this many times at most: a server that accepts slowly keeps
 // refused connections connected in its backlog, and the request may cross
 // one more before the client has learned the limit.
-constexpr uint8_t kMaxLimitRefusals = 4;
+constexpr uint8_t kMaxLimitRefusals = 2;
 
 // File descriptors left to the rest of the process (logs, Node's own, the
 // probes' connections) when the pools are checked against RLIMIT_NOFILE.
@@ -433,7 +433,9 @@ struct HttpClient::Impl {
   // more connections: it is refused, drop_conn). Refused with other
   // connections of the node open (a connection limit), it waits for one that
   // has answered, and that does not use up its one retry (kMaxLimitRefusals
-  // times at most). Its sent_ns restarts with that write; its latency in the
+  // times at most, and only before that retry: a request the server itself
+  // closes connections on goes out four times at most, three once a
+  // connection has answered). Its sent_ns restarts with that write; its latency in the
   // run still runs from its scheduled time. False (the caller fails the
   // request) after a byte of a response, on a second attempt, or once
   // cancelled.

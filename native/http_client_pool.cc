@@ -263,8 +263,9 @@ bool HttpClient::Impl::retry_on_new_connection(Conn* c) {
   {
     std::lock_guard<std::mutex> lock(mu);
     Node& node = *nodes[k];
-    // Refused while others are open: a connection limit, not this request.
-    const bool by_limit = refused && node.live > 1 && c->refusals < kMaxLimitRefusals;
+    // Refused while others are open: a connection limit, not this request
+    // (unless it had used its retry already: see kMaxLimitRefusals).
+    const bool by_limit = refused && node.live > 1 && !c->retried && c->refusals < kMaxLimitRefusals;
     if (!by_limit && c->retried) return false;
     const Pending again{c->tag, c->request, c->index, c->keep_body, c->retried || !by_limit,
                         static_cast<uint8_t>(c->refusals + (by_limit ? 1 : 0))};

@@ -725,6 +725,38 @@ TEST(http_client_requests_refused_by_a_slow_connection_limit_all_succeed) {
   }
 }
 
+TEST(http_client_a_request_the_server_closes_connections_on_goes_out_three_times) {
+  // Not a limit: the server reads /vanish and closes the connection, whichever
+  // it came on. First on a new connection while the others are busy (as a
+  // limit's refusal: sent again on one that has answered, free), then on that
+  // one (its one retry, on a new connection), then failed: three in all.
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClient client(config_for({server.port}, 4), &sink);
+  const int slow_ms = 100 * loadgen_test::time_factor();
+  set_get(client, 0, "/ok/a");
+  set_get(client, 1, "/delay/" + std::to_string(slow_ms) + "/b");
+  set_get(client, 2, "/vanish");
+  std::string error;
+  CHECK(client.start(&error));
+  // Three connections that have answered.
+  for (uint64_t tag = 0; tag < 3; ++tag) client.send(tag, 1, false);
+  CHECK(sink.wait_for(3));
+  CHECK_EQ(server.accepted.load(), 3);
+  const int before = server.requests.load();
+  // All three busy, so /vanish goes on a fourth, new connection.
+  for (uint64_t tag = 3; tag < 6; ++tag) client.send(tag, 1, false);
+  client.send(6, 2, false);
+  CHECK(sink.wait_for(7));
+  const auto outcomes = sink.by_tag();
+  CHECK(!outcomes[6].ok && outcomes[6].kind == FailureKind::Connection);
+  CHECK_EQ(outcomes[6].message, "node " + label_of(server.port) + ": connection closed before a response");
+  for (int tag = 0; tag < 6; ++tag) CHECK(outcomes[static_cast<size_t>(tag)].ok);
+  CHECK_EQ(server.requests.load() - before, 3 + 3);
+  CHECK_EQ(client.outstanding(), uint64_t{0});
+}
+
 TEST(http_client_refused_connect_with_connections_open_fails_nothing) {
   // Two connections open, then the server stops accepting: a connection it
   // closes (Connection: close) is not replaced, and the requests go on the
