@@ -3,6 +3,7 @@
 // INVALID verdict naming the caller's reason.
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -28,6 +29,8 @@ using Clock = std::chrono::steady_clock;
 class DelayHost : public FakeHost {
  public:
   explicit DelayHost(std::chrono::nanoseconds delay) : delay_(delay) {}
+  // Queries handed to the SUT so far, every series.
+  std::atomic<uint64_t> handed{0};
   void attach(Session* session) override {
     FakeHost::attach(session);
     if (delay_.count() > 0) completer_.start(session);
@@ -41,6 +44,7 @@ class DelayHost : public FakeHost {
     const uint64_t published = session_->published_queries();
     for (; cursor_ < published; ++cursor_) {
       session_->mark_dispatched(cursor_);
+      handed.fetch_add(1, std::memory_order_relaxed);
       if (delay_.count() == 0) {
         complete_query(cursor_);
       } else {
@@ -72,11 +76,16 @@ SessionConfig long_config(Scenario scenario, const std::string& name) {
 }
 
 // Runs `session` with `host`, interrupting it `after` its start with
-// `reason`; returns the seconds from the interrupt to the run's end.
-double run_interrupted(Session& session, FakeHost& host, std::chrono::milliseconds after, const std::string& reason) {
+// `reason`, and not before `reached()` says the run got where the test
+// interrupts it (a loaded machine may take longer than `after` to start
+// issuing); returns the seconds from the interrupt to the run's end.
+double run_interrupted(Session& session, FakeHost& host, std::chrono::milliseconds after, const std::string& reason,
+                       const std::function<bool()>& reached = nullptr) {
   Clock::time_point interrupted_at;
   std::thread interrupter([&] {
     std::this_thread::sleep_for(after);
+    const Clock::time_point give_up = Clock::now() + std::chrono::seconds(30 * loadgen_test::time_factor());
+    while (reached && !reached() && Clock::now() < give_up) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     interrupted_at = Clock::now();
     session.interrupt(reason);
     session.interrupt("a later reason");  // the first one wins
@@ -129,7 +138,8 @@ TEST(session_interrupt_server_ends_early_with_logs) {
   SessionConfig c = long_config(Scenario::Server, "interrupt_server");
   DelayHost host(std::chrono::milliseconds(1));
   Session session(c, &host);
-  const double seconds = run_interrupted(session, host, std::chrono::milliseconds(300), "interrupted by SIGINT");
+  const double seconds = run_interrupted(session, host, std::chrono::milliseconds(300), "interrupted by SIGINT",
+                                         [&] { return host.handed.load() > 0; });
   const RunOutcome& o = session.outcome();
   CHECK(seconds < 10);
   CHECK(o.interrupted);
@@ -158,7 +168,8 @@ TEST(session_interrupt_single_stream_waits_for_the_query_in_flight) {
   // The interrupt comes while query 0 is with the SUT.
   DelayHost host(std::chrono::milliseconds(700));
   Session session(c, &host);
-  const double seconds = run_interrupted(session, host, std::chrono::milliseconds(200), "interrupted by SIGTERM");
+  const double seconds = run_interrupted(session, host, std::chrono::milliseconds(200), "interrupted by SIGTERM",
+                                         [&] { return host.handed.load() > 0; });
   const RunOutcome& o = session.outcome();
   CHECK(seconds < 5);
   CHECK(o.interrupted);
@@ -193,7 +204,8 @@ TEST(session_interrupt_skips_the_performance_phase_of_a_submission_run) {
   // The accuracy phase issues all 64 samples, 20 ms each: interrupted in it.
   DelayHost host(std::chrono::milliseconds(20));
   Session session(c, &host);
-  run_interrupted(session, host, std::chrono::milliseconds(200), "interrupted by SIGINT");
+  run_interrupted(session, host, std::chrono::milliseconds(200), "interrupted by SIGINT",
+                  [&] { return host.handed.load() > 0; });
   const RunOutcome& o = session.outcome();
   CHECK(o.interrupted);
   CHECK_EQ(o.series_count, uint64_t{1});  // the performance series never started
@@ -212,7 +224,8 @@ TEST(session_interrupt_ends_find_peak_after_the_current_trial) {
   c.settings.mode = Mode::FindPeakPerformance;
   DelayHost host(std::chrono::nanoseconds(0));
   Session session(c, &host);
-  const double seconds = run_interrupted(session, host, std::chrono::milliseconds(300), "interrupted by SIGINT");
+  const double seconds = run_interrupted(session, host, std::chrono::milliseconds(300), "interrupted by SIGINT",
+                                         [&] { return host.handed.load() > 0; });
   const RunOutcome& o = session.outcome();
   CHECK(seconds < 10);
   CHECK(o.interrupted);
