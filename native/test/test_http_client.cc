@@ -462,6 +462,16 @@ void set_post(HttpClient& client, uint32_t index, const std::string& path, const
 
 std::string body_of(const HttpOutcome& o) { return std::string(o.body.begin(), o.body.end()); }
 
+// How many of the sink's outcomes succeeded with `body`; the others' messages
+// go to stderr, to say why a count fell short.
+int answered_with(Collect& sink, const std::string& body) {
+  int good = 0;
+  for (const auto& o : sink.by_tag())
+    if (o.ok && body_of(o) == body) ++good;
+    else std::cerr << "  " << o.message << "\n";
+  return good;
+}
+
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A port nothing listens on (bound, then closed).
@@ -570,11 +580,7 @@ TEST(http_client_server_closes_kept_alive_connections) {
     while (sink.count.load(std::memory_order_acquire) < tag + 1 && std::chrono::steady_clock::now() < end)
       std::this_thread::yield();
   }
-  int good = 0;
-  for (const auto& o : sink.by_tag())
-    if (o.ok && body_of(o) == "again") ++good;
-    else std::cerr << "  " << o.message << "\n";
-  CHECK_EQ(good, static_cast<int>(total));
+  CHECK_EQ(answered_with(sink, "again"), static_cast<int>(total));
   CHECK(server.accepted.load() >= static_cast<int>(total));
 }
 
@@ -596,11 +602,7 @@ TEST(http_client_retries_a_post_once_on_a_new_connection) {
     client.send(tag, 0, true);
     CHECK(sink.wait_for(tag + 1));
   }
-  int good = 0;
-  for (const auto& o : sink.by_tag())
-    if (o.ok && body_of(o) == "payload") ++good;
-    else std::cerr << "  " << o.message << "\n";
-  CHECK_EQ(good, static_cast<int>(total));
+  CHECK_EQ(answered_with(sink, "payload"), static_cast<int>(total));
   CHECK(client.reactor_counts().retried_requests > 0);
   // Never twice: a request whose connection closes before an answer each
   // time is sent twice, then fails; one whose response had begun, once.
@@ -669,11 +671,7 @@ TEST(http_client_server_connection_limit_lowers_the_pool) {
     if (tag % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   CHECK(sink.wait_for(total, 20000));
-  int good = 0;
-  for (const auto& o : sink.by_tag())
-    if (o.ok && body_of(o) == "limited") ++good;
-    else std::cerr << "  " << o.message << "\n";
-  CHECK_EQ(good, static_cast<int>(total));
+  CHECK_EQ(answered_with(sink, "limited"), static_cast<int>(total));
   // It tried beyond the limit, learned it, and stopped trying.
   CHECK(server.turned_away.load() > 0);
   CHECK(client.reactor_counts().refused_connections > 0);
@@ -712,11 +710,7 @@ TEST(http_client_requests_refused_by_a_slow_connection_limit_all_succeed) {
       std::this_thread::sleep_for(std::chrono::microseconds(300));
     }
     CHECK(sink.wait_for(total, 30000));
-    int good = 0;
-    for (const auto& o : sink.by_tag())
-      if (o.ok && body_of(o) == "limited") ++good;
-      else std::cerr << "  " << o.message << "\n";
-    CHECK_EQ(good, static_cast<int>(total));
+    CHECK_EQ(answered_with(sink, "limited"), static_cast<int>(total));
     CHECK(server.turned_away.load() > 0);
     const auto counts = client.reactor_counts();
     CHECK(counts.refused_connections > 0);
