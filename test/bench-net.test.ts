@@ -279,7 +279,12 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     expect(report.floorNs).toBeNull();
     expect(report.closedLoop.find((row) => row.tool === 'wrk')).toEqual({ tool: 'wrk', requestsPerSec: null, note: expect.stringMatching(/not on PATH/) });
     expect(report.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median).toBeGreaterThan(0);
+    // Its own CPU, counted by the shell that waited for it (builtins only: this PATH has nothing else).
+    expect(report.closedLoop.find((row) => row.tool === 'autocannon')?.cpuPerRequestNs).toBeGreaterThan(0);
     expect(report.notes.join('\n')).toMatch(/not pinned/);
+    expect(report.notes.join('\n')).toMatch(/open-loop floor: not run: no C compiler/);
+    expect(report.floorClient).toEqual([]);
+    expect(report.floorPeak).toBeUndefined();
     // The loadgen rows ran through the --sut http path: every sample paired with its server stamps.
     const scaling = clientThreadCounts(availableParallelism()).map((n) => [`native-x${n}`, true]);
     expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['native', true], ['native-thread', true], ...scaling, ['wake', true], ['poll', true], ['worker', true]]);

@@ -74,7 +74,8 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
   for (const row of n.closedLoop) {
     lines.push(`  ${`${row.tool} closed loop`.padEnd(34)} ${row.requestsPerSec
       ? `${fmt(row.requestsPerSec.median)} requests/s (${fmt(row.requestsPerSec.min)}..${fmt(row.requestsPerSec.max)})` +
-        (row.serverBusy !== undefined ? `, server CPUs ${Math.round(row.serverBusy * 100)} % busy${row.serverBusy >= SERVER_LIMIT_BUSY ? ' (the server was the limit)' : ''}` : '')
+        (row.serverBusy !== undefined ? `, server CPUs ${Math.round(row.serverBusy * 100)} % busy${row.serverBusy >= SERVER_LIMIT_BUSY ? ' (the server was the limit)' : ''}` : '') +
+        (row.cpuPerRequestNs !== undefined ? `; its own CPU ${us(row.cpuPerRequestNs)} us/request` : '')
       : `skipped: ${row.note}`}`);
   }
   const c = n.confirmation;
@@ -91,6 +92,13 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
       lines.push(`  ${''.padEnd(34)} client on CPUs ${cpuListText(p.clientCpus)}, its own server on ${cpuListText(p.serverCpus)}`);
     if (p.serverLimit !== undefined) lines.push(`  ${''.padEnd(34)} ${p.serverLimit}`);
   }
+  const f = n.floorPeak;
+  if (f) {
+    const peak = describePeak({ confirmedQps: f.peakQps, highestValidQps: f.highestValidQps, runs: f.runs }, c);
+    lines.push(`  ${'open-loop floor, C client (spin)'.padEnd(34)} ` +
+      `${f.note ? `failed: ${f.note}` : `${peak}; runs (c: confirming, ✗ INVALID): ${describeRuns(f.runs)}`}`);
+    if (f.serverLimit !== undefined) lines.push(`  ${''.padEnd(34)} ${f.serverLimit}`);
+  }
   const cells = (values: string[], widths: number[]) => values.map((v, i) => ` ${v.padStart(widths[i]!)}`).join('');
   const widths = [10, 10, 10, 10, 10, 12, 9, 9, 9];
   if (n.clientShare.length && s?.shareServer === 'c-spin') {
@@ -102,6 +110,14 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     lines.push(`  ${`${fmt(r.targetQps)} requests/s, ${r.dispatch}`.padEnd(34)} ${(r.valid ? 'yes' : 'NO').padEnd(5)}` +
       cells([r.latencyNs.p50, r.latencyNs.p99, r.serverNs.p50, r.clientNs.p50, r.clientNs.p99, r.clientNs.p999, r.deliveryLagNs?.p50, r.deliveryLagNs?.p99, r.cpuPerRequestNs].map(us), widths) +
       `  ${fmt(r.matched)}/${fmt(r.samples)}`);
+  }
+  for (const r of n.floorClient ?? []) {
+    lines.push(`  ${`${fmt(r.targetQps)} requests/s, C floor (${r.mode})`.padEnd(34)} ${(r.valid ? 'yes' : 'NO').padEnd(5)}` +
+      cells([r.latencyNs.p50, r.latencyNs.p99, undefined, r.clientNs.p50, r.clientNs.p99, r.clientNs.p999, r.latenessNs.p50, r.latenessNs.p99, r.cpuPerRequestNs].map(us), widths));
+  }
+  if (n.floorClient?.length) {
+    lines.push(`  ${''.padEnd(34)} C floor: benchmarks/floor-client.c, one thread, epoll, no JS; lag: scheduled -> its write; ` +
+      "sleep: to each due time, spin: through a window before it, as loadgen's issue thread");
   }
   lines.push(`  ${'floor: wrk, 1 connection'.padEnd(34)} ${n.floorNs ? `round trip p50 ${us(n.floorNs.p50)} us, p99 ${us(n.floorNs.p99)} us (closed loop, no Node client)` : 'skipped: wrk is not on PATH'}`);
   if (n.clientShare.length) {

@@ -3,12 +3,14 @@
  * (benchmarks/stamp-server.c, built with the system compiler) and the
  * node:http twin, the OpenAI stub or a TCP echo (net-serve.ts), pinned to
  * the server's CPUs when the machine allows (lib/bench/cpu-layout.ts), each
- * asked for its records over its stdin/stdout; and the idle round trip to that echo (the TTFT floor).
+ * asked for its records over its stdin/stdout; the idle round trip to that echo (the TTFT floor);
+ * the check that the stamp server's clock is the client's; and the compiler step of the bench's C programs.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { request as httpRequest, Agent } from 'node:http';
 import { connect } from 'node:net';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { loadNative } from '../native/index.js';
@@ -99,16 +101,22 @@ function closer(child: ChildProcess): () => Promise<void> {
   });
 }
 
-/** Compiles benchmarks/stamp-server.c into `dir`; the reason when it cannot. */
-export function buildStampServer(dir: string): { path: string } | { note: string } {
-  if (process.platform !== 'linux') return { note: 'the C stamp server needs Linux (epoll)' };
-  if (!existsSync(stampServerSource)) return { note: `no ${stampServerSource} (the bench runs from a checkout)` };
+/** Compiles one of the bench's C programs (`source`) into `dir` as `name`; the reason when it cannot. */
+export function compileBenchProgram(dir: string, source: string, name: string, libraries: string[] = []): { path: string } | { note: string } {
+  const file = basename(source);
+  if (process.platform !== 'linux') return { note: `${file} needs Linux (epoll)` };
+  if (!existsSync(source)) return { note: `no ${source} (the bench runs from a checkout)` };
   const compiler = findOnPath('cc') ?? findOnPath('gcc') ?? findOnPath('clang');
   if (!compiler) return { note: 'no C compiler on PATH (cc, gcc, clang)' };
-  const path = join(dir, 'stamp-server');
-  const r = spawnSync(compiler, ['-O2', '-o', path, stampServerSource], { encoding: 'utf8' });
-  if (r.status !== 0) return { note: `${compiler} failed on stamp-server.c: ${(r.stderr || r.error?.message || '').trim()}` };
+  const path = join(dir, name);
+  const r = spawnSync(compiler, ['-O2', '-o', path, source, ...libraries], { encoding: 'utf8' });
+  if (r.status !== 0) return { note: `${compiler} failed on ${file}: ${(r.stderr || r.error?.message || '').trim()}` };
   return { path };
+}
+
+/** Compiles benchmarks/stamp-server.c into `dir`; the reason when it cannot. */
+export function buildStampServer(dir: string): { path: string } | { note: string } {
+  return compileBenchProgram(dir, stampServerSource, 'stamp-server');
 }
 
 /**
@@ -195,5 +203,33 @@ export async function idleRoundTripNs(url: string, gapMs: number, count: number)
     return { p50: rtt[Math.floor(count * 0.5)]!, p99: rtt[Math.min(count - 1, Math.floor(count * 0.99))]! };
   } finally {
     socket.destroy();
+  }
+}
+
+/**
+ * The server's stamps against the core's clock: each must fall between
+ * clockNs() before the request and after its response (CLOCK_MONOTONIC is
+ * system-wide on Linux, so it holds across processes).
+ */
+export async function checkClock(url: string, requests: number): Promise<boolean> {
+  const clockNs = loadNative().clockNs;
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (let i = 0; i < requests; i++) {
+      const before = clockNs();
+      const stamps = await new Promise<{ recv: number; send: number }>((resolve, reject) => {
+        const req = httpRequest(`${url}/clock`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ recv: Number(res.headers['x-recv-ns']), send: Number(res.headers['x-send-ns']) }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      const after = clockNs();
+      if (!(before <= stamps.recv && stamps.recv <= stamps.send && stamps.send <= after)) return false;
+    }
+    return true;
+  } finally {
+    agent.destroy();
   }
 }

@@ -16,23 +16,24 @@
  *   - TTFT and TPOT against the OpenAI stub streamer's schedule at 20 requests/s
  *     (the stub on the server's CPUs, the client on any CPU: see the token row).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request as httpRequest, Agent } from 'node:http';
-import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { loadNative } from '../native/index.js';
 import { clientShareDispatch, dispatchLabel } from './net-labels.js';
 import { findConfirmedPeak, formatPeakRun, peakConfirmation, type PeakConfirmation, type PeakRun } from './peak.js';
-import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
+import { buildStampServer, checkClock, idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
 import { busyShare, clientCpusWanted, cpuListText, netCpuLayout, processCpuSeconds, serverLimit } from './cpu-layout.js';
 import { allowedCpuList, cpuTaskset, findOnPath, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
+import {
+  autocannonRate, autocannonScript, buildFloorClient, NET_CONNECTIONS, parseWrkLatency, runClient, runFloorClient, wrkRate,
+  type ClosedLoopRun, type FloorMode, type FloorRun,
+} from './net-tools.js';
+
+export { checkClock, NET_CONNECTIONS, parseWrkLatency };
 
 
-/** Keep-alive connections of every client (autocannon, wrk, loadgen). */
-export const NET_CONNECTIONS = 32;
 /** The open-loop rows' latency bound (Server target latency, p99). */
 const NET_TARGET_LATENCY_NS = 10_000_000;
 
@@ -68,6 +69,8 @@ export interface ClosedLoopRow {
   requestsPerSec: NetSpread | null;
   /** The server's CPUs' busy share over the tool's runs (median; 0..1): near 1, the server was the limit. Absent: not measured. */
   serverBusy?: number;
+  /** The tool's own CPU time per request (it and its children, as the kernel counted them; median). Absent: not measured. */
+  cpuPerRequestNs?: number;
   note?: string;
 }
 
@@ -108,6 +111,26 @@ export interface ClientShareRow {
   /** Samples matched with a server record (of those issued), last repetition. */
   matched: number;
   samples: number;
+}
+
+/**
+ * The C open-loop floor (benchmarks/floor-client.c: one thread, epoll, no
+ * HTTP library, no JS) at one rate and wait mode, against the client-share
+ * rows' server on the same CPUs: the least an open-loop client pays here.
+ * Medians over the repetitions.
+ */
+export interface FloorClientRow {
+  targetQps: number;
+  mode: FloorMode;
+  /** Every repetition's p99 latency within the open-loop rows' bound (10 ms). */
+  valid: boolean;
+  achievedQps: number;
+  latencyNs: Percentiles;
+  /** latency - the server's send - recv, per request, as the client-share rows count it. */
+  clientNs: Percentiles;
+  /** Scheduled time -> the request's write. */
+  latenessNs: Percentiles;
+  cpuPerRequestNs: number;
 }
 
 export interface TokenRow {
@@ -175,6 +198,10 @@ export interface NetworkBenchReport {
   closedLoop: ClosedLoopRow[];
   peaks: PeakRow[];
   clientShare: ClientShareRow[];
+  /** The C open-loop floor at the client-share rates, both wait modes (absent in older reports; empty when it could not be built). */
+  floorClient?: FloorClientRow[];
+  /** The C open-loop floor's confirmed peak ('spin'), searched and confirmed as loadgen's rows are; absent in older reports. */
+  floorPeak?: Omit<PeakRow, 'dispatch'>;
   /**
    * The round trip without a Node client: `wrk -t1 -c1 --latency` (closed loop, one
    * connection) on the same server and CPUs: the kernel's loopback and both sides' wake-ups.
@@ -223,111 +250,13 @@ function medianPercentiles(values: Percentiles[]): Percentiles {
 }
 
 
-/** Runs a client command (on `cpus` when given) to its end; its stdout. */
-function runClient(command: string, args: string[], cpus: readonly number[] | null, timeoutMs: number): Promise<string> {
-  const taskset = cpus !== null ? cpuTaskset() : null;
-  return new Promise((resolve, reject) => {
-    const child = taskset ? spawn(taskset, ['-c', cpuListText(cpus!), command, ...args]) : spawn(command, args);
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`${command} ${args.join(' ')} failed (${code}): ${err.trim()}`));
-    });
-  });
-}
-
-/** wrk's closed-loop rate: one thread, NET_CONNECTIONS connections. */
-async function wrkRate(wrk: string, url: string, seconds: number, cpus: readonly number[] | null): Promise<number> {
-  const out = await runClient(wrk, ['-t1', `-c${NET_CONNECTIONS}`, `-d${seconds}s`, `${url}/`], cpus, seconds * 1000 + 30_000);
-  const rate = /Requests\/sec:\s*([\d.]+)/.exec(out)?.[1];
-  if (rate === undefined) throw new Error(`wrk printed no rate: ${out}`);
-  const errors = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(out);
-  if (errors) throw new Error(`wrk saw errors: ${errors[0]}`);
-  return Number(rate);
-}
-
-/** A wrk latency ('28.00us', '1.20ms', '2.00s') in ns. */
-function wrkDurationNs(text: string): number {
-  const m = /^([\d.]+)(us|ms|s)$/.exec(text);
-  if (!m) return Number.NaN;
-  return Number(m[1]) * (m[2] === 'us' ? 1e3 : m[2] === 'ms' ? 1e6 : 1e9);
-}
-
-/** The 50% and 99% lines of `wrk --latency`'s distribution, in ns. */
-export function parseWrkLatency(out: string): { p50: number; p99: number } {
-  const at = (p: string) => wrkDurationNs(new RegExp(`^\\s*${p}%\\s+(\\S+)\\s*$`, 'm').exec(out)?.[1] ?? '');
-  const r = { p50: at('50'), p99: at('99') };
-  if (Number.isNaN(r.p50) || Number.isNaN(r.p99)) throw new Error(`wrk printed no latency distribution: ${out}`);
-  return r;
-}
-
-/** autocannon's CLI script, or null when it is not installed (it is a devDependency). */
-function autocannonScript(): string | null {
-  try {
-    return createRequire(import.meta.url).resolve('autocannon/autocannon.js');
-  } catch {
-    return null;
-  }
-}
-
-/** autocannon's closed-loop rate (its CLI in a fresh process): requests / duration. */
-async function autocannonRate(script: string, url: string, seconds: number, cpus: readonly number[] | null): Promise<number> {
-  const out = await runClient(process.execPath, [script, '-c', String(NET_CONNECTIONS), '-d', String(seconds), '-j', `${url}/`], cpus, seconds * 1000 + 30_000);
-  const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as {
-    requests?: { total?: number };
-    duration?: number;
-    errors?: number;
-    non2xx?: number;
-  };
-  if (!r.requests?.total || !r.duration) throw new Error(`autocannon printed no rate: ${out}`);
-  if (r.errors || r.non2xx) throw new Error(`autocannon saw ${r.errors ?? 0} errors, ${r.non2xx ?? 0} non-2xx`);
-  return r.requests.total / r.duration;
-}
-
-/**
- * The server's stamps against the core's clock: each must fall between
- * clockNs() before the request and after its response (CLOCK_MONOTONIC is
- * system-wide on Linux, so it holds across processes).
- */
-export async function checkClock(url: string, requests: number): Promise<boolean> {
-  const clockNs = loadNative().clockNs;
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  try {
-    for (let i = 0; i < requests; i++) {
-      const before = clockNs();
-      const stamps = await new Promise<{ recv: number; send: number }>((resolve, reject) => {
-        const req = httpRequest(`${url}/clock`, { agent }, (res) => {
-          res.resume();
-          res.on('end', () => resolve({ recv: Number(res.headers['x-recv-ns']), send: Number(res.headers['x-send-ns']) }));
-        });
-        req.on('error', reject);
-        req.end();
-      });
-      const after = clockNs();
-      if (!(before <= stamps.recv && stamps.recv <= stamps.send && stamps.send <= after)) return false;
-    }
-    return true;
-  } finally {
-    agent.destroy();
-  }
-}
-
 /** Runs every network row; a row that cannot run says why in `notes` or its own note. */
 export async function runNetworkBench(options: NetworkBenchOptions): Promise<NetworkBenchReport> {
   const { tiny, repeat, log } = options;
   const confirmation = options.confirmation ?? peakConfirmation(tiny);
   const loadAtStart = loadAverage1m();
   const report: NetworkBenchReport = {
-    connections: NET_CONNECTIONS, confirmation, server: null, closedLoop: [], peaks: [], clientShare: [], floorNs: null, tokens: null, loadAverage: null, notes: [],
+    connections: NET_CONNECTIONS, confirmation, server: null, closedLoop: [], peaks: [], clientShare: [], floorClient: [], floorNs: null, tokens: null, loadAverage: null, notes: [],
   };
   const allowed = allowedCpuList();
   const layoutFor = (dispatch: string) => (allowed !== null && cpuTaskset() !== null ? netCpuLayout(allowed, clientCpusWanted(dispatch)) : null);
@@ -345,8 +274,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     // The candidates answer a short closed-loop probe; the faster one serves every row.
     const probeTool = wrk ? 'wrk' : autocannon ? 'autocannon' : null;
     const probe = (url: string) =>
-      wrk ? wrkRate(wrk, url, tiny ? 1 : 3, clientCpus) : autocannonRate(autocannon!, url, tiny ? 1 : 3, clientCpus);
+      (wrk ? wrkRate(wrk, url, tiny ? 1 : 3, clientCpus) : autocannonRate(autocannon!, url, tiny ? 1 : 3, clientCpus)).then((r) => r.requestsPerSec);
     const built = buildStampServer(dir);
+    const floorBuilt = buildFloorClient(dir);
+    if ('note' in floorBuilt) report.notes.push(`open-loop floor: not run: ${floorBuilt.note}`);
     const probes: NonNullable<NetworkBenchReport['server']>['probes'] = [];
     let chosen: BenchServer | null = null;
     let chosenRate = -1;
@@ -380,11 +311,14 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
 
     // Closed loop: autocannon then wrk, alternating over the repetitions; the server's CPU time over each run.
     const rates: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
+    const cpuPerRequest: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
     const busy: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
-    const measured = async (tool: 'autocannon' | 'wrk', run: () => Promise<number>): Promise<void> => {
+    const measured = async (tool: 'autocannon' | 'wrk', run: () => Promise<ClosedLoopRun>): Promise<void> => {
       const before = processCpuSeconds(server.pids);
       const start = performance.now();
-      rates[tool].push(await run());
+      const r = await run();
+      rates[tool].push(r.requestsPerSec);
+      if (r.cpuPerRequestNs !== null) cpuPerRequest[tool].push(r.cpuPerRequestNs);
       const share = busyShare(before, processCpuSeconds(server.pids), (performance.now() - start) / 1000, server.cpus.length);
       if (share !== null) busy[tool].push(share);
     };
@@ -392,7 +326,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       if (autocannon) await measured('autocannon', () => autocannonRate(autocannon, server.url, closedSeconds, clientCpus));
       if (wrk) await measured('wrk', () => wrkRate(wrk, server.url, closedSeconds, clientCpus));
     }
-    const busyOf = (tool: 'autocannon' | 'wrk') => (busy[tool].length > 0 ? { serverBusy: median(busy[tool]) } : {});
+    const busyOf = (tool: 'autocannon' | 'wrk') => ({
+      ...(busy[tool].length > 0 ? { serverBusy: median(busy[tool]) } : {}),
+      ...(cpuPerRequest[tool].length > 0 ? { cpuPerRequestNs: median(cpuPerRequest[tool]) } : {}),
+    });
     report.closedLoop.push(autocannon
       ? { tool: 'autocannon', requestsPerSec: spreadOf(rates.autocannon), ...busyOf('autocannon') }
       : { tool: 'autocannon', requestsPerSec: null, note: 'autocannon is not installed (npm i -D autocannon)' });
@@ -410,7 +347,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         const floors: { p50: number; p99: number }[] = [];
         for (let i = 0; i < repeat; i++) {
           const seconds = tiny ? 1 : 5;
-          floors.push(parseWrkLatency(await runClient(wrk, ['-t1', '-c1', `-d${seconds}s`, '--latency', `${spinning.url}/`], clientCpus, seconds * 1000 + 30_000)));
+          floors.push(parseWrkLatency((await runClient(wrk, ['-t1', '-c1', `-d${seconds}s`, '--latency', `${spinning.url}/`], clientCpus, seconds * 1000 + 30_000)).stdout));
         }
         report.floorNs = { p50: median(floors.map((f) => f.p50)), p99: median(floors.map((f) => f.p99)) };
       } finally {
@@ -480,6 +417,35 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       }
     }
 
+    // The C open-loop floor's peak, on the same server and CPUs, searched and confirmed like the rows above.
+    if ('path' in floorBuilt) {
+      log(`  peak open-loop rate, the C floor client (spin; runs of ${durationMs / 1000} s)`);
+      try {
+        const peak = await findConfirmedPeak(async (qps, phase) => {
+          const before = processCpuSeconds(server.pids);
+          const start = performance.now();
+          const f = await runFloorClient(floorBuilt.path, server.url, qps, durationMs, tiny ? 200 : 2000, 'spin', clientCpus);
+          const serverBusy = busyShare(before, processCpuSeconds(server.pids), (performance.now() - start) / 1000, server.cpus.length);
+          const r: PeakRun = {
+            targetQps: qps, valid: f.latencyNs.p99 <= NET_TARGET_LATENCY_NS, latencyP99Ns: f.latencyNs.p99, achievedQps: f.achievedQps,
+            failed: 0, cpuPerRequestNs: f.cpuPerRequestNs, queries: f.requests, ...(f.achievedQps > 0 ? { durationS: f.requests / f.achievedQps } : {}),
+            ...(serverBusy !== null ? { serverBusy } : {}),
+          };
+          log(`    ${formatPeakRun({ ...r, phase })}`);
+          return r;
+        }, { startQps, precision: tiny ? 1 : 0.05, confirmRuns: confirmation.confirmRuns, stepDown: 0.07, maxRuns: (tiny ? 2 : 8) + 2 * confirmation.confirmRuns, minQps: 100 });
+        const limit = serverLimit(peak.runs, peak.confirmedQps);
+        report.floorPeak = {
+          peakQps: peak.confirmedQps, highestValidQps: peak.highestValidQps, runs: peak.runs,
+          ...(clientCpus !== null && base !== null ? { clientCpus, serverCpus: base.server } : {}),
+          ...(limit !== undefined ? { serverLimit: limit } : {}),
+        };
+      } catch (error) {
+        report.floorPeak = { peakQps: 0, highestValidQps: 0, runs: [], note: (error as Error).message.split('\n')[0]! };
+        log(`    ${(error as Error).message}`);
+      }
+    }
+
     // The client's share at 1k, 10k and 100k requests/s, with the faster single-thread mode.
     const single = clientShareDispatch(report.peaks);
     const shareServer = await startShareServer();
@@ -508,6 +474,30 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       } catch (error) {
         report.notes.push(`client share at ${targetQps}: ${(error as Error).message.split('\n')[0]}`);
         log(`    ${(error as Error).message}`);
+      }
+    }
+    // The C open-loop floor at the same rates against the same spinning server, both wait modes.
+    if ('path' in floorBuilt) {
+      for (const targetQps of tiny ? [1000, 10_000] : [1000, 10_000, 100_000]) {
+        for (const mode of ['sleep', 'spin'] as const) {
+          log(`  open-loop floor at ${targetQps} requests/s, the C client (${mode}, x${repeat})`);
+          try {
+            const runs: FloorRun[] = [];
+            for (let i = 0; i < repeat; i++) runs.push(await runFloorClient(floorBuilt.path, shareUrl, targetQps, durationMs, tiny ? 200 : 2000, mode, clientCpus));
+            report.floorClient!.push({
+              targetQps, mode,
+              valid: runs.every((f) => f.latencyNs.p99 <= NET_TARGET_LATENCY_NS),
+              achievedQps: median(runs.map((f) => f.achievedQps)),
+              latencyNs: medianPercentiles(runs.map((f) => f.latencyNs)),
+              clientNs: medianPercentiles(runs.map((f) => f.clientNs)),
+              latenessNs: medianPercentiles(runs.map((f) => f.latenessNs)),
+              cpuPerRequestNs: median(runs.map((f) => f.cpuPerRequestNs)),
+            });
+          } catch (error) {
+            report.notes.push(`open-loop floor at ${targetQps} (${mode}): ${(error as Error).message.split('\n')[0]}`);
+            log(`    ${(error as Error).message}`);
+          }
+        }
       }
     }
     await server.close();
