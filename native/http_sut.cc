@@ -116,6 +116,7 @@ HttpClient& HttpSut::pick_client() {
 void HttpSut::attach(Session* session) {
   // A new run's series is not known yet; the old one goes with its session.
   series_.store(nullptr, std::memory_order_seq_cst);
+  host_wake_interval_ns_.store(kHostWakeIntervalNs, std::memory_order_relaxed);
   abandoning_.store(false, std::memory_order_seq_cst);
   session_.store(session, std::memory_order_seq_cst);
   // An outcome that loaded the old pointer finishes before the session may go.
@@ -156,7 +157,7 @@ void HttpSut::request_host_wake() {
   if (host_wake_pending_.load(std::memory_order_seq_cst)) return;
   if (HttpClient::in_reactor_turn()) {
     const int64_t now = now_ns();
-    if (now - last_host_wake_ns_.load(std::memory_order_relaxed) < kHostWakeIntervalNs) {
+    if (now - last_host_wake_ns_.load(std::memory_order_relaxed) < host_wake_interval_ns()) {
       host_wake_deferred_.store(true, std::memory_order_seq_cst);
       return;
     }
@@ -173,9 +174,9 @@ void HttpSut::wake_host(int64_t now) {
 void HttpSut::on_turn_end(int64_t next_wait_ns) {
   if (!host_wake_deferred_.load(std::memory_order_seq_cst)) return;
   const int64_t now = now_ns();
+  const int64_t interval = host_wake_interval_ns();
   // Another turn comes within the interval: it decides.
-  if (next_wait_ns >= 0 && next_wait_ns < kHostWakeIntervalNs &&
-      now - last_host_wake_ns_.load(std::memory_order_relaxed) < kHostWakeIntervalNs)
+  if (next_wait_ns >= 0 && next_wait_ns < interval && now - last_host_wake_ns_.load(std::memory_order_relaxed) < interval)
     return;
   host_wake_deferred_.store(false, std::memory_order_seq_cst);
   wake_host(now);
@@ -232,8 +233,17 @@ void HttpSut::abandon_outstanding(const std::string& message) {
   for (auto& c : clients_) c->cancel_outstanding(message);
 }
 
+int64_t HttpSut::host_wake_interval_for(const Series& series) {
+  if (series.scenario == Scenario::Offline) return kMaxHostWakeIntervalNs;
+  const uint64_t queries = series.trace.query_count();
+  if (series.scenario != Scenario::Server || queries == 0) return kHostWakeIntervalNs;
+  const int64_t mean_gap = series.trace.scheduled_delta_ns.back() / static_cast<int64_t>(queries);
+  return std::clamp<int64_t>(kHostWakeGaps * mean_gap, kHostWakeIntervalNs, kMaxHostWakeIntervalNs);
+}
+
 void HttpSut::series_started(Series& series) {
   abandoning_.store(false, std::memory_order_seq_cst);
+  host_wake_interval_ns_.store(host_wake_interval_for(series), std::memory_order_relaxed);
   series_.store(&series, std::memory_order_release);
 }
 

@@ -138,13 +138,30 @@ class HttpSut final : public NativeSut, public HttpSink {
   void on_headers(const HttpBodyChunk& chunk) override;
   void on_turn_end(int64_t next_wait_ns) override;
 
-  // Within a reactor turn the host is woken at most once per this interval;
-  // what comes sooner waits for the turn's end or a later turn (on_turn_end):
-  // at tens of thousands of responses a second the JS thread reads them in
-  // batches, not one wake (a threadsafe-function call and an eventfd write
-  // on the reactor, a wake-up of the JS thread) per response. Every figure
-  // keeps its native stamp; only the host's reading is later, by at most this.
+  // Within a reactor turn the host is woken at most once per interval; what
+  // comes sooner waits for the turn's end or a later turn (on_turn_end): at
+  // thousands of responses a second the JS thread reads them in batches, not
+  // one wake (a threadsafe-function call and an eventfd write on the
+  // reactor, a wake-up of the JS thread) per response. Every figure keeps
+  // its native stamp; only the host's reading is later, by at most the
+  // interval. Where the next query waits for completions the host makes
+  // (SingleStream, MultiStream, no series yet) it is 100 us. In a Server
+  // series nothing waits for the host's reading (queries go out on their
+  // schedule): ten mean gaps between queries, 100 us..1 ms. On one CPU at
+  // 10k requests/s the 100-us interval woke the JS thread for every second
+  // response, and those wake-ups took the issue thread's CPU; a flat 1 ms
+  // made p99 worse at 50k/s (2.4-2.7 vs 1.7-2.2 ms, 3 pairs). Ten gaps
+  // against 100 us, interleaved, 4 pairs: 10k/s client share p99 median 182
+  // vs 437 us, CPU 44.8 vs 54.4 us a request; 50k/s p99 1.81 vs 2.52 ms
+  // (benchmarks/RESULTS.md). Offline: 1 ms (every query is out at once; the
+  // client's CPU is what counts).
   static constexpr int64_t kHostWakeIntervalNs = 100'000;
+  static constexpr int64_t kMaxHostWakeIntervalNs = 1'000'000;
+  static constexpr int64_t kHostWakeGaps = 10;
+  // The interval for a series (series_started sets it).
+  static int64_t host_wake_interval_for(const Series& series);
+  // The interval in force (series_started sets it from the series' scenario).
+  int64_t host_wake_interval_ns() const { return host_wake_interval_ns_.load(std::memory_order_relaxed); }
 
  private:
   // Whether sample `id`'s body goes to the host (as issue() decided).
@@ -155,7 +172,7 @@ class HttpSut final : public NativeSut, public HttpSink {
   // Queues a stream event (reactor thread) and wakes the host if it is not woken yet.
   void push_stream_event(HttpStreamEvent event, const uint8_t* bytes, size_t size);
   // After queuing for the host: wakes it unless a wake is out, or defers the
-  // wake to the turn's end when the last one was under kHostWakeIntervalNs ago.
+  // wake to the turn's end when the last one was under the interval ago.
   void request_host_wake();
   // Wakes the host unless a wake is out; `now` starts the next interval
   // (< 0: a wake outside a reactor turn, which starts none).
@@ -168,6 +185,7 @@ class HttpSut final : public NativeSut, public HttpSink {
   size_t next_client_ = 0;  // issue thread (pick_client)
   size_t node_count_ = 0;
   std::atomic<const Series*> series_{nullptr};  // the current series (series_started)
+  std::atomic<int64_t> host_wake_interval_ns_{kHostWakeIntervalNs};  // see kHostWakeIntervalNs
   std::atomic<Session*> session_{nullptr};
   std::atomic<int> in_outcome_{0};  // on_outcome calls using session_ (detach waits for 0)
   std::atomic<bool> abandoning_{false};  // cancelled outcomes complete nothing (abandon_outstanding)

@@ -224,9 +224,9 @@ TEST(http_sut_server_run_completes_every_sample_through_the_client) {
 
 TEST(http_sut_server_run_wakes_the_host_for_batches_of_bodies) {
   // Every body goes to the host: at 20k requests/s (a response every 50 us)
-  // the wakes come at most one per HttpSut::kHostWakeIntervalNs during the
-  // issue thread's inline waits, the rest at the end of a turn; every sample
-  // is still completed, with its native stamp.
+  // the wakes come at most one per HttpSut::host_wake_interval_for (ten mean
+  // gaps: 500 us) during the issue thread's inline waits, the rest at the end
+  // of a turn; every sample is still completed, with its native stamp.
   NativeRun r;
   r.run(Scenario::Server, "http-sut-wake-batches", 16, "/ok/a", "/ok/b", [&r](SessionConfig& c) {
     c.settings.server_target_qps = 20000;
@@ -238,8 +238,41 @@ TEST(http_sut_server_run_wakes_the_host_for_batches_of_bodies) {
   CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
   CHECK_EQ(r.host.host_reads.load(), o.issued_sample_count);
   CHECK(r.host.body_wakes.load() > 0);
-  CHECK(static_cast<double>(r.host.body_wakes.load()) < 0.9 * static_cast<double>(r.host.host_reads.load()));
+  // ~10 responses a wake at 500 us; at most ~2 with the 100-us interval.
+  CHECK(4 * r.host.body_wakes.load() < r.host.host_reads.load());
   CHECK(r.sut->client().reactor_counts().inline_events > 0);
+}
+
+TEST(http_sut_wakes_the_host_sooner_when_the_next_query_waits_for_its_completions) {
+  HttpTestServer server;
+  CHECK(server.start());
+  std::shared_ptr<HttpSut> sut = make_sut(server, 2, false, {}, 1);
+  CHECK_EQ(sut->host_wake_interval_ns(), HttpSut::kHostWakeIntervalNs);  // no series yet
+  Series series;
+  series.trace.scheduled_delta_ns.assign(1000, 0);
+  series.trace.scheduled_delta_ns.back() = 100'000'000;  // 1000 queries 100 us apart (10k QPS)
+  const std::pair<Scenario, int64_t> expected[] = {
+      {Scenario::Server, HttpSut::kMaxHostWakeIntervalNs},  // ten gaps: 1 ms
+      {Scenario::SingleStream, HttpSut::kHostWakeIntervalNs},
+      {Scenario::Offline, HttpSut::kMaxHostWakeIntervalNs},
+      {Scenario::MultiStream, HttpSut::kHostWakeIntervalNs},
+  };
+  for (const auto& [scenario, interval] : expected) {
+    series.scenario = scenario;
+    sut->series_started(series);
+    CHECK_EQ(sut->host_wake_interval_ns(), interval);
+  }
+  // Server: ten mean gaps, within 100 us..1 ms.
+  series.scenario = Scenario::Server;
+  series.trace.scheduled_delta_ns.back() = 20'000'000;  // 20 us apart (50k QPS): 200 us
+  CHECK_EQ(HttpSut::host_wake_interval_for(series), int64_t{200'000});
+  series.trace.scheduled_delta_ns.back() = 5'000'000;  // 5 us apart: 100 us at least
+  CHECK_EQ(HttpSut::host_wake_interval_for(series), HttpSut::kHostWakeIntervalNs);
+  series.trace.scheduled_delta_ns.back() = 1'000'000'000;  // 1 ms apart: 1 ms at most
+  CHECK_EQ(HttpSut::host_wake_interval_for(series), HttpSut::kMaxHostWakeIntervalNs);
+  sut->series_started(series);
+  sut->detach();  // the next run's series is not known yet
+  CHECK_EQ(sut->host_wake_interval_ns(), HttpSut::kHostWakeIntervalNs);
 }
 
 // Several client threads: each client reads its own connections' responses
