@@ -234,7 +234,6 @@ void HttpSut::abandon_outstanding(const std::string& message) {
 }
 
 int64_t HttpSut::host_wake_interval_for(const Series& series) {
-  if (series.scenario == Scenario::Offline) return kMaxHostWakeIntervalNs;
   const uint64_t queries = series.trace.query_count();
   if (series.scenario != Scenario::Server || queries == 0) return kHostWakeIntervalNs;
   const int64_t mean_gap = series.trace.scheduled_delta_ns.back() / static_cast<int64_t>(queries);

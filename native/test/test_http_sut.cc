@@ -254,7 +254,7 @@ TEST(http_sut_wakes_the_host_sooner_when_the_next_query_waits_for_its_completion
   const std::pair<Scenario, int64_t> expected[] = {
       {Scenario::Server, HttpSut::kMaxHostWakeIntervalNs},  // ten gaps: 1 ms
       {Scenario::SingleStream, HttpSut::kHostWakeIntervalNs},
-      {Scenario::Offline, HttpSut::kMaxHostWakeIntervalNs},
+      {Scenario::Offline, HttpSut::kHostWakeIntervalNs},
       {Scenario::MultiStream, HttpSut::kHostWakeIntervalNs},
   };
   for (const auto& [scenario, interval] : expected) {
