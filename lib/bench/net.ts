@@ -360,6 +360,11 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
 
     // Open loop: loadgen's peak per dispatch mode; every run (search and confirmation) has the confirming length.
     const durationMs = Math.round(confirmation.confirmSeconds * 1000);
+    // Every measured open-loop run (loadgen's and the C floor's) follows a warm-up run of this length.
+    const warmupMs = tiny ? 200 : 2000;
+    // The client-share rates, loadgen's and the C floor's: 100k/s too in a full run (issue 26), a rate one
+    // client thread may not hold while JS reads every body; the row says so.
+    const shareRates = tiny ? [1000, 10_000] : [1000, 10_000, 100_000];
     const serverRun = (dispatch: NetDispatch, clientShare: boolean, rowServer: BenchServer = server, cpus: readonly number[] | null = clientCpus) => (targetQps: number) =>
       runTrial<NetServerTrial>({
         kind: 'net-server',
@@ -369,13 +374,19 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         durationMs,
         targetLatencyNs: NET_TARGET_LATENCY_NS,
         connections: NET_CONNECTIONS,
-        warmupMs: tiny ? 200 : 2000,
+        warmupMs,
         clientShare,
         // The server's CPU time over the measured run: the trial reads it (not while sharing: that server spins).
         ...(!clientShare && rowServer.cpus.length > 0 ? { serverPids: rowServer.pids, serverCpus: rowServer.cpus.length } : {}),
       }, cpus !== null ? { cpus } : {});
     const autocannonMedian = report.closedLoop[0]!.requestsPerSec?.median;
     const startQps = tiny ? 1000 : Math.max(1000, Math.round(autocannonMedian ?? 10_000));
+    // One search and confirmation for every peak row, loadgen's and the C floor's.
+    // Below ~100/s a run has too few queries for early stopping to pass after any late one.
+    const peakOptions = {
+      startQps, precision: tiny ? 1 : 0.05, confirmRuns: confirmation.confirmRuns, stepDown: 0.07,
+      maxRuns: (tiny ? 2 : 8) + 2 * confirmation.confirmRuns, minQps: 100,
+    };
     const dispatches: NetDispatch[] = ['native', 'native-thread', ...clientThreadCounts(availableParallelism()).map((n) => `native-x${n}` as const), 'wake', 'poll', 'worker'];
     for (const dispatch of dispatches) {
       if (dispatch.startsWith('native') && !loadNative().nativeHttpAvailable) {
@@ -400,8 +411,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           };
           log(`    ${formatPeakRun({ ...r, phase })}`);
           return r;
-          // Below ~100/s a run has too few queries for early stopping to pass after any late one.
-        }, { startQps, precision: tiny ? 1 : 0.05, confirmRuns: confirmation.confirmRuns, stepDown: 0.07, maxRuns: (tiny ? 2 : 8) + 2 * confirmation.confirmRuns, minQps: 100 });
+        }, peakOptions);
         const limit = serverLimit(peak.runs, peak.confirmedQps);
         report.peaks.push({
           dispatch, peakQps: peak.confirmedQps, highestValidQps: peak.highestValidQps, runs: peak.runs,
@@ -424,7 +434,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         const peak = await findConfirmedPeak(async (qps, phase) => {
           const before = processCpuSeconds(server.pids);
           const start = performance.now();
-          const f = await runFloorClient(floorBuilt.path, server.url, qps, durationMs, tiny ? 200 : 2000, 'spin', clientCpus);
+          const f = await runFloorClient(floorBuilt.path, server.url, qps, durationMs, warmupMs, 'spin', clientCpus);
           const serverBusy = busyShare(before, processCpuSeconds(server.pids), (performance.now() - start) / 1000, server.cpus.length);
           const r: PeakRun = {
             targetQps: qps, valid: f.latencyNs.p99 <= NET_TARGET_LATENCY_NS, latencyP99Ns: f.latencyNs.p99, achievedQps: f.achievedQps,
@@ -433,7 +443,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           };
           log(`    ${formatPeakRun({ ...r, phase })}`);
           return r;
-        }, { startQps, precision: tiny ? 1 : 0.05, confirmRuns: confirmation.confirmRuns, stepDown: 0.07, maxRuns: (tiny ? 2 : 8) + 2 * confirmation.confirmRuns, minQps: 100 });
+        }, peakOptions);
         const limit = serverLimit(peak.runs, peak.confirmedQps);
         report.floorPeak = {
           peakQps: peak.confirmedQps, highestValidQps: peak.highestValidQps, runs: peak.runs,
@@ -451,8 +461,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const shareServer = await startShareServer();
     if (shareServer !== server) started.push(shareServer);  // closed on a failure too (closing twice is harmless)
     shareUrl = shareServer.url;
-    // 100k/s too in a full run (issue 26): a rate one client thread may not hold while JS reads every body; the row says so.
-    for (const targetQps of tiny ? [1000, 10_000] : [1000, 10_000, 100_000]) {
+    for (const targetQps of shareRates) {
       log(`  client share at ${targetQps} requests/s, dispatch ${single} (x${repeat})`);
       try {
         const trials: NetServerTrial[] = [];
@@ -478,12 +487,12 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     }
     // The C open-loop floor at the same rates against the same spinning server, both wait modes.
     if ('path' in floorBuilt) {
-      for (const targetQps of tiny ? [1000, 10_000] : [1000, 10_000, 100_000]) {
+      for (const targetQps of shareRates) {
         for (const mode of ['sleep', 'spin'] as const) {
           log(`  open-loop floor at ${targetQps} requests/s, the C client (${mode}, x${repeat})`);
           try {
             const runs: FloorRun[] = [];
-            for (let i = 0; i < repeat; i++) runs.push(await runFloorClient(floorBuilt.path, shareUrl, targetQps, durationMs, tiny ? 200 : 2000, mode, clientCpus));
+            for (let i = 0; i < repeat; i++) runs.push(await runFloorClient(floorBuilt.path, shareUrl, targetQps, durationMs, warmupMs, mode, clientCpus));
             report.floorClient!.push({
               targetQps, mode,
               valid: runs.every((f) => f.latencyNs.p99 <= NET_TARGET_LATENCY_NS),
