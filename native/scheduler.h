@@ -78,33 +78,50 @@ inline int64_t native_sut_spin_window_ns(const Series& series) {
 // its sleeps end (the wake-up latency this machine gives it now), so it is
 // awake at the due time without spinning longer than that: it sleeps until
 // `window()` before the due time, wakes `late` after that, and spins only
-// the difference (~kMarginNs on average). A fixed tenth of the mean gap
-// (10 us at 10k QPS) woke ~19 us late at p50 on a VM whose wake-ups take
-// 25-50 us. The estimate is the sleeps' lateness p90, learned online
-// (frugal streaming quantile: one compare and add per sleep); the window
-// stays within [kMinNs, min(kServerSpinWindowNs, mean gap / 4)]: the thread
-// still sleeps between queries, and its spin takes at most a quarter of a
-// CPU (with mean gap / 2, a single 30k requests/s run on a loaded CPU fell
-// behind: the punctual issue thread starved the reactor and the JS thread).
+// the difference. A fixed tenth of the mean gap (10 us at 10k QPS) woke
+// ~19 us late at p50 on a VM whose wake-ups take 25-50 us. The estimate is
+// a quantile of the sleeps' lateness, learned online (frugal streaming
+// quantile: one compare and add per sleep), and the window stays within
+// [kMinNs, max_ns]. From ~200 QPS up: the p90, and max_ns a quarter of the
+// mean gap, at most 120 us (with a half, a single 30k requests/s run on a
+// loaded CPU fell behind: the punctual issue thread starved the reactor and
+// the JS thread; with the p99 at 1k requests/s, 5-30 % more CPU a request
+// for no shorter tail). Below: the p99, and max_ns a 25th of the mean gap up
+// to 2 ms (at most 4 % of a CPU): there a sleep is tens of ms, ends 0.2-1 ms
+// late on an idle vCPU here, and with the p90 and 120 us a tenth of the
+// queries went out 0.3-1 ms late at 20 QPS, inside every TTFT.
 struct AdaptiveSpinWindow {
   static constexpr int64_t kMinNs = 10000;
   static constexpr int64_t kMarginNs = 5000;
+  // Down this much a sleep that ended within the estimate, up up_steps times it one that did not:
+  // the quantile up_steps / (up_steps + 1).
   static constexpr int64_t kStepNs = 500;
+  static constexpr int64_t kP90UpSteps = 9;
+  static constexpr int64_t kP99UpSteps = 99;
+  static constexpr int64_t kLongGapShare = 25;
+  static constexpr int64_t kMaxLongGapWindowNs = 2000000;
   int64_t max_ns = kServerSpinWindowNs;
-  int64_t late_p90_ns = 0;
+  int64_t up_steps = kP90UpSteps;
+  int64_t late_estimate_ns = 0;
+
+  // The window's bound for a mean gap between queries of `mean_gap_ns`.
+  static int64_t max_window_ns(int64_t mean_gap_ns) {
+    const int64_t long_gap = std::min(mean_gap_ns / kLongGapShare, kMaxLongGapWindowNs);
+    return std::clamp<int64_t>(std::min(mean_gap_ns / 4, std::max(kServerSpinWindowNs, long_gap)), kMinNs,
+                               kMaxLongGapWindowNs);
+  }
 
   explicit AdaptiveSpinWindow(const Series& series, int64_t initial_ns) {
     const uint64_t queries = series.trace.query_count();
-    if (queries > 0)
-      max_ns = std::clamp<int64_t>(series.trace.scheduled_delta_ns.back() / static_cast<int64_t>(queries) / 4, kMinNs,
-                                   kServerSpinWindowNs);
-    late_p90_ns = std::max<int64_t>(initial_ns - kMarginNs, 0);
+    if (queries > 0) max_ns = max_window_ns(series.trace.scheduled_delta_ns.back() / static_cast<int64_t>(queries));
+    up_steps = max_ns > kServerSpinWindowNs ? kP99UpSteps : kP90UpSteps;
+    late_estimate_ns = std::clamp<int64_t>(initial_ns - kMarginNs, 0, max_ns);
   }
-  int64_t window() const { return std::clamp(late_p90_ns + kMarginNs, kMinNs, max_ns); }
+  int64_t window() const { return std::clamp(late_estimate_ns + kMarginNs, kMinNs, max_ns); }
   // A sleep meant to end at t ended at t + late_ns.
   void observe(int64_t late_ns) {
-    late_p90_ns += late_ns > late_p90_ns ? 9 * kStepNs : -kStepNs;
-    late_p90_ns = std::clamp<int64_t>(late_p90_ns, 0, max_ns);
+    late_estimate_ns += late_ns > late_estimate_ns ? up_steps * kStepNs : -kStepNs;
+    late_estimate_ns = std::clamp<int64_t>(late_estimate_ns, 0, max_ns);
   }
 };
 

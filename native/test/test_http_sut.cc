@@ -511,28 +511,59 @@ TEST(http_sut_spin_window_is_a_tenth_of_the_mean_gap) {
 }
 
 TEST(http_sut_spin_window_follows_the_sleeps_lateness) {
+  using W = AdaptiveSpinWindow;
+  // Its bound by the mean gap: a quarter of it, at most 120 us, or a 25th of it up to 2 ms at low rates.
+  CHECK_EQ(W::max_window_ns(20'000), W::kMinNs);
+  CHECK_EQ(W::max_window_ns(100'000), int64_t{25000});
+  CHECK_EQ(W::max_window_ns(1'000'000), kServerSpinWindowNs);
+  CHECK_EQ(W::max_window_ns(5'000'000), int64_t{200000});
+  CHECK_EQ(W::max_window_ns(50'000'000), int64_t{2000000});
+  CHECK_EQ(W::max_window_ns(500'000'000), int64_t{2000000});
+
   Series series;
   series.trace.scheduled_delta_ns.assign(1000, 0);
   series.trace.scheduled_delta_ns.back() = 100'000'000;  // 100 us apart (10k QPS): at most 25 us
-  AdaptiveSpinWindow w(series, native_sut_spin_window_ns(series));
+  W w(series, native_sut_spin_window_ns(series));
   CHECK_EQ(w.max_ns, int64_t{25000});
+  CHECK_EQ(w.up_steps, W::kP90UpSteps);
   CHECK_EQ(w.window(), int64_t{10000});
   // Sleeps ending 15 us late: the window grows to cover them (+ the margin).
   for (int i = 0; i < 200; ++i) w.observe(15000);
-  CHECK(w.window() >= 15000 + AdaptiveSpinWindow::kMarginNs && w.window() <= 15000 + AdaptiveSpinWindow::kMarginNs + 9 * AdaptiveSpinWindow::kStepNs);
+  CHECK(w.window() >= 15000 + W::kMarginNs && w.window() <= 15000 + W::kMarginNs + W::kP90UpSteps * W::kStepNs);
   // Mostly 5 us late, one in 20 very late: the p90 follows the common case, not the tail.
   for (int i = 0; i < 4000; ++i) w.observe(i % 20 == 0 ? 400000 : 5000);
-  CHECK(w.window() <= 5000 + AdaptiveSpinWindow::kMarginNs + 9 * AdaptiveSpinWindow::kStepNs);
-  CHECK(w.window() >= AdaptiveSpinWindow::kMinNs);
+  CHECK(w.window() <= 5000 + W::kMarginNs + W::kP90UpSteps * W::kStepNs);
+  CHECK(w.window() >= W::kMinNs);
   // Always very late: capped at a quarter of the gap, so the thread still sleeps between queries.
   for (int i = 0; i < 1000; ++i) w.observe(400000);
   CHECK_EQ(w.window(), int64_t{25000});
-  // Far apart queries: the usual 120 us at most.
+  // 1k QPS: the usual 120 us at most, still the p90.
+  Series thousand;
+  thousand.trace.scheduled_delta_ns.assign(1000, 0);
+  thousand.trace.scheduled_delta_ns.back() = 1'000'000'000;
+  W k(thousand, native_sut_spin_window_ns(thousand));
+  CHECK_EQ(k.max_ns, kServerSpinWindowNs);
+  CHECK_EQ(k.up_steps, W::kP90UpSteps);
+  for (int i = 0; i < 1000; ++i) k.observe(1'000'000);
+  CHECK_EQ(k.window(), kServerSpinWindowNs);
+
+  // 20 QPS (50 ms apart): up to 2 ms, from the usual 120 us.
   Series slow;
-  slow.trace.scheduled_delta_ns = {0, 500'000'000};
-  AdaptiveSpinWindow s(slow, native_sut_spin_window_ns(slow));
-  for (int i = 0; i < 1000; ++i) s.observe(1'000'000);
+  slow.trace.scheduled_delta_ns.assign(1000, 0);
+  slow.trace.scheduled_delta_ns.back() = 50'000'000'000;
+  W s(slow, native_sut_spin_window_ns(slow));
+  CHECK_EQ(s.max_ns, int64_t{2000000});
+  CHECK_EQ(s.up_steps, W::kP99UpSteps);
   CHECK_EQ(s.window(), kServerSpinWindowNs);
+  // Mostly 50 us late, one in 20 at 800 us: the p99 follows the tail (a p90 would not).
+  for (int i = 0; i < 4000; ++i) s.observe(i % 20 == 0 ? 800000 : 50000);
+  CHECK(s.window() >= 750000 && s.window() <= 800000 + W::kMarginNs + W::kP99UpSteps * W::kStepNs);
+  // One in 400 at 800 us (a quarter of the 1 %): the window comes back to the common case.
+  for (int i = 0; i < 8000; ++i) s.observe(i % 400 == 0 ? 800000 : 50000);
+  CHECK(s.window() >= 50000 && s.window() <= 50000 + W::kMarginNs + W::kP99UpSteps * W::kStepNs);
+  // Always very late: at most 2 ms.
+  for (int i = 0; i < 1000; ++i) s.observe(3'000'000);
+  CHECK_EQ(s.window(), int64_t{2000000});
 }
 
 #endif  // __linux__
