@@ -143,7 +143,14 @@ describe('network bench: targets', () => {
 
   it('holds when any dispatch mode reaches autocannon, checks p50 at both rates and both token errors', () => {
     const t = evaluateNetworkTargets(base);
-    expect(t.map((x) => x.holds)).toEqual(['yes', 'no', 'yes']);
+    expect(t.map((x) => x.holds)).toEqual(['yes', 'no', 'yes', 'n/a']);
+    // The client's own TTFT error against the idle round trip + 200 us.
+    const withOwn = (p99: number) => evaluateNetworkTargets({
+      ...base, tokens: { ...base.tokens!, floorNs: { gapMs: 50, p50: 400_000, p99: 1_000_000 }, clientTtftErrorNs: { p50: 500_000, p99, matched: 190, requests: 200 } },
+    })[3]!;
+    expect(withOwn(1_200_000).holds).toBe('yes');
+    expect(withOwn(1_200_001).holds).toBe('no');
+    expect(withOwn(1_200_000).measured).toBe('p50 500.00 us, p99 1,200.00 us against 1,000.00 + 200 us (190 of 200 requests paired)');
     expect(t[0]!.measured).toContain('met by worker');
     expect(t[0]!.target).toContain('confirmed by 3 consecutive VALID 10-s runs');
     // Judged on the confirmed peak only: a single VALID run above autocannon does not meet it.
@@ -155,6 +162,8 @@ describe('network bench: targets', () => {
 
   it('the token row names the transport that ran', () => {
     expect(formatNetworkBench({ ...base, tokens: { ...base.tokens!, transport: 'native' } })).toMatch(/TTFT error p50 .* \(transport native\)/);
+    expect(formatNetworkBench({ ...base, tokens: { ...base.tokens!, clientTtftErrorNs: { p50: 500_000, p99: 900_000, matched: 190, requests: 200 } } }))
+      .toContain("the client's own TTFT error (TTFT - the stub's hold, by request): p50 500.00 us, p99 900.00 us (190 of 200 requests paired)");
   });
 
   it('says where each process ran, how busy the server was and when it was the limit', () => {
@@ -182,7 +191,7 @@ describe('network bench: targets', () => {
 
   it("is 'n/a' when a figure is missing (no autocannon, no token run)", () => {
     const t = evaluateNetworkTargets({ ...base, closedLoop: [], clientShare: [], tokens: null });
-    expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a']);
+    expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a', 'n/a']);
   });
 });
 
@@ -230,6 +239,16 @@ describe('network bench: the token row', () => {
     expect(warmed.warmupRequests).toBeGreaterThan(0);
     expect(warmed.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
     expect(warmed.ttftNs.p50).toBeGreaterThan(2e6);
+    // Each measured request's TTFT, paired from the trace and the request log, none of the warm-up's.
+    expect(warmed.requests.length).toBeGreaterThan(5);
+    for (const [idx, ttftNs] of warmed.requests) {
+      expect(idx).toBeGreaterThanOrEqual(0);
+      expect(idx).toBeLessThan(64);
+      expect(ttftNs).toBeGreaterThan(2e6);
+      expect(ttftNs).toBeLessThan(1e9);
+    }
+    // The same TTFTs the core counted: none above its highest (p99.9 of a handful is the highest).
+    expect(Math.max(...warmed.requests.map(([, t]) => t))).toBeLessThanOrEqual(warmed.ttftNs.p999);
     // 'auto' by default: the native client on Linux; the row says which ran.
     expect(warmed.transport).toBe(loadNative().nativeHttpAvailable ? 'native' : 'undici');
     const cold = await netTokens({ ...spec, warmupMs: 0, transport: 'undici' });
@@ -308,8 +327,16 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     // The token row, with the stub's own lateness read from the stub's process.
     expect(report.tokens?.stubLatenessNs?.requests).toBeGreaterThan(0);
     expect(Number.isFinite(report.tokens?.ttftErrorNs.p99)).toBe(true);
-    expect(report.tokens).toMatchObject({ stubTimerSpinMs: 1, warmupMs: 500, clientPinned: false });
+    expect(report.tokens).toMatchObject({ stubTimerSpinMs: 1, warmupMs: 500, clientPinned: report.server?.pinned ?? false });
     expect(report.tokens?.deliveryLagNs?.p50).toBeGreaterThanOrEqual(0);
     expect(report.tokens?.floorNs).toMatchObject({ gapMs: 50, p50: expect.any(Number) });
+    // The client's own TTFT error, request by request: most requests paired, every figure possible
+    // (the stub's hold is inside the client's TTFT: the error is the two trips and the issue path, > 0).
+    const own = report.tokens?.clientTtftErrorNs;
+    expect(own?.matched).toBeGreaterThan(0.9 * own!.requests);
+    expect(own?.p50).toBeGreaterThan(0);
+    expect(own?.p99).toBeGreaterThanOrEqual(own!.p50);
+    // Each request's own error is at most its TTFT error (the stub is never early): so is the p99, within 50 us of rounding.
+    expect(own?.p99).toBeLessThanOrEqual(report.tokens!.ttftErrorNs.p99 + 50_000);
   }, 120_000);
 });

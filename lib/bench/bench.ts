@@ -10,6 +10,7 @@ import { cpus } from 'node:os';
 
 import type { CpuNoise } from '../native/index.js';
 import { serverRowLabel } from './figures.js';
+import { median } from './median.js';
 import { runNetworkBench } from './net.js';
 import {
   describePeakRunSettings,
@@ -46,13 +47,6 @@ export interface BenchOptions {
   confirmSeconds?: number;
   /** Progress lines go here (stderr by default). */
   log?: (line: string) => void;
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 function spread(values: number[]): Spread {

@@ -53,6 +53,15 @@ export function evaluateNetworkTargets(n: NetworkBenchReport): BenchTarget[] {
       : '-',
     holds: holds([atMost(t?.ttftErrorNs.p99, 200_000), atMost(t?.tpotErrorNs.p99, 200_000)]),
   });
+  const c = t?.clientTtftErrorNs ?? undefined;
+  const floorP99 = t?.floorNs?.p99;
+  targets.push({
+    target: "network: the client's own TTFT error (its TTFT - the stub's hold, request by request) p99 <= the idle round trip's p99 + 200 us",
+    measured: c && floorP99 !== undefined
+      ? `p50 ${us(c.p50)} us, p99 ${us(c.p99)} us against ${us(floorP99)} + 200 us (${fmt(c.matched)} of ${fmt(c.requests)} requests paired)`
+      : '-',
+    holds: holds([c && floorP99 !== undefined ? atMost(c.p99, floorP99 + 200_000) : undefined]),
+  });
   return targets;
 }
 
@@ -134,7 +143,12 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     }
     if (t.deliveryLagNs) {
       lines.push(`  ${''.padEnd(34)} and the delivery (scheduled -> issueQuery): p50 ${us(t.deliveryLagNs.p50)} us, p99 ${us(t.deliveryLagNs.p99)} us ` +
-        `(after a ${fmt(t.warmupMs / 1000, 1)}-s warm-up run; the client on any CPU)`);
+        `(after a ${fmt(t.warmupMs / 1000, 1)}-s warm-up run; the client ${t.clientPinned ? 'on the client CPUs' : 'on any CPU'})`);
+    }
+    if (t.clientTtftErrorNs) {
+      const c = t.clientTtftErrorNs;
+      lines.push(`  ${''.padEnd(34)} the client's own TTFT error (TTFT - the stub's hold, by request): p50 ${us(c.p50)} us, p99 ${us(c.p99)} us ` +
+        `(${fmt(c.matched)} of ${fmt(c.requests)} requests paired)`);
     }
     if (t.floorNs) {
       lines.push(`  ${''.padEnd(34)} floor: a 1-byte TCP round trip to the stub's CPU after ${fmt(t.floorNs.gapMs)} ms idle: ` +

@@ -75,11 +75,22 @@ function percentiles(values: number[]): { p50: number; p99: number } {
   return { p50: at(0.5), p99: at(0.99) };
 }
 
-/** The stub's first token − (received + ttft), and its mean token gap − tpot, per streamed request from `from`. */
+/** The QSL index in a bench prompt ('bench prompt 17'; lib/bench/net-trial.ts writes them), -1 in any other. */
+function benchPromptIndex(prompt: string): number {
+  const m = /^bench prompt (\d+)$/.exec(prompt);
+  return m ? Number(m[1]) : -1;
+}
+
+/**
+ * The stub's first token − (received + ttft), and its mean token gap − tpot, per streamed request from `from`;
+ * and per request in arrival order its prompt's QSL index and hold (first token sent − received), which a bench
+ * pairs with the client's TTFT of the same request (lib/bench/net-ttft.ts).
+ */
 function stubLateness(stub: OpenAiStub, from: number, ttftMs: number, tpotMs: number) {
   const records = stub.records().slice(from).filter((r) => r.stream && r.tokenSentNs.length > 1);
   return {
     requests: records.length,
+    firstTokenHolds: records.map((r) => [benchPromptIndex(r.prompt), r.tokenSentNs[0]! - r.receivedNs]),
     ttftNs: percentiles(records.map((r) => r.tokenSentNs[0]! - r.receivedNs - ttftMs * 1e6)),
     tpotNs: percentiles(records.map((r) => (r.tokenSentNs[r.tokenSentNs.length - 1]! - r.tokenSentNs[0]!) / (r.tokenSentNs.length - 1) - tpotMs * 1e6)),
   };

@@ -87,6 +87,45 @@ export function clientShare(samples: TracedSample[], records: StampRecords): Non
   };
 }
 
+/**
+ * Each measured request's TTFT with its QSL index, in scheduled order, from
+ * the run's trace and its request log (--request-log): TTFT = the sample's
+ * latency (trace: completed − scheduled) − (its last byte − its first
+ * token), both the core's stamps, so no clock origin enters. The log's first
+ * `skip` lines (an earlier run's) are left out; the k-th traced sample of an
+ * index pairs with the k-th logged request of it by send time (an index
+ * whose counts differ, or a request without both stamps, is left out).
+ */
+export function tracedTtfts(samples: TracedSample[], requestLogText: string, skip: number): [idx: number, ttftNs: number][] {
+  const logged = new Map<number, { sent: number; untilLast: number | null }[]>();
+  const lines = requestLogText.split('\n').filter((l) => l !== '');
+  for (const line of lines.slice(skip)) {
+    const r = JSON.parse(line) as { qsl_index: number; sent_ns: number | null; first_token_ns: number | null; last_byte_ns: number | null; outcome: string };
+    let list = logged.get(r.qsl_index);
+    if (!list) logged.set(r.qsl_index, (list = []));
+    const ok = r.outcome === 'ok' && r.first_token_ns !== null && r.last_byte_ns !== null;
+    list.push({ sent: r.sent_ns ?? Number.POSITIVE_INFINITY, untilLast: ok ? r.last_byte_ns! - r.first_token_ns! : null });
+  }
+  const traced = new Map<number, TracedSample[]>();
+  for (const s of samples) {
+    let list = traced.get(s.idx);
+    if (!list) traced.set(s.idx, (list = []));
+    list.push(s);
+  }
+  const out: { scheduledUs: number; idx: number; ttftNs: number }[] = [];
+  for (const [idx, list] of traced) {
+    const requests = logged.get(idx);
+    if (!requests || requests.length !== list.length) continue;
+    list.sort((a, b) => a.scheduledUs - b.scheduledUs);
+    requests.sort((a, b) => a.sent - b.sent);
+    for (let k = 0; k < list.length; k++) {
+      const untilLast = requests[k]!.untilLast;
+      if (untilLast !== null) out.push({ scheduledUs: list[k]!.scheduledUs, idx, ttftNs: list[k]!.latencyNs - untilLast });
+    }
+  }
+  return out.sort((a, b) => a.scheduledUs - b.scheduledUs).map((r) => [r.idx, r.ttftNs]);
+}
+
 function resultPercentiles(r: TestResult): Percentiles {
   return { p50: r.percentilesNs[50], p99: r.percentilesNs[99], p999: r.percentilesNs[99.9] };
 }
@@ -186,8 +225,19 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
   const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
   const dataset = writePrompts(outdir, spec.outputTokens);
   const transport = spec.transport ?? 'auto';
+  // Every request's stamps, for its TTFT by request (tracedTtfts).
+  const requestLog = join(outdir, 'requests.jsonl');
   // As `loadgen run` does: the JS thread yields to loadgen's threads when the native transport serves.
-  const sut = await createOpenAiSut({ urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens, transport, ...(transport !== 'undici' ? { jsThreadNice: CLI_JS_THREAD_NICE } : {}) });
+  const sut = await createOpenAiSut({
+    urls: [spec.url], model: 'loadgen-stub', dataset, maxTokens: spec.outputTokens, transport, requestLog,
+    ...(transport !== 'undici' ? { jsThreadNice: CLI_JS_THREAD_NICE } : {}),
+  });
+  let closed = false;
+  const closeSut = async () => {
+    if (closed) return;
+    closed = true;
+    await sut.close();
+  };
   const settings = { scenario: 'Server' as const, serverTargetQps: spec.targetQps, useTokenLatencies: true, minQueryCount: 1 };
   try {
     let warmupRequests = 0;
@@ -202,10 +252,12 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
         rmSync(warmDir, { recursive: true, force: true });
       }
     }
-    const r = await startTest(sut, sut.qsl, { ...settings, minDurationMs: spec.durationMs }, { outdir });
+    const r = await startTest(sut, sut.qsl, { ...settings, minDurationMs: spec.durationMs }, { outdir, enableTrace: true });
     const ttft = r.tokens?.ttftNs?.percentiles;
     const tpot = r.tokens?.tpotNs?.percentiles;
     if (!ttft || !tpot) throw new Error('the run reported no TTFT/TPOT');
+    const transportUsed = sut.stats().transport;
+    await closeSut(); // the request log complete
     return {
       valid: r.valid,
       ttftNs: { p50: ttft[50], p99: ttft[99], p999: ttft[99.9] },
@@ -214,10 +266,11 @@ export async function netTokens(spec: Extract<TrialSpec, { kind: 'net-tokens' }>
       deliveryLagNs: r.overhead?.deliveryLagNs
         ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
         : null,
-      transport: sut.stats().transport,
+      transport: transportUsed,
+      requests: tracedTtfts(readTrace(join(outdir, 'mlperf_log_trace.json')), readFileSync(requestLog, 'utf8'), warmupRequests),
     };
   } finally {
-    await sut.close();
+    await closeSut();
     rmSync(outdir, { recursive: true, force: true });
   }
 }

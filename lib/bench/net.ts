@@ -14,24 +14,27 @@
  *   - the client's own share of each request's latency (loadgen's latency
  *     minus the server's send − recv) at 1k, 10k and (full runs) 100k requests/s;
  *   - TTFT and TPOT against the OpenAI stub streamer's schedule at 20 requests/s
- *     (the stub on the server's CPUs, the client on any CPU: see the token row).
+ *     (the stub on the server's CPUs, the client on the client's).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { loadNative } from '../native/index.js';
+import { median } from './median.js';
+import { measureTokenRow, type TokenRow } from './net-ttft.js';
 import { clientShareDispatch, dispatchLabel } from './net-labels.js';
 import { findConfirmedPeak, formatPeakRun, peakConfirmation, type PeakConfirmation, type PeakRun } from './peak.js';
-import { buildStampServer, checkClock, idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
+import { buildStampServer, checkClock, startServer, type BenchServer } from './net-servers.js';
 import { busyShare, clientCpusWanted, cpuListText, netCpuLayout, processCpuSeconds, serverLimit } from './cpu-layout.js';
-import { allowedCpuList, cpuTaskset, findOnPath, runTrial, type NetServerTrial, type NetTokensTrial, type Percentiles } from './trials.js';
+import { allowedCpuList, cpuTaskset, findOnPath, runTrial, type NetServerTrial, type Percentiles } from './trials.js';
 import {
   autocannonRate, autocannonScript, buildFloorClient, NET_CONNECTIONS, parseWrkLatency, runClient, runFloorClient, wrkRate,
   type ClosedLoopRun, type FloorMode, type FloorRun,
 } from './net-tools.js';
 
 export { checkClock, NET_CONNECTIONS, parseWrkLatency };
+export type { TokenRow };
 
 
 /** The open-loop rows' latency bound (Server target latency, p99). */
@@ -133,39 +136,6 @@ export interface FloorClientRow {
   cpuPerRequestNs: number;
 }
 
-export interface TokenRow {
-  targetQps: number;
-  ttftMs: number;
-  tpotMs: number;
-  outputTokens: number;
-  valid: boolean;
-  /** The transport 'auto' picked for the OpenAI SUT (native on plain http:; absent in older reports: undici). */
-  transport?: 'native' | 'undici';
-  /** Measured TTFT − ttftMs (percentiles shift with the schedule: p − ttftMs). */
-  ttftErrorNs: { p50: number; p99: number };
-  /** Measured TPOT − tpotMs. */
-  tpotErrorNs: { p50: number; p99: number };
-  /** The stub's own lateness against its schedule (its timers), medians over the repetitions: part of the error above. */
-  stubLatenessNs: { requests: number; ttft: { p50: number; p99: number }; tpot: { p50: number; p99: number } } | null;
-  /** The stub's timerSpinMs: it waits the last this-many ms before each token in setImmediate turns, not a timer. */
-  stubTimerSpinMs: number;
-  /** The unmeasured run before each measured one (JIT, connections). */
-  warmupMs: number;
-  /** The client process ran on any CPU (the stub on CPU 1 when pinned). */
-  clientPinned: false;
-  /** Scheduled -> in the SUT's issueQuery, medians over the repetitions: part of every TTFT; null when not reported. */
-  deliveryLagNs: { p50: number; p99: number } | null;
-  /**
-   * The floor under the TTFT error: a 1-byte TCP round trip from this process (on any CPU)
-   * to an echo on the stub's CPU after an idle gap of a request's mean interval (both
-   * wake-ups a first token pays, with no HTTP or loadgen); null when it could not run.
-   */
-  floorNs: { gapMs: number; p50: number; p99: number } | null;
-}
-
-/** The stub's schedule is exact to microseconds when it has its CPU: a timer to 1 ms before each token, then setImmediate turns. */
-const STUB_TIMER_SPIN_MS = 1;
-
 export interface NetworkBenchReport {
   connections: number;
   /** The peak rows' confirmation: consecutive VALID runs of this length (each also the search's run length). */
@@ -228,13 +198,6 @@ export interface NetworkBenchOptions {
   /** Default: 3 runs of 10 s (tiny: 1 of 0.2 s). */
   confirmation?: PeakConfirmation;
   log: (line: string) => void;
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 function spreadOf(values: number[]): NetSpread {
@@ -512,74 +475,8 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     await server.close();
     if (shareServer !== server) await shareServer.close();
 
-    // TTFT/TPOT against the stub's schedule, the stub in its own process on CPU 1.
-    const ttftMs = 20;
-    const tpotMs = 5;
-    const outputTokens = 16;
-    log(`  TTFT/TPOT against the OpenAI stub (ttft ${ttftMs} ms, tpot ${tpotMs} ms) at 20 requests/s (x${repeat})`);
-    try {
-      const stub = await startServer('openai-stub', base?.server ?? null, undefined, { ttftMs, tpotMs, timerSpinMs: STUB_TIMER_SPIN_MS });
-      const warmupMs = tiny ? 500 : 3000;
-      started.push(stub);
-      const trials: NetTokensTrial[] = [];
-      type StubLateness = { requests: number; ttftNs: { p50: number; p99: number }; tpotNs: { p50: number; p99: number } };
-      const lateness: StubLateness[] = [];
-      for (let i = 0; i < repeat; i++) {
-        await stub.ask('lateness', 'LATENESS '); // from here on
-        trials.push(await runTrial<NetTokensTrial>({
-          kind: 'net-tokens',
-          url: stub.url,
-          targetQps: 20,
-          durationMs: tiny ? 1000 : 10_000,
-          outputTokens,
-          warmupMs,
-          // The client is not pinned: a first token must wake it, and pinned to CPU 0 it waited for
-          // whatever else ran there (TTFT error p50 4-5 ms vs 1.4-1.6 ms free at load 11-13;
-          // benchmarks/RESULTS.md, "Issue 12: TTFT precision"), as the design notes say of the Node main thread.
-        }, { onCpu0: false }));
-        lateness.push(JSON.parse(await stub.ask(`lateness ${trials[trials.length - 1]!.warmupRequests}`, 'LATENESS ')) as StubLateness);
-      }
-      await stub.close();
-      let floorNs: TokenRow['floorNs'] = null;
-      try {
-        const echo = await startServer('echo', base?.server ?? null);
-        started.push(echo);
-        const gapMs = 1000 / 20;
-        floorNs = { gapMs, ...(await idleRoundTripNs(echo.url, gapMs, tiny ? 20 : 100)) };
-        await echo.close();
-      } catch (error) {
-        report.notes.push(`TTFT floor: ${(error as Error).message.split('\n')[0]}`);
-      }
-      const lm = (get: (l: StubLateness) => number) => median(lateness.map(get));
-      const m = (get: (t: NetTokensTrial) => number) => median(trials.map(get));
-      report.tokens = {
-        targetQps: 20,
-        ttftMs,
-        tpotMs,
-        outputTokens,
-        valid: trials.every((t) => t.valid),
-        transport: trials[0]!.transport,
-        ttftErrorNs: { p50: m((t) => t.ttftNs.p50) - ttftMs * 1e6, p99: m((t) => t.ttftNs.p99) - ttftMs * 1e6 },
-        tpotErrorNs: { p50: m((t) => t.tpotNs.p50) - tpotMs * 1e6, p99: m((t) => t.tpotNs.p99) - tpotMs * 1e6 },
-        stubLatenessNs: lateness.length
-          ? {
-              requests: lm((l) => l.requests),
-              ttft: { p50: lm((l) => l.ttftNs.p50), p99: lm((l) => l.ttftNs.p99) },
-              tpot: { p50: lm((l) => l.tpotNs.p50), p99: lm((l) => l.tpotNs.p99) },
-            }
-          : null,
-        stubTimerSpinMs: STUB_TIMER_SPIN_MS,
-        warmupMs,
-        clientPinned: false,
-        deliveryLagNs: trials.every((t) => t.deliveryLagNs)
-          ? { p50: m((t) => t.deliveryLagNs!.p50), p99: m((t) => t.deliveryLagNs!.p99) }
-          : null,
-        floorNs,
-      };
-    } catch (error) {
-      report.notes.push(`TTFT/TPOT: ${(error as Error).message.split('\n')[0]}`);
-      log(`    ${(error as Error).message}`);
-    }
+    // TTFT/TPOT against the stub's schedule, the stub in its own process on the server's CPUs.
+    report.tokens = await measureTokenRow({ serverCpus: base?.server ?? null, clientCpus, tiny, repeat, log, notes: report.notes, started });
   } finally {
     for (const s of started) await s.close();
     rmSync(dir, { recursive: true, force: true });

@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 
 import { fmt, us } from './figures.js';
+import { median } from './median.js';
 import { startServer } from './net-servers.js';
 import { pinningTaskset, runTrial, type NetTokenCpuTrial } from './trials.js';
 
@@ -102,13 +103,6 @@ function loadAverage1m(): number | null {
   } catch {
     return null;
   }
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  if (s.length === 0) return Number.NaN;
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 /** Connections for a rate: twice the responses in flight (rate x response time), at least 16. */

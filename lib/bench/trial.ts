@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import type { BenchSut, BenchSutPath, PeakTrial, Percentiles, ServerTrial, TrialSpec } from './trials.js';
 import { netServer, netTokenCpu, netTokens } from './net-trial.js';
+import { idleRoundTripNs } from './net-servers.js';
 import { peakRunSettings, type PeakRun } from './peak.js';
 import { loadNative, loadNativeInternals } from '../native/index.js';
 import { NULL_SUT_MODULE } from '../suts/null-sut-module.js';
@@ -355,6 +356,9 @@ async function main(): Promise<void> {
       break;
     case 'net-tokens':
       result = await netTokens(spec);
+      break;
+    case 'net-idle-rtt':
+      result = await idleRoundTripNs(spec.url, spec.gapMs, spec.count);
       break;
     case 'net-token-cpu':
       result = await netTokenCpu(spec);

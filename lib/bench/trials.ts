@@ -88,6 +88,8 @@ export type TrialSpec =
       /** The SUT's transport (default 'auto': native on plain http:). */
       transport?: 'auto' | 'native' | 'undici';
     }
+  /** The token row's floor: `count` 1-byte round trips to the echo server, each after `gapMs` idle (idleRoundTripNs). */
+  | { kind: 'net-idle-rtt'; url: string; gapMs: number; count: number }
   /** The client's CPU per streamed token: a Server run of the OpenAI SUT on the native transport against the stub (lib/bench/tokens.ts). */
   | {
       kind: 'net-token-cpu';
@@ -154,6 +156,8 @@ export interface NetTokensTrial {
   deliveryLagNs: Percentiles | null;
   /** The transport that ran (sut.stats().transport). */
   transport: 'native' | 'undici';
+  /** Each measured request's QSL index and TTFT (ns), in scheduled order (tracedTtfts). */
+  requests: [idx: number, ttftNs: number][];
 }
 
 export interface NetTokenCpuTrial {

@@ -99,6 +99,9 @@ export interface OpenAiStubOptions extends ServeAddress {
   timerSpinMs?: number;
 }
 
+/** A record keeps this much of the prompt's text: enough to tell a bench's prompts apart, bounded for long ones. */
+export const OPENAI_STUB_RECORD_PROMPT_CHARS = 256;
+
 /** One generation request as the stub served it (recordTimes). */
 export interface OpenAiStubRecord {
   /** 1-based, in arrival order. */
@@ -107,6 +110,8 @@ export interface OpenAiStubRecord {
   stream: boolean;
   /** Content tokens written. */
   tokens: number;
+  /** The prompt's text, its first OPENAI_STUB_RECORD_PROMPT_CHARS characters ('' for token ids): a bench pairs it with the client's request. */
+  prompt: string;
   /**
    * When the request's last byte was read: the schedule's origin. Times are
    * CLOCK_MONOTONIC ns (process.hrtime), the clock of loadgen's clockNs() on
@@ -173,7 +178,9 @@ export async function startOpenAiStub(options: OpenAiStubOptions): Promise<OpenA
       }
       const fault = config.faults[number];
       if (fault === 'http-500') return sendError(res, 500, 'stub: injected server error.', 'server_error');
-      const record: OpenAiStubRecord = { request: number, path, stream: parsed.stream, tokens: 0, receivedNs, tokenSentNs: [] };
+      const record: OpenAiStubRecord = {
+        request: number, path, stream: parsed.stream, tokens: 0, prompt: config.recordTimes ? parsed.promptText.slice(0, OPENAI_STUB_RECORD_PROMPT_CHARS) : '', receivedNs, tokenSentNs: [],
+      };
       if (config.recordTimes) records.push(record);
       served.add(res);
       res.on('close', () => served.delete(res));
