@@ -26,11 +26,14 @@ struct FailedSampleCounts {
   uint64_t by_kind[kFailureKindCount] = {};
 };
 
-// One failed sample's detail-log line: its kind and the SUT's message
-// (control characters escaped, at most kMaxFailureMessageBytes).
+// One failed sample's detail-log line: its kind, the SUT's message (control
+// characters escaped, at most kMaxFailureMessageBytes) and when it failed
+// (its completion stamp, now_ns() clock): the lines are written when the run
+// ends, each with the time of its failure.
 struct FailureMessage {
   FailureKind kind;
   std::string text;
+  int64_t failed_ns = 0;
 };
 
 // The longest message kept per failed sample, and how many messages (detail-

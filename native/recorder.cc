@@ -81,7 +81,7 @@ void Recorder::count_rejected(IdStatus status, double id) {
   invalid_ids_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Recorder::record_failure(Series& series, uint64_t k, const Failure& failure) {
+void Recorder::record_failure(Series& series, uint64_t k, const Failure& failure, int64_t done_ns) {
   {
     std::lock_guard<std::mutex> lock(series.failed_mutex);
     series.failed_samples.push_back(k);
@@ -89,7 +89,7 @@ void Recorder::record_failure(Series& series, uint64_t k, const Failure& failure
   const size_t kind = static_cast<size_t>(failure.kind);
   if (failed_by_kind_[kind].fetch_add(1, std::memory_order_relaxed) >= kMaxFailureLinesPerKind) return;
   // The SUT's text goes into the detail log: one line, bounded.
-  FailureMessage kept{failure.kind, echo_input(*failure.message, kMaxFailureMessageBytes)};
+  FailureMessage kept{failure.kind, echo_input(*failure.message, kMaxFailureMessageBytes), series.start_ns + done_ns};
   std::lock_guard<std::mutex> lock(failure_messages_mutex_);
   failure_messages_.push_back(std::move(kept));
 }
@@ -166,10 +166,10 @@ uint64_t Recorder::complete(int64_t stamp, bool caller_stamp, const Id* ids, con
     // Before the query counts as done: whoever reads the series after its
     // last completion sees the failure.
     if (failure != nullptr) {
-      record_failure(series, k, *failure);
+      record_failure(series, k, *failure, done);
     } else if (missing_first_token) {
       missing_first_tokens_.fetch_add(1, std::memory_order_relaxed);
-      record_failure(series, k, no_first_token);
+      record_failure(series, k, no_first_token, done);
     }
     // After the token count is stored (the record carries it), before the
     // query counts as done (whoever ends the series and the log comes after).
@@ -300,7 +300,7 @@ void Recorder::complete_on_issue_thread(Series& series, uint64_t q, int64_t t) {
       if (k != first && (k - first) % kStampEvery == 0) t = now_ns() - series.start_ns;
       series.completed_ns[k].store(t, std::memory_order_release);
       missing_first_tokens_.fetch_add(1, std::memory_order_relaxed);
-      record_failure(series, k, no_first_token);  // a failed sample writes no accuracy record
+      record_failure(series, k, no_first_token, t);  // a failed sample writes no accuracy record
     }
   } else {
     for (uint64_t k = first; k < first + spq; ++k) {

@@ -95,7 +95,8 @@ class Recorder {
   void count_rejected(IdStatus status, double id);
   // Sample `k` of `series` completed as failed: counted, its message kept
   // (the first kMaxFailureLinesPerKind of its kind).
-  void record_failure(Series& series, uint64_t k, const Failure& failure);
+  // done_ns: the sample's completion stamp, from the series start.
+  void record_failure(Series& series, uint64_t k, const Failure& failure, int64_t done_ns);
   // Sample `k`'s response (responses' element `i`): one accuracy record if
   // the sample is logged and has not failed as no_first_token.
   void log_response(Series& series, uint64_t k, const ResponseBytes& responses, size_t i);

@@ -277,9 +277,16 @@ void RunLog::write_completion_errors() {
 }
 
 void RunLog::write_failures(const std::vector<FailureMessage>& messages) {
-  for (const FailureMessage& m : messages) {
-    detail_.add("error_runtime", DetailLog::quote(std::string("Sample failed (") + to_string(m.kind) + "): " + m.text),
-                true, false, kFile, __LINE__);
+  // Kept from any completing thread, so in the order of their failures only roughly: written in it.
+  std::vector<const FailureMessage*> in_order;
+  in_order.reserve(messages.size());
+  for (const FailureMessage& m : messages) in_order.push_back(&m);
+  std::stable_sort(in_order.begin(), in_order.end(),
+                   [](const FailureMessage* a, const FailureMessage* b) { return a->failed_ns < b->failed_ns; });
+  for (const FailureMessage* m : in_order) {
+    detail_.add_at(m->failed_ns, "error_runtime",
+                   DetailLog::quote(std::string("Sample failed (") + to_string(m->kind) + "): " + m->text), true,
+                   false, kFile, __LINE__);
   }
   failure_lines_ += messages.size();
   const FailedSampleCounts& counts = outcome_.failed_samples;

@@ -132,6 +132,45 @@ TEST(failures_are_counted_logged_and_make_the_run_invalid) {
   CHECK(detail.find(reason) != std::string::npos);
 }
 
+// The time_ms of each detail-log line holding `needle`, in file order.
+static std::vector<double> line_times(const std::string& detail, const std::string& needle) {
+  std::vector<double> times;
+  std::istringstream lines(detail);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(needle) == std::string::npos) continue;
+    const size_t at = line.find("\"time_ms\": ");
+    if (at != std::string::npos) times.push_back(std::stod(line.substr(at + 11)));
+  }
+  return times;
+}
+
+TEST(failures_are_logged_with_the_time_they_failed_not_the_runs_end) {
+  SessionConfig c = failure_config(Scenario::SingleStream, "fail_times", 100);
+  // 1 ms a sample: ~100 ms of run; samples 3, 13, ..., 93 fail.
+  RespondingHost host([](Session& s, double id, uint64_t k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (k % 10 == 3) {
+      s.fail(0, id, FailureKind::Timeout, "sample " + std::to_string(k));
+    } else {
+      complete(s, id);
+    }
+  });
+  Session session(c, &host);
+  const RunOutcome& o = host.run(session);
+  CHECK_EQ(o.failed_samples.total, uint64_t{10});
+  const std::string detail = read_file(o.detail_log_path);
+  const std::vector<double> failed = line_times(detail, "\"Sample failed (timeout): sample ");
+  CHECK_EQ(failed.size(), size_t{10});
+  // In the order they failed, 90 samples (>= 90 ms) apart from the first to the last; the
+  // results come after the last (written when the run ended, as the failure lines are).
+  for (size_t i = 1; i < failed.size(); ++i) CHECK(failed[i] > failed[i - 1]);
+  CHECK(failed.back() - failed.front() >= 85.0);
+  const std::vector<double> results = line_times(detail, "\"result_validity\"");
+  CHECK_EQ(results.size(), size_t{1});
+  CHECK(results[0] >= failed.back());
+  CHECK(detail.find("\"Sample failed (timeout): sample 3\"") < detail.find("\"Sample failed (timeout): sample 93\""));
+}
+
 TEST(failures_in_every_scenario_complete_and_do_not_hang) {
   for (const Scenario scenario : {Scenario::SingleStream, Scenario::MultiStream, Scenario::Server, Scenario::Offline}) {
     SessionConfig c = failure_config(scenario, "fail_scenario", 40);
