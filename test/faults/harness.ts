@@ -213,6 +213,13 @@ export function detailRecords(outdir: string): Record<string, unknown>[] {
     }
   }
   expect.soft(bad, 'detail log lines that are not JSON').toEqual([]);
+  // A failed sample's line carries the time it failed: possible (finite, not before the log's start,
+  // not after its last line) and in the order the samples failed.
+  const times = records.map((r) => r.time_ms as number);
+  const last = Math.max(...times.filter((t) => Number.isFinite(t)));
+  const failed = records.filter((r) => typeof r.value === 'string' && r.value.startsWith('Sample failed (')).map((r) => r.time_ms as number);
+  expect.soft(failed.filter((t) => !Number.isFinite(t) || t < 0 || t > last), "'Sample failed' times not possible").toEqual([]);
+  expect.soft(failed.filter((t, i) => i > 0 && t < failed[i - 1]!), "'Sample failed' lines out of order").toEqual([]);
   return records;
 }
 
