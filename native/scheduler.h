@@ -85,7 +85,7 @@ inline int64_t native_sut_spin_window_ns(const Series& series) {
 // [kMinNs, max_ns]. From ~200 QPS up: the p90, and max_ns a quarter of the
 // mean gap, at most 120 us (with a half, a single 30k requests/s run on a
 // loaded CPU fell behind: the punctual issue thread starved the reactor and
-// the JS thread; with the p99 at 1k requests/s, 5-30 % more CPU a request
+// the JS thread; with the p99 at 1k requests/s, 5-35 % more CPU a request
 // for no shorter tail). Below: the p99, and max_ns a 25th of the mean gap up
 // to 2 ms (at most 4 % of a CPU): there a sleep is tens of ms, ends 0.2-1 ms
 // late on an idle vCPU here, and with the p90 and 120 us a tenth of the
