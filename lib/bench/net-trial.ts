@@ -15,6 +15,7 @@ import { createHttpSut } from '../net/http-map.js';
 import type { NetworkStats } from '../net/types.js';
 import { CLI_JS_THREAD_NICE } from '../net/transport.js';
 import { busyShare, processCpuSeconds } from './cpu-layout.js';
+import { groupByIndex } from './group.js';
 import { stampRecords, type StampRecords } from './net-map.js';
 import type { NetServerTrial, NetTokenCpuTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
 
@@ -57,12 +58,7 @@ export function clientShare(samples: TracedSample[], records: StampRecords): Non
     if (!list) byIdx.set(idx, (list = []));
     list.push({ recv: records.recv[i]!, send: records.send[i]! });
   }
-  const traced = new Map<number, TracedSample[]>();
-  for (const s of samples) {
-    let list = traced.get(s.idx);
-    if (!list) traced.set(s.idx, (list = []));
-    list.push(s);
-  }
+  const traced = groupByIndex(samples, (s) => s.idx);
   const latency: number[] = [];
   const server: number[] = [];
   const client: number[] = [];
@@ -106,12 +102,7 @@ export function tracedTtfts(samples: TracedSample[], requestLogText: string, ski
     const ok = r.outcome === 'ok' && r.first_token_ns !== null && r.last_byte_ns !== null;
     list.push({ sent: r.sent_ns ?? Number.POSITIVE_INFINITY, untilLast: ok ? r.last_byte_ns! - r.first_token_ns! : null });
   }
-  const traced = new Map<number, TracedSample[]>();
-  for (const s of samples) {
-    let list = traced.get(s.idx);
-    if (!list) traced.set(s.idx, (list = []));
-    list.push(s);
-  }
+  const traced = groupByIndex(samples, (s) => s.idx);
   const out: { scheduledUs: number; idx: number; ttftNs: number }[] = [];
   for (const [idx, list] of traced) {
     const requests = logged.get(idx);

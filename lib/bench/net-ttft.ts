@@ -5,6 +5,7 @@
  * lateness, the idle round trip under it (the floor), and the client's own
  * TTFT error request by request (its TTFT − the stub's hold of that request).
  */
+import { groupByIndex } from './group.js';
 import { median } from './median.js';
 import { idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
 import { runTrial, type NetTokensTrial } from './trials.js';
@@ -65,23 +66,12 @@ export function clientTtftError(
   requests: readonly (readonly [number, number])[],
   holds: readonly (readonly [number, number])[],
 ): { p50: number; p99: number; matched: number; requests: number } | null {
-  const byIdx = new Map<number, number[]>();
-  for (const [idx, hold] of holds) {
-    let list = byIdx.get(idx);
-    if (!list) byIdx.set(idx, (list = []));
-    list.push(hold);
-  }
-  const client = new Map<number, number[]>();
-  for (const [idx, ttft] of requests) {
-    let list = client.get(idx);
-    if (!list) client.set(idx, (list = []));
-    list.push(ttft);
-  }
+  const byIdx = groupByIndex(holds, ([idx]) => idx);
   const errors: number[] = [];
-  for (const [idx, ttfts] of client) {
+  for (const [idx, ttfts] of groupByIndex(requests, ([i]) => i)) {
     const stubHolds = byIdx.get(idx);
     if (idx < 0 || !stubHolds || stubHolds.length !== ttfts.length) continue;
-    for (let k = 0; k < ttfts.length; k++) errors.push(ttfts[k]! - stubHolds[k]!);
+    for (let k = 0; k < ttfts.length; k++) errors.push(ttfts[k]![1] - stubHolds[k]![1]);
   }
   if (errors.length === 0) return null;
   errors.sort((a, b) => a - b);
