@@ -273,7 +273,12 @@ describe('audit.config at startTest', () => {
     expect(lines[at]).toContain('"key": "warning_generic_message"');
     expect(lines[at]).toContain('"is_warning": true');
     expect(lines.some((l) => l.includes('"key": "requested_accuracy_log_rng_seed", "value": 720381539243781796'))).toBe(true);
-    expect(readFileSync(join(cwd, 'out', 'mlperf_log_summary.txt'), 'utf8')).toContain('1 warning encountered');
+    // The audit warning is counted; the only other warning a run of microseconds may get is the reference's
+    // clock-ratio one (its PerfClock and system_clock durations differ by > 0.1 % when the run is that short).
+    const warnings = lines.filter((l) => l.includes('"is_warning": true'));
+    expect(warnings.filter((l) => !l.includes('Found Audit Config file') && !l.includes('PerfClock and system_clock differ by more than 0.1%'))).toEqual([]);
+    expect(readFileSync(join(cwd, 'out', 'mlperf_log_summary.txt'), 'utf8'))
+      .toContain(warnings.length === 1 ? '1 warning encountered' : `${warnings.length} warnings encountered`);
 
     // --no-audit-config skips it.
     const skipped = loadgen(['run', '--sut', 'null-native', '--scenario', 'Offline', '--set', 'min_query_count=300',
