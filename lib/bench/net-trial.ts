@@ -15,7 +15,7 @@ import { createHttpSut } from '../net/http-map.js';
 import type { NetworkStats } from '../net/types.js';
 import { CLI_JS_THREAD_NICE } from '../net/transport.js';
 import { busyShare, processCpuSeconds } from './cpu-layout.js';
-import { groupByIndex } from './group.js';
+import { groupByIndex, pairInOrder } from './group.js';
 import { stampRecords, type StampRecords } from './net-map.js';
 import type { NetServerTrial, NetTokenCpuTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
 
@@ -58,22 +58,15 @@ export function clientShare(samples: TracedSample[], records: StampRecords): Non
     if (!list) byIdx.set(idx, (list = []));
     list.push({ recv: records.recv[i]!, send: records.send[i]! });
   }
-  const traced = groupByIndex(samples, (s) => s.idx);
   const latency: number[] = [];
   const server: number[] = [];
   const client: number[] = [];
-  for (const [idx, list] of traced) {
-    const stamps = byIdx.get(idx);
-    if (!stamps || stamps.length !== list.length) continue;
-    list.sort((a, b) => a.scheduledUs - b.scheduledUs);
-    stamps.sort((a, b) => a.recv - b.recv);
-    for (let k = 0; k < list.length; k++) {
-      const serverNs = stamps[k]!.send - stamps[k]!.recv;
-      latency.push(list[k]!.latencyNs);
-      server.push(serverNs);
-      client.push(list[k]!.latencyNs - serverNs);
-    }
-  }
+  pairInOrder(groupByIndex(samples, (s) => s.idx), byIdx, (a, b) => a.scheduledUs - b.scheduledUs, (a, b) => a.recv - b.recv, (sample, stamps) => {
+    const serverNs = stamps.send - stamps.recv;
+    latency.push(sample.latencyNs);
+    server.push(serverNs);
+    client.push(sample.latencyNs - serverNs);
+  });
   return {
     samples: samples.length,
     matched: client.length,
@@ -102,18 +95,10 @@ export function tracedTtfts(samples: TracedSample[], requestLogText: string, ski
     const ok = r.outcome === 'ok' && r.first_token_ns !== null && r.last_byte_ns !== null;
     list.push({ sent: r.sent_ns ?? Number.POSITIVE_INFINITY, untilLast: ok ? r.last_byte_ns! - r.first_token_ns! : null });
   }
-  const traced = groupByIndex(samples, (s) => s.idx);
   const out: { scheduledUs: number; idx: number; ttftNs: number }[] = [];
-  for (const [idx, list] of traced) {
-    const requests = logged.get(idx);
-    if (!requests || requests.length !== list.length) continue;
-    list.sort((a, b) => a.scheduledUs - b.scheduledUs);
-    requests.sort((a, b) => a.sent - b.sent);
-    for (let k = 0; k < list.length; k++) {
-      const untilLast = requests[k]!.untilLast;
-      if (untilLast !== null) out.push({ scheduledUs: list[k]!.scheduledUs, idx, ttftNs: list[k]!.latencyNs - untilLast });
-    }
-  }
+  pairInOrder(groupByIndex(samples, (s) => s.idx), logged, (a, b) => a.scheduledUs - b.scheduledUs, (a, b) => a.sent - b.sent, (sample, request, idx) => {
+    if (request.untilLast !== null) out.push({ scheduledUs: sample.scheduledUs, idx, ttftNs: sample.latencyNs - request.untilLast });
+  });
   return out.sort((a, b) => a.scheduledUs - b.scheduledUs).map((r) => [r.idx, r.ttftNs]);
 }
 

@@ -5,7 +5,7 @@
  * lateness, the idle round trip under it (the floor), and the client's own
  * TTFT error request by request (its TTFT − the stub's hold of that request).
  */
-import { groupByIndex } from './group.js';
+import { groupByIndex, pairInOrder } from './group.js';
 import { median } from './median.js';
 import { idleRoundTripNs, startServer, type BenchServer } from './net-servers.js';
 import { runTrial, type NetTokensTrial } from './trials.js';
@@ -66,13 +66,12 @@ export function clientTtftError(
   requests: readonly (readonly [number, number])[],
   holds: readonly (readonly [number, number])[],
 ): { p50: number; p99: number; matched: number; requests: number } | null {
-  const byIdx = groupByIndex(holds, ([idx]) => idx);
   const errors: number[] = [];
-  for (const [idx, ttfts] of groupByIndex(requests, ([i]) => i)) {
-    const stubHolds = byIdx.get(idx);
-    if (idx < 0 || !stubHolds || stubHolds.length !== ttfts.length) continue;
-    for (let k = 0; k < ttfts.length; k++) errors.push(ttfts[k]![1] - stubHolds[k]![1]);
-  }
+  // Both lists are in order already (a stable sort by nothing keeps it).
+  const asGiven = () => 0;
+  pairInOrder(groupByIndex(requests, ([idx]) => idx), groupByIndex(holds, ([idx]) => idx), asGiven, asGiven, ([, ttft], [, hold], idx) => {
+    if (idx >= 0) errors.push(ttft - hold);
+  });
   if (errors.length === 0) return null;
   errors.sort((a, b) => a - b);
   const at = (p: number) => errors[Math.min(errors.length - 1, Math.floor(errors.length * p))]!;
