@@ -15,6 +15,14 @@
  *     several processes, each on its own CPU, can serve one port (the kernel
  *     spreads the connections over them); prints "PORT n".
  * Ends on SIGTERM/SIGINT or when stdin closes (its parent went away).
+ *
+ * Lines on stdin (the bench's client share, so the client reads no body):
+ *   record        forget the stamps kept so far and keep each request's from
+ *                 now on: its sample index (GET /s/N; -1 for other paths),
+ *                 recv and send; answers "RECORDING"
+ *   stamps PATH   writes them to PATH, a line "INDEX RECV SEND" each, and
+ *                 stops keeping them; answers "STAMPS <written> <dropped>"
+ *                 (dropped: beyond MAX_RECORDS) or "STAMPS error <reason>"
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +41,8 @@
 
 #define BUF_SIZE 65536
 #define MAX_CONNS 4096
+/* At most this many kept stamps (24 bytes each): 2^24 is 168 s at 100k requests/s. */
+#define MAX_RECORDS (1L << 24)
 
 struct conn {
   int fd;
@@ -42,6 +52,61 @@ struct conn {
 
 static struct conn *conns[MAX_CONNS];
 static volatile sig_atomic_t stopping = 0;
+
+/* The stamps kept between "record" and "stamps PATH". */
+struct record {
+  long long index, recv_ns, send_ns;
+};
+static int recording = 0;
+static struct record *records = NULL;
+static long record_count = 0, record_capacity = 0, records_dropped = 0;
+
+/* The sample index of a request line "GET /s/N ...", -1 for any other. */
+static long long sample_index(const char *buf, size_t len) {
+  if (len < 8 || memcmp(buf, "GET /s/", 7) != 0) return -1;
+  long long n = 0;
+  size_t i = 7;
+  for (; i < len && i < 7 + 18 && buf[i] >= '0' && buf[i] <= '9'; i++) n = n * 10 + (buf[i] - '0');
+  return i > 7 && i < len && buf[i] == ' ' ? n : -1;
+}
+
+static void keep_record(long long index, long long recv_ns, long long send_ns) {
+  if (record_count == record_capacity) {
+    long grown = record_capacity ? record_capacity * 2 : 65536;
+    struct record *more = grown <= MAX_RECORDS ? realloc(records, (size_t)grown * sizeof(struct record)) : NULL;
+    if (more == NULL) {
+      records_dropped++;
+      return;
+    }
+    records = more;
+    record_capacity = grown;
+  }
+  records[record_count++] = (struct record){index, recv_ns, send_ns};
+}
+
+/* One line of stdin (without its newline): "record" or "stamps PATH". */
+static void on_command(char *line) {
+  if (strcmp(line, "record") == 0) {
+    record_count = 0;
+    records_dropped = 0;
+    recording = 1;
+    printf("RECORDING\n");
+  } else if (strncmp(line, "stamps ", 7) == 0) {
+    recording = 0;
+    FILE *f = fopen(line + 7, "w");
+    if (f == NULL) {
+      printf("STAMPS error %s: %s\n", line + 7, strerror(errno));
+    } else {
+      for (long i = 0; i < record_count; i++)
+        fprintf(f, "%lld %lld %lld\n", records[i].index, records[i].recv_ns, records[i].send_ns);
+      if (fclose(f) != 0) printf("STAMPS error %s: %s\n", line + 7, strerror(errno));
+      else printf("STAMPS %ld %ld\n", record_count, records_dropped);
+    }
+  } else {
+    printf("ERROR unknown command\n");
+  }
+  fflush(stdout);
+}
 
 static void on_signal(int sig) {
   (void)sig;
@@ -116,6 +181,7 @@ static void on_readable(int epfd, struct conn *c) {
         close_conn(epfd, c);
         return;
       }
+      if (recording) keep_record(sample_index(c->buf, (size_t)n), recv_ns, send_ns);
       memmove(c->buf, c->buf + n, c->len - (size_t)n);
       c->len -= (size_t)n;
     }
@@ -177,13 +243,25 @@ int main(int argc, char **argv) {
   fflush(stdout);
 
   struct epoll_event events[256];
+  char command[4096];
+  size_t command_len = 0;
   while (!stopping) {
     int n = epoll_wait(epfd, events, 256, spin ? 0 : 1000);
     for (int i = 0; i < n; i++) {
       int fd = events[i].data.fd;
       if (fd == STDIN_FILENO) {
-        char tmp[64];
-        if (read(STDIN_FILENO, tmp, sizeof(tmp)) <= 0) stopping = 1;
+        char tmp[512];
+        ssize_t r = read(STDIN_FILENO, tmp, sizeof(tmp));
+        if (r <= 0) stopping = 1;
+        for (ssize_t k = 0; k < r; k++) {
+          if (tmp[k] == '\n') {
+            command[command_len] = '\0';
+            on_command(command);
+            command_len = 0;
+          } else if (command_len < sizeof(command) - 1) {
+            command[command_len++] = tmp[k];
+          }
+        }
       } else if (fd == lfd) {
         int cfd;
         while ((cfd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {

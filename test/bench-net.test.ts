@@ -143,11 +143,11 @@ describe('network bench: targets', () => {
 
   it('holds when any dispatch mode reaches autocannon, checks p50 at both rates and both token errors', () => {
     const t = evaluateNetworkTargets(base);
-    expect(t.map((x) => x.holds)).toEqual(['yes', 'no', 'yes', 'n/a']);
+    expect(t.map((x) => x.holds)).toEqual(['yes', 'no', 'n/a', 'yes', 'n/a']);
     // The client's own TTFT error against the idle round trip + 200 us.
     const withOwn = (p99: number) => evaluateNetworkTargets({
       ...base, tokens: { ...base.tokens!, floorNs: { gapMs: 50, p50: 400_000, p99: 1_000_000 }, clientTtftErrorNs: { p50: 500_000, p99, matched: 190, requests: 200 } },
-    })[3]!;
+    })[4]!;
     expect(withOwn(1_200_000).holds).toBe('yes');
     expect(withOwn(1_200_001).holds).toBe('no');
     expect(withOwn(1_200_000).measured).toBe('p50 500.00 us, p99 1,200.00 us against 1,000.00 + 200 us (190 of 200 requests paired)');
@@ -160,10 +160,31 @@ describe('network bench: targets', () => {
     expect(t[0]!.measured).toContain('wrk -');
   });
 
+  it("judges the client share p99 at 10k/s against twice the C floor's, on the row read as the floor is", () => {
+    const floor = (p99: number) => ({
+      targetQps: 10_000, mode: 'spin' as const, valid: true, achievedQps: 10_000, latencyNs: { p50: 1, p99: 1, p999: 1 },
+      clientNs: { p50: 30_000, p99, p999: 1 }, latenessNs: { p50: 1, p99: 1, p999: 1 }, cpuPerRequestNs: 1,
+    });
+    const row = (p99: number, bodiesReadInJs?: boolean) => ({
+      ...base.clientShare[1]!, clientNs: { p50: 30_000, p99, p999: 1 }, ...(bodiesReadInJs !== undefined ? { bodiesReadInJs } : {}),
+    });
+    const judge = (rows: NetworkBenchReport['clientShare'], floorP99 = 50_000) =>
+      evaluateNetworkTargets({ ...base, clientShare: rows, floorClient: [floor(floorP99), { ...floor(1), mode: 'sleep' }] })[2]!;
+    expect(judge([row(100_000, false)])).toMatchObject({ holds: 'yes', measured: 'p99 100.00 us against 2 x 50.00 us (2.00 x)' });
+    expect(judge([row(100_001, false)]).holds).toBe('no');
+    // The row with every body read in JS is shown beside it; the one read as the floor decides.
+    expect(judge([row(300_000, true), row(90_000, false)]).holds).toBe('yes');
+    expect(judge([row(90_000, false), row(300_000, true)]).holds).toBe('yes');
+    // Only a row that read every body (an older report): shown, not judged.
+    expect(judge([row(90_000)])).toMatchObject({ holds: 'n/a', measured: expect.stringContaining('the row read every body in JS') });
+    expect(judge([])).toMatchObject({ holds: 'n/a', measured: '-' });
+    expect(formatNetworkBench({ ...base, clientShare: [row(90_000, false), row(300_000, true)] })).toMatch(/10,000 requests\/s, wake {2,}.*\n {2}10,000 requests\/s, wake \+ JS/);
+  });
+
   it('the token row names the transport that ran', () => {
     expect(formatNetworkBench({ ...base, tokens: { ...base.tokens!, transport: 'native' } })).toMatch(/TTFT error p50 .* \(transport native\)/);
     expect(formatNetworkBench({ ...base, tokens: { ...base.tokens!, clientTtftErrorNs: { p50: 500_000, p99: 900_000, matched: 190, requests: 200 } } }))
-      .toContain("the client's own TTFT error (TTFT - the stub's hold, by request): p50 500.00 us, p99 900.00 us (190 of 200 requests paired)");
+      .toContain("the client's own TTFT error (TTFT - the stub's hold, by request): p50 500.00 us, p99 900.00 us (190 of 200 requests paired, the runs pooled)");
   });
 
   it('says where each process ran, how busy the server was and when it was the limit', () => {
@@ -191,7 +212,7 @@ describe('network bench: targets', () => {
 
   it("is 'n/a' when a figure is missing (no autocannon, no token run)", () => {
     const t = evaluateNetworkTargets({ ...base, closedLoop: [], clientShare: [], tokens: null });
-    expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a', 'n/a']);
+    expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a', 'n/a', 'n/a']);
   });
 });
 

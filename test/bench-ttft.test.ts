@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { startServer, type BenchServer } from '../lib/bench/net-servers.js';
-import { clientTtftError } from '../lib/bench/net-ttft.js';
+import { clientTtftError, clientTtftErrors } from '../lib/bench/net-ttft.js';
 import { tracedTtfts, type TracedSample } from '../lib/bench/net-trial.js';
 
 const servers: BenchServer[] = [];
@@ -61,11 +61,31 @@ describe("the token row's TTFT by request", () => {
     const requests: [number, number][] = [[1, 20_300_000], [2, 20_500_000], [1, 20_400_000], [9, 21_000_000], [-1, 20_000_000]];
     // Arrival order; index 9 has two holds for one request (left out); -1 (not a bench prompt) never pairs.
     const holds: [number, number][] = [[1, 20_100_000], [2, 20_050_000], [1, 20_350_000], [9, 20_000_000], [9, 20_000_000], [-1, 20_000_000]];
-    const r = clientTtftError(requests, holds);
+    expect(clientTtftErrors(requests, holds)).toEqual([200_000, 50_000, 450_000]);
+    const r = clientTtftError([{ requests, holds }]);
     expect(r).toEqual({ matched: 3, requests: 5, p50: 200_000, p99: 450_000 });
     expect(r!.p50).toBeLessThanOrEqual(r!.p99);
-    expect(clientTtftError([[1, 5]], [[2, 5]])).toBeNull();
-    expect(clientTtftError([], [])).toBeNull();
+    expect(clientTtftError([{ requests: [[1, 5]], holds: [[2, 5]] }])).toBeNull();
+    expect(clientTtftError([{ requests: [], holds: [] }])).toBeNull();
+    expect(clientTtftError([])).toBeNull();
+  });
+
+  it("pools the runs' pairs: a p99 from all of them, not a median of small runs' p99s", () => {
+    // Runs of 100 requests: 300 us each, two at 500 us, and in two of the three runs one at 3 ms. Each
+    // of those runs' p99 is its largest (3 ms), so a median of the runs' p99s says 3 ms; pooled, the
+    // p99 (rank 297 of 300) lies below the two 3-ms pairs.
+    const run = (slow: number) => {
+      const requests: [number, number][] = [];
+      const holds: [number, number][] = [];
+      for (let i = 0; i < 100; i++) {
+        requests.push([i, 20_000_000 + (i === slow ? 3_000_000 : i < 2 ? 500_000 : 300_000)]);
+        holds.push([i, 20_000_000]);
+      }
+      return { requests, holds };
+    };
+    expect(clientTtftError([run(10)])!.p99).toBe(3_000_000);
+    expect(clientTtftError([run(-1)])!.p99).toBe(500_000);
+    expect(clientTtftError([run(10), run(20), run(-1)])).toEqual({ matched: 300, requests: 300, p50: 300_000, p99: 500_000 });
   });
 
   it("the stub tells each request's prompt index and hold, the warm-up's left out", async () => {

@@ -102,13 +102,13 @@ describe('loadgen bench --tiny --json', () => {
     else expect(net.floorNs).toBeNull();
 
     // The issue-24 row: loadgen accuracy on a generated CNN-sized set (500 samples in tiny form: 'n/a').
-    expect(report.targets).toHaveLength(14);
+    expect(report.targets).toHaveLength(15);
     const accuracy = (report as BenchReport & { accuracy: { samples: number; wallSeconds: number } }).accuracy;
     expect(accuracy.samples).toBe(500);
     positive(accuracy.wallSeconds);
-    expect(report.targets[13]).toMatchObject({ holds: 'n/a' });
+    expect(report.targets[14]).toMatchObject({ holds: 'n/a' });
     // The network targets end with the client's own TTFT error against the idle round trip.
-    expect(report.targets[12]!.target).toContain("the client's own TTFT error");
+    expect(report.targets[13]!.target).toContain("the client's own TTFT error");
     for (const target of report.targets) {
       expect(typeof target.target).toBe('string');
       expect(typeof target.measured).toBe('string');

@@ -62,6 +62,8 @@ export interface BenchServer {
   cpus: number[];
   /** Writes a line to the server's stdin; the first stdout line after it that starts with `answerPrefix`. */
   ask(line: string, answerPrefix: string): Promise<string>;
+  /** `ask` of each of its processes (the C server's, one per CPU), the k-th given line(k): their answers in that order. */
+  askEach(line: (k: number) => string, answerPrefix: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -145,7 +147,11 @@ export async function startServer(
       children.push(first.child);
       const port = first.match[1]!;
       for (const cpu of pinned.slice(1)) children.push((await startProcess(cPath!, [String(cpu), mode, port], /PORT (\d+)\n/, `stamp-server on CPU ${cpu}`)).child);
-      return { kind, url: `http://127.0.0.1:${port}`, pids: children.map((c) => c.pid!), cpus: pinned, ask: asker(first.child), close: closeAll };
+      const askers = children.map(asker);
+      return {
+        kind, url: `http://127.0.0.1:${port}`, pids: children.map((c) => c.pid!), cpus: pinned, ask: askers[0]!, close: closeAll,
+        askEach: (line, answerPrefix) => Promise.all(askers.map((ask, k) => ask(line(k), answerPrefix))),
+      };
     } catch (error) {
       await closeAll();
       throw error;
@@ -156,7 +162,11 @@ export async function startServer(
   const { child, match } = taskset
     ? await startProcess(taskset, ['-c', cpuListText(pinned), process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)
     : await startProcess(process.execPath, args, /URL (\S+)\n/, `net-serve ${kind}`);
-  return { kind, url: match[1]!, pids: [child.pid!], cpus: taskset ? pinned : [], ask: asker(child), close: closer(child) };
+  const ask = asker(child);
+  return {
+    kind, url: match[1]!, pids: [child.pid!], cpus: taskset ? pinned : [], ask, close: closer(child),
+    askEach: async (line, answerPrefix) => [await ask(line(0), answerPrefix)],
+  };
 }
 
 /** A 1-byte round trip to a TCP echo at `url` (tcp://host:port) after each `gapMs` of idleness, `count` times. */

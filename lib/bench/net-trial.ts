@@ -14,6 +14,7 @@ import { createOpenAiSut } from '../net/openai.js';
 import { createHttpSut } from '../net/http-map.js';
 import type { NetworkStats } from '../net/types.js';
 import { CLI_JS_THREAD_NICE } from '../net/transport.js';
+import { loadNative } from '../native/index.js';
 import { busyShare, processCpuSeconds } from './cpu-layout.js';
 import { groupByIndex, pairInOrder } from './group.js';
 import { stampRecords, type StampRecords } from './net-map.js';
@@ -118,7 +119,8 @@ function failedRequests(stats: NetworkStats): number {
 
 export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>): Promise<NetServerTrial> {
   const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
-  if (spec.clientShare && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
+  const serverStamps = spec.clientShare && spec.shareStamps === 'server';
+  if (spec.clientShare && !serverStamps && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
   const native = spec.dispatch.startsWith('native');
   const clientThreads = spec.dispatch.startsWith('native-x') ? Number(spec.dispatch.slice('native-x'.length)) : 1;
   const sut = await createHttpSut({
@@ -128,8 +130,8 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
     ...(clientThreads > 1 ? { clientThreads } : {}),
     // As `loadgen run` does (CLI_JS_THREAD_NICE): the JS thread yields to the issue thread.
     ...(native && spec.jsThreadNice !== 0 ? { jsThreadNice: spec.jsThreadNice ?? CLI_JS_THREAD_NICE } : {}),
-    ...(spec.readEveryResponse === false && !spec.clientShare ? { readEveryResponse: false } : {}),
-    // The default: every body read by the mapping (after the native stamp); the client share needs the server's stamps in them.
+    ...((spec.readEveryResponse === false && !spec.clientShare) || serverStamps ? { readEveryResponse: false } : {}),
+    // The default: every body read by the mapping (after the native stamp); the client share from the bodies needs the server's stamps in them.
   });
   // One worker: the client process has CPU 0 alone (the server has CPU 1).
   const dispatch = spec.dispatch === 'worker' ? { dispatch: 'worker' as const, dispatchWorkers: 1 }
@@ -157,6 +159,7 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
     const serverBefore = processCpuSeconds(serverPids);
     const wallBefore = performance.now();
     const cpuBefore = process.cpuUsage();
+    const fromNs = loadNative().clockNs();
     const r = await startTest(sut, sut.qsl, {
       ...dispatch,
       scenario: 'Server',
@@ -180,11 +183,15 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       deliveryLagNs: r.overhead?.deliveryLagNs
         ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
         : null,
-      ...(spec.clientShare ? { share: clientShare(readTrace(join(outdir, 'mlperf_log_trace.json')), stampRecords) } : {}),
+      ...(spec.clientShare && !serverStamps ? { share: clientShare(readTrace(join(outdir, 'mlperf_log_trace.json')), stampRecords) } : {}),
+      ...(serverStamps ? { serverStamped: { traceDir: outdir, fromNs } } : {}),
     };
+  } catch (error) {
+    if (serverStamps) rmSync(outdir, { recursive: true, force: true });
+    throw error;
   } finally {
     await sut.close();
-    rmSync(outdir, { recursive: true, force: true });
+    if (!serverStamps) rmSync(outdir, { recursive: true, force: true });
   }
 }
 

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 
 import { loadNative } from '../native/index.js';
 import { median } from './median.js';
+import { serverStampedShare } from './net-share.js';
 import { measureTokenRow, type TokenRow } from './net-ttft.js';
 import { clientShareDispatch, dispatchLabel } from './net-labels.js';
 import { findConfirmedPeak, formatPeakRun, peakConfirmation, type PeakConfirmation, type PeakRun } from './peak.js';
@@ -114,6 +115,12 @@ export interface ClientShareRow {
   /** Samples matched with a server record (of those issued), last repetition. */
   matched: number;
   samples: number;
+  /**
+   * The server's stamps came in each response's body, read by the mapping in JS (every body on the JS
+   * thread); false: from the C server's own record, JS reading no body, as the C floor (net-share.ts).
+   * Absent in older reports: true.
+   */
+  bodiesReadInJs?: boolean;
 }
 
 /**
@@ -328,7 +335,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     // The client-share rates, loadgen's and the C floor's: 100k/s too in a full run (issue 26), a rate one
     // client thread may not hold while JS reads every body; the row says so.
     const shareRates = tiny ? [1000, 10_000] : [1000, 10_000, 100_000];
-    const serverRun = (dispatch: NetDispatch, clientShare: boolean, rowServer: BenchServer = server, cpus: readonly number[] | null = clientCpus) => (targetQps: number) =>
+    const serverRun = (
+      dispatch: NetDispatch, clientShare: boolean, rowServer: BenchServer = server, cpus: readonly number[] | null = clientCpus,
+      shareStamps: 'body' | 'server' = 'body',
+    ) => (targetQps: number) =>
       runTrial<NetServerTrial>({
         kind: 'net-server',
         url: clientShare ? shareUrl : rowServer.url,
@@ -339,6 +349,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
         connections: NET_CONNECTIONS,
         warmupMs,
         clientShare,
+        ...(shareStamps === 'server' ? { shareStamps } : {}),
         // The server's CPU time over the measured run: the trial reads it (not while sharing: that server spins).
         ...(!clientShare && rowServer.cpus.length > 0 ? { serverPids: rowServer.pids, serverCpus: rowServer.cpus.length } : {}),
       }, cpus !== null ? { cpus } : {});
@@ -424,11 +435,22 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const shareServer = await startShareServer();
     if (shareServer !== server) started.push(shareServer);  // closed on a failure too (closing twice is harmless)
     shareUrl = shareServer.url;
-    for (const targetQps of shareRates) {
-      log(`  client share at ${targetQps} requests/s, dispatch ${single} (x${repeat})`);
+    // With the C server: its own record of its stamps, JS reading no body (as the C floor); then once at
+    // 10k/s with every body read in JS (the stamps in the bodies), the way the rows of earlier runs were read.
+    const serverStamped = shareServer.kind === 'c';
+    const shareRows = [
+      ...shareRates.map((targetQps) => ({ targetQps, bodiesReadInJs: !serverStamped })),
+      ...(serverStamped ? [{ targetQps: 10_000, bodiesReadInJs: true }] : []),
+    ];
+    for (const { targetQps, bodiesReadInJs } of shareRows) {
+      log(`  client share at ${targetQps} requests/s, dispatch ${single}, ${bodiesReadInJs ? 'every body read in JS' : 'no body read in JS'} (x${repeat})`);
       try {
         const trials: NetServerTrial[] = [];
-        for (let i = 0; i < repeat; i++) trials.push(await serverRun(single, true)(targetQps));
+        for (let i = 0; i < repeat; i++) {
+          trials.push(bodiesReadInJs
+            ? await serverRun(single, true)(targetQps)
+            : await serverStampedShare(shareServer, () => serverRun(single, true, server, clientCpus, 'server')(targetQps)));
+        }
         const last = trials[trials.length - 1]!;
         report.clientShare.push({
           targetQps,
@@ -442,9 +464,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           deliveryLagNs: trials.every((t) => t.deliveryLagNs) ? medianPercentiles(trials.map((t) => t.deliveryLagNs!)) : null,
           matched: last.share!.matched,
           samples: last.share!.samples,
+          bodiesReadInJs,
         });
       } catch (error) {
-        report.notes.push(`client share at ${targetQps}: ${(error as Error).message.split('\n')[0]}`);
+        report.notes.push(`client share at ${targetQps}${bodiesReadInJs ? ' (every body read in JS)' : ''}: ${(error as Error).message.split('\n')[0]}`);
         log(`    ${(error as Error).message}`);
       }
     }

@@ -68,6 +68,12 @@ export type TrialSpec =
       warmupMs: number;
       /** Trace the run and pair each sample with the server's stamps. */
       clientShare: boolean;
+      /**
+       * Where the client share's server stamps come from: 'body' (default), each response's body, read by the
+       * mapping in JS (every body then goes to the JS thread); 'server', the C stamp server's own record
+       * (lib/bench/net-share.ts): JS reads no body, and the trial leaves its trace for the caller to pair.
+       */
+      shareStamps?: 'body' | 'server';
       /** Native transport: false checks status and framing only (no JS per response; no client share). Default true. */
       readEveryResponse?: boolean;
       /** The server's processes and how many CPUs they have: their busy share over the measured run is reported. */
@@ -144,6 +150,11 @@ export interface NetServerTrial {
   serverBusy?: number;
   /** With clientShare: loadgen's latency, the server's send − recv, and their difference, per matched sample. */
   share?: { samples: number; matched: number; latencyNs: Percentiles; serverNs: Percentiles; clientNs: Percentiles };
+  /**
+   * With shareStamps 'server': the measured run's trace, left in `traceDir` (the caller removes it), and
+   * clockNs() (CLOCK_MONOTONIC) as the run started: the server's stamps from before it are the warm-up's.
+   */
+  serverStamped?: { traceDir: string; fromNs: number };
 }
 
 export interface NetTokensTrial {
