@@ -231,6 +231,8 @@ describe('network bench: the client-share rows\' mode', () => {
   it('never picks the worker mode or a row of several client threads; wake when nothing else ran', () => {
     expect(clientShareDispatch([row('worker', 90_000, 90_000), row('native-x2', 80_000, 80_000), row('poll', 10_000, 10_000)])).toBe('poll');
     expect(clientShareDispatch([])).toBe('wake');
+    // The row with no body read in JS is not a mode of the share rows (they choose how the stamps are read).
+    expect(clientShareDispatch([row('native-noread', 90_000, 90_000), row('native', 80_000, 80_000)])).toBe('native');
   });
 });
 
@@ -327,7 +329,7 @@ describe('loadgen bench --network --tiny without a compiler, taskset or wrk on P
     expect(report.floorPeak).toBeUndefined();
     // The loadgen rows ran through the --sut http path: every sample paired with its server stamps.
     const scaling = clientThreadCounts(availableParallelism()).map((n) => [`native-x${n}`, true]);
-    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['native', true], ['native-thread', true], ...scaling, ['wake', true], ['poll', true], ['worker', true]]);
+    expect(report.peaks.map((p) => [p.dispatch, p.runs.length > 0])).toEqual([['native', true], ['native-noread', true], ['native-thread', true], ...scaling, ['wake', true], ['poll', true], ['worker', true]]);
     // Each peak row: the search's runs and the confirming runs (tiny: 1 of 0.2 s), each with its length.
     expect(report.confirmation).toEqual({ confirmRuns: 1, confirmSeconds: 0.2 });
     for (const peak of report.peaks) {

@@ -91,6 +91,21 @@ describe("the C stamp server's record of its stamps", () => {
     expect(stampRecords.count).toBe(0);
   }, 30_000);
 
+  it("the 'native-noread' row reads no body, and cannot pair a client share from the bodies", async () => {
+    const server = await stampServer();
+    if (!server) return;
+    stampRecords.count = 0;
+    const spec = {
+      kind: 'net-server' as const, url: server.url, dispatch: 'native-noread' as const, targetQps: 1000, durationMs: 200, targetLatencyNs: 15e6,
+      connections: 4, warmupMs: 0, clientShare: false,
+    };
+    const trial = await netServer(spec);
+    expect(trial.achievedQps).toBeGreaterThan(0);
+    expect(trial.failed).toBe(0);
+    expect(stampRecords.count).toBe(0);
+    await expect(netServer({ ...spec, clientShare: true })).rejects.toThrow(/'native-noread' reads no body/);
+  }, 30_000);
+
   it('fails naming why when the server cannot write its stamps, and leaves no trace behind', async () => {
     const server = await stampServer();
     if (!server) return;

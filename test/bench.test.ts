@@ -96,7 +96,7 @@ describe('loadgen bench --tiny --json', () => {
     expect(net.server?.clockShared).toBe(true);
     for (const row of net.closedLoop) expect(row.requestsPerSec !== null || typeof row.note === 'string').toBe(true);
     const scaling = clientThreadCounts(availableParallelism()).map((n) => `native-x${n}`);
-    expect(net.peaks.map((p) => p.dispatch)).toEqual(['native', 'native-thread', ...scaling, 'wake', 'poll', 'worker']);
+    expect(net.peaks.map((p) => p.dispatch)).toEqual(['native', 'native-noread', 'native-thread', ...scaling, 'wake', 'poll', 'worker']);
     // With wrk on PATH, its one-connection round trip is the floor; without it, null.
     if (net.closedLoop.find((row) => row.tool === 'wrk')?.requestsPerSec) expect(net.floorNs!.p50).toBeGreaterThan(0);
     else expect(net.floorNs).toBeNull();

@@ -2,6 +2,7 @@
 export function dispatchLabel(dispatch: string): string {
   if (dispatch === 'native') return 'native transport';
   if (dispatch === 'native-thread') return 'native, reactor thread';
+  if (dispatch === 'native-noread') return 'native, no body in JS';
   if (dispatch.startsWith('native-x')) return `native, ${dispatch.slice('native-x'.length)} client threads`;
   return `undici ${dispatch}`;
 }
@@ -15,7 +16,8 @@ interface PeakRate<D extends string> {
 
 /**
  * The client-share rows' mode: the faster single-thread one (native inline
- * counts as one; its rows with several client threads and the worker mode do
+ * counts as one; its rows with several client threads, the worker mode and
+ * 'native-noread', whose bodies the share rows choose for themselves, do
  * not), by the highest rate it ran VALID at, confirmed or not. Ranked by the
  * confirmed peak first, a noisy run that confirmed no native peak (one
  * INVALID run in each confirmation) measured undici's share instead, at a
@@ -24,6 +26,6 @@ interface PeakRate<D extends string> {
  */
 export function clientShareDispatch<D extends string>(peaks: readonly PeakRate<D>[]): D | 'wake' {
   const best = (p: PeakRate<D>): number => Math.max(p.peakQps, p.highestValidQps);
-  return peaks.filter((p) => p.dispatch !== 'worker' && !p.dispatch.startsWith('native-x'))
+  return peaks.filter((p) => p.dispatch !== 'worker' && p.dispatch !== 'native-noread' && !p.dispatch.startsWith('native-x'))
     .sort((a, b) => best(b) - best(a) || b.peakQps - a.peakQps)[0]?.dispatch ?? 'wake';
 }

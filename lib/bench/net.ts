@@ -45,9 +45,11 @@ const NET_TARGET_LATENCY_NS = 10_000_000;
  * 'native': the core's HTTP client (transport 'native'), the issue thread reading the responses
  * as it waits (inline); 'native-thread': the same with its reactor thread reading them
  * (inlineReactor false); 'native-xN': N client threads (clientThreads N, each reading its
- * share of the connections on its own thread); the others: undici on the JS thread with that dispatch mode.
+ * share of the connections on its own thread); 'native-noread': 'native' with no body read in JS
+ * (readEveryResponse false: the transport's own cost, as the C floor's); the others: undici on the
+ * JS thread with that dispatch mode. Every row but 'native-noread' reads each body in the mapping.
  */
-export type NetDispatch = 'native' | 'native-thread' | `native-x${number}` | 'wake' | 'poll' | 'worker';
+export type NetDispatch = 'native' | 'native-noread' | 'native-thread' | `native-x${number}` | 'wake' | 'poll' | 'worker';
 
 /**
  * The client-thread counts of the scaling rows: 2, 4, 8, ... up to the
@@ -361,7 +363,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       startQps, precision: tiny ? 1 : 0.05, confirmRuns: confirmation.confirmRuns, stepDown: 0.07,
       maxRuns: (tiny ? 2 : 8) + 2 * confirmation.confirmRuns, minQps: 100,
     };
-    const dispatches: NetDispatch[] = ['native', 'native-thread', ...clientThreadCounts(availableParallelism()).map((n) => `native-x${n}` as const), 'wake', 'poll', 'worker'];
+    const dispatches: NetDispatch[] = ['native', 'native-noread', 'native-thread', ...clientThreadCounts(availableParallelism()).map((n) => `native-x${n}` as const), 'wake', 'poll', 'worker'];
     for (const dispatch of dispatches) {
       if (dispatch.startsWith('native') && !loadNative().nativeHttpAvailable) {
         report.peaks.push({ dispatch, peakQps: 0, highestValidQps: 0, runs: [], note: `the native HTTP client is not available on ${process.platform}` });

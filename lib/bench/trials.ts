@@ -58,8 +58,11 @@ export type TrialSpec =
   | {
       kind: 'net-server';
       url: string;
-      /** 'native': the native transport (dispatch wake), 'native-thread' without inline issuing, 'native-xN' with N client threads; else undici with this dispatch mode. */
-      dispatch: 'native' | 'native-thread' | `native-x${number}` | 'wake' | 'poll' | 'worker';
+      /**
+       * 'native': the native transport (dispatch wake), 'native-noread' with no body read in JS, 'native-thread'
+       * without inline issuing, 'native-xN' with N client threads; else undici with this dispatch mode.
+       */
+      dispatch: 'native' | 'native-noread' | 'native-thread' | `native-x${number}` | 'wake' | 'poll' | 'worker';
       targetQps: number;
       durationMs: number;
       targetLatencyNs: number;
