@@ -1,5 +1,5 @@
-// Where a TTFT error goes, request by request (issue 12, "TTFT precision"). Runs the bench's
-// token row by hand: the OpenAI stub in its own process on CPU 1 with socket-level stamps,
+// Where a TTFT error goes, request by request (issue 12, "TTFT precision"), on the undici
+// transport. Runs the bench's token row by hand: the OpenAI stub in its own process on CPU 1 with socket-level stamps,
 // loadgen's OpenAI SUT in this process (on any CPU, as the bench; under `taskset -c 0` to
 // see a pinned client), Server at 20 requests/s, 20 ms + 5 ms/token, 16 tokens; then a bare
 // 1-byte TCP round trip between the same two processes' CPUs after the same idle gap (the
@@ -116,7 +116,9 @@ async function main() {
   try {
     const dataset = join(dir, 'prompts.jsonl');
     writeFileSync(dataset, Array.from({ length: 64 }, (_, i) => JSON.stringify({ prompt: `bench prompt ${i}`, max_tokens: 16 })).join('\n') + '\n');
-    const sut = await createOpenAiSut({ urls: [url], model: 'loadgen-stub', dataset, maxTokens: 16 });
+    // undici: the script stamps its requests through undici's diagnostics channels (the native transport's are
+    // the core's own: the bench's token row pairs them with the stub's holds, lib/bench/net-ttft.ts).
+    const sut = await createOpenAiSut({ urls: [url], model: 'loadgen-stub', dataset, maxTokens: 16, transport: 'undici' });
     const issued = [];
     const issueQuery = sut.issueQuery.bind(sut);
     sut.issueQuery = (samples) => {

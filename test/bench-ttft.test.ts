@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { startServer, type BenchServer } from '../lib/bench/net-servers.js';
+import { startServer, TOKEN_ROW_NODE_FLAGS, type BenchServer } from '../lib/bench/net-servers.js';
 import { clientTtftError, clientTtftErrors } from '../lib/bench/net-ttft.js';
 import { tracedTtfts, type TracedSample } from '../lib/bench/net-trial.js';
 
@@ -106,5 +108,23 @@ describe("the token row's TTFT by request", () => {
       expect(hold).toBeGreaterThanOrEqual(2e6);
       expect(hold).toBeLessThan(1e9);
     }
+  });
+
+  it("runs the stub and the floor's echo with V8's garbage collection on their main thread", async () => {
+    // Their GC helper threads took the one CPU from the main thread while a request waited (TOKEN_ROW_NODE_FLAGS).
+    expect(TOKEN_ROW_NODE_FLAGS).toContain('--single-threaded-gc');
+    if (process.platform !== 'linux') return;
+    const stub = await startServer('openai-stub', null, undefined, { ttftMs: 2, tpotMs: 1 });
+    servers.push(stub);
+    const echo = await startServer('echo', null);
+    servers.push(echo);
+    for (const server of [stub, echo]) {
+      const argv = readFileSync(`/proc/${server.pids[0]}/cmdline`, 'utf8').split('\0');
+      expect(argv).toContain('--single-threaded-gc');
+    }
+    // The stamp server of the peak rows keeps V8's defaults.
+    const node = await startServer('node', null);
+    servers.push(node);
+    expect(readFileSync(`/proc/${node.pids[0]}/cmdline`, 'utf8').split('\0')).not.toContain('--single-threaded-gc');
   });
 });

@@ -18,13 +18,13 @@ function atMost(value: number | undefined, bound: number): boolean | undefined {
   return value === undefined || Number.isNaN(value) ? undefined : value <= bound;
 }
 
-/** The issue-12 targets (docs/overhead-and-benchmarks.md, "Benchmarks of the network path"; benchmarks/RESULTS.md). */
 /** The client-share row at `qps` read as the C floor is (JS reading no body), else the one there is (older reports). */
 function likeTheFloor(n: NetworkBenchReport, qps: number): NetworkBenchReport['clientShare'][number] | undefined {
   const rows = n.clientShare.filter((r) => r.targetQps === qps);
   return rows.find((r) => r.bodiesReadInJs === false) ?? rows[0];
 }
 
+/** The issue-12 targets (docs/overhead-and-benchmarks.md, "Benchmarks of the network path"; benchmarks/RESULTS.md). */
 export function evaluateNetworkTargets(n: NetworkBenchReport): BenchTarget[] {
   const targets: BenchTarget[] = [];
   const autocannon = n.closedLoop.find((row) => row.tool === 'autocannon')?.requestsPerSec?.median;

@@ -122,6 +122,15 @@ export function buildStampServer(dir: string): { path: string } | { note: string
 }
 
 /**
+ * The token row's servers (the stub, the floor's echo) collect garbage on their main thread: on the
+ * one CPU they are pinned to, V8's parallel and concurrent GC threads took it from the main thread
+ * for milliseconds while a request waited to be read (the client's own TTFT error p99 1.56-1.93 ms
+ * with them, 0.75 ms without, 60-s runs interleaved: benchmarks/RESULTS.md, "Issue 26: the token
+ * row's tail").
+ */
+export const TOKEN_ROW_NODE_FLAGS = ['--single-threaded-gc'] as const;
+
+/**
  * Starts a bench server on `cpus` (null: not pinned): the C one as one
  * process per CPU, each pinned by its own sched_setaffinity, sharing one
  * port (SO_REUSEPORT: the kernel spreads the connections over them); the
@@ -157,7 +166,9 @@ export async function startServer(
       throw error;
     }
   }
-  const args = kind === 'node' ? [netServeScript, 'stamp'] : kind === 'echo' ? [netServeScript, 'echo'] : [netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs), String(stub!.timerSpinMs ?? 0)];
+  const args = kind === 'node' ? [netServeScript, 'stamp']
+    : kind === 'echo' ? [...TOKEN_ROW_NODE_FLAGS, netServeScript, 'echo']
+    : [...TOKEN_ROW_NODE_FLAGS, netServeScript, 'openai-stub', String(stub!.ttftMs), String(stub!.tpotMs), String(stub!.timerSpinMs ?? 0)];
   const taskset = pinned.length > 0 ? cpuTaskset() : null;
   const { child, match } = taskset
     ? await startProcess(taskset, ['-c', cpuListText(pinned), process.execPath, ...args], /URL (\S+)\n/, `net-serve ${kind}`)
