@@ -112,9 +112,10 @@ describe("the C stamp server's record of its stamps", () => {
     const dir = tempDir('loadgen-share-trace-');
     dirs.push(dir);
     writeFileSync(join(dir, 'mlperf_log_trace.json'), '');
-    const broken: BenchServer = { ...server, pids: [], askEach: (line, prefix) => server.askEach(() => line(0).replace(/^stamps .*/, 'stamps /no/such/dir/x'), prefix) };
+    // The server asked to write where no directory is.
+    const broken: BenchServer = { ...server, askEach: (line, prefix) => server.askEach(() => line(0).replace(/^stamps .*/, 'stamps /no/such/dir/x'), prefix) };
     const trial = { valid: true, achievedQps: 1, latencyNs: { p50: 1, p99: 1, p999: 1 }, failed: 0, deliveryLagNs: null, cpuPerRequestNs: 1, serverStamped: { traceDir: dir, fromNs: 0 } };
-    await expect(serverStampedShare({ ...broken, pids: [1] }, async () => trial as NetServerTrial)).rejects.toThrow(/could not write its stamps: \/no\/such\/dir\/x/);
+    await expect(serverStampedShare(broken, async () => trial as NetServerTrial)).rejects.toThrow(/could not write its stamps: \/no\/such\/dir\/x/);
     expect(() => readFileSync(join(dir, 'mlperf_log_trace.json'))).toThrow(/ENOENT/);
     await expect(serverStampedShare(server, async () => ({ ...trial, serverStamped: undefined }) as NetServerTrial)).rejects.toThrow(/kept no trace/);
   });
