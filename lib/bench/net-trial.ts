@@ -120,8 +120,9 @@ function failedRequests(stats: NetworkStats): number {
 export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>): Promise<NetServerTrial> {
   const outdir = mkdtempSync(join(tmpdir(), 'loadgen-net-trial-'));
   const serverStamps = spec.clientShare && spec.shareStamps === 'server';
-  if (spec.clientShare && !serverStamps && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
-  if (spec.clientShare && !serverStamps && spec.dispatch === 'native-noread') throw new Error("client share: 'native-noread' reads no body, where the stamps are (shareStamps 'server')");
+  const bodyStamps = spec.clientShare && !serverStamps;
+  if (bodyStamps && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
+  if (bodyStamps && spec.dispatch === 'native-noread') throw new Error("client share: 'native-noread' reads no body, where the stamps are (shareStamps 'server')");
   const native = spec.dispatch.startsWith('native');
   const clientThreads = spec.dispatch.startsWith('native-x') ? Number(spec.dispatch.slice('native-x'.length)) : 1;
   const sut = await createHttpSut({
@@ -184,7 +185,7 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
       deliveryLagNs: r.overhead?.deliveryLagNs
         ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
         : null,
-      ...(spec.clientShare && !serverStamps ? { share: clientShare(readTrace(join(outdir, 'mlperf_log_trace.json')), stampRecords) } : {}),
+      ...(bodyStamps ? { share: clientShare(readTrace(join(outdir, 'mlperf_log_trace.json')), stampRecords) } : {}),
       ...(serverStamps ? { serverStamped: { traceDir: outdir, fromNs } } : {}),
     };
   } catch (error) {
