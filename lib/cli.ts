@@ -139,14 +139,16 @@ function buildProgram(): Command {
       .argParser(positiveInteger('--soak')).conflicts(['tiny', 'repeat', 'confirmRuns', 'confirmSeconds']))
     .addOption(new Option('--soak-run <seconds>', 'length of each run of a soak (default 60)').argParser(positiveInteger('--soak-run')))
     .addOption(new Option('--network', 'only the network rows: stamp server, autocannon, wrk, open-loop peaks, client share, TTFT/TPOT').conflicts(['soak']))
-    .addOption(new Option('--accuracy', 'only the accuracy row: loadgen accuracy on 13,368 generated CNN-length samples (--tiny: 500)').conflicts(['soak', 'network']))
+    .addOption(new Option('--scaling', "only the network scaling rows: wrk and autocannon closed loop, then the native transport's confirmed open-loop peak, no body read in JS, with 1, 2, 4, ... client threads up to the CPUs present less one (each with its own server on the CPUs left), client CPU per request and what limited each")
+      .conflicts(['soak']))
+    .addOption(new Option('--accuracy', 'only the accuracy row: loadgen accuracy on 13,368 generated CNN-length samples (--tiny: 500)').conflicts(['soak', 'network', 'scaling']))
     .addOption(new Option('--tokens', "only the token rows: the client's CPU per streamed token on the native transport (128-token responses at 10, 100 and 1,000 requests/s from the OpenAI stub in its own process), beside mlcommons/endpoints' figures")
-      .conflicts(['soak', 'network', 'accuracy', 'confirmRuns', 'confirmSeconds']))
+      .conflicts(['soak', 'network', 'scaling', 'accuracy', 'confirmRuns', 'confirmSeconds']))
     .addOption(new Option('--tokenizer [file]', "instead: tokenizer encode/decode tokens/s on 10,000 CNN-length texts (200 with --tiny), loadgen's library and Rust tokenizers (default file: Llama 3.1's from the dev dependencies)")
-      .conflicts(['soak', 'network', 'accuracy', 'tokens', 'repeat', 'confirmRuns', 'confirmSeconds']))
+      .conflicts(['soak', 'network', 'scaling', 'accuracy', 'tokens', 'repeat', 'confirmRuns', 'confirmSeconds']))
     .addHelpText('after', '\n--soak exit status: 0 no lost completions and RSS flat (or too short to judge), 1 otherwise.')
     .action(async (options: {
-      json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number; network?: boolean; accuracy?: boolean; confirmRuns?: number; confirmSeconds?: number;
+      json?: boolean; tiny?: boolean; repeat?: number; soak?: number; soakRun?: number; network?: boolean; scaling?: boolean; accuracy?: boolean; confirmRuns?: number; confirmSeconds?: number;
       tokenizer?: string | true; tokens?: boolean;
     }) => {
       if (options.tokens) {
@@ -177,17 +179,19 @@ function buildProgram(): Command {
         ...(options.confirmRuns !== undefined ? { confirmRuns: options.confirmRuns } : {}),
         ...(options.confirmSeconds !== undefined ? { confirmSeconds: options.confirmSeconds } : {}),
       });
-      if (options.network) {
+      if (options.network || options.scaling) {
         const tiny = options.tiny ?? false;
         const network = await runNetworkBench({
           tiny,
           repeat: options.repeat ?? (tiny ? 1 : 3),
           confirmation,
+          ...(options.scaling ? { rows: 'scaling' as const } : {}),
           log: (line) => process.stderr.write(`${line}\n`),
         });
         process.stdout.write(options.json
           ? `${JSON.stringify(network, null, 2)}\n`
-          : `${formatNetworkBench(network)}\n\n${targetsTable(evaluateNetworkTargets(network))}\n`);
+          // A scaling run measures the peaks only: the first target alone applies.
+          : `${formatNetworkBench(network)}\n\n${targetsTable(evaluateNetworkTargets(network).slice(0, network.rows === 'scaling' ? 1 : undefined))}\n`);
         return;
       }
       const log = (line: string): void => void process.stderr.write(`${line}\n`);

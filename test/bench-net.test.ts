@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkClock, clientThreadCounts, parseWrkLatency, type NetworkBenchReport } from '../lib/bench/net.js';
 import { clientShareDispatch } from '../lib/bench/net-labels.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from '../lib/bench/net-servers.js';
-import { evaluateNetworkTargets, formatNetworkBench } from '../lib/bench/net-format.js';
+import { evaluateNetworkTargets, formatNetworkBench, scalingRows } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
 import { clientShare, netTokens, readTrace, type TracedSample } from '../lib/bench/net-trial.js';
 import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
@@ -210,6 +210,48 @@ describe('network bench: targets', () => {
     expect(text.match(/its own server on/g)).toHaveLength(1);
   });
 
+  it('puts the native rows in a scaling table by client threads, each with its CPU, server busy and what failed the next rate', () => {
+    const run = (targetQps: number, valid: boolean, phase: 'search' | 'confirm', more: { serverBusy?: number; cpuPerRequestNs?: number; failed?: number } = {}) =>
+      ({ targetQps, valid, phase, latencyP99Ns: 1, achievedQps: targetQps, failed: 0, ...more });
+    const report: NetworkBenchReport = {
+      ...base,
+      peaks: [
+        { dispatch: 'native-x4', peakQps: 0, highestValidQps: 0, runs: [], note: 'the native HTTP client is not available on win32' },
+        { dispatch: 'native', peakQps: 100_000, highestValidQps: 100_000, clientCpus: [0], serverCpus: [1, 2, 3],
+          runs: [run(100_000, true, 'search'), run(200_000, false, 'search', { serverBusy: 0.4 }), run(150_000, false, 'search', { serverBusy: 0.5 }),
+            run(100_000, true, 'confirm', { cpuPerRequestNs: 9000, serverBusy: 0.3 }), run(100_000, true, 'confirm', { cpuPerRequestNs: 11_000, serverBusy: 0.5 })] },
+        { dispatch: 'wake', peakQps: 20_000, highestValidQps: 20_000, runs: [run(20_000, true, 'confirm')] },
+        { dispatch: 'native-x2', peakQps: 180_000, highestValidQps: 180_000, clientCpus: [0, 1, 2], serverCpus: [3],
+          runs: [run(180_000, true, 'confirm', { cpuPerRequestNs: 8000, serverBusy: 0.95 }), run(190_000, false, 'search', { serverBusy: 0.97 })] },
+        { dispatch: 'native-x8', peakQps: 300_000, highestValidQps: 300_000, runs: [run(300_000, true, 'search'), run(300_000, true, 'confirm'), run(330_000, false, 'search', { failed: 12 })] },
+        { dispatch: 'native-x16', peakQps: 400_000, highestValidQps: 400_000, runs: [run(400_000, true, 'confirm')] },
+        // The family with no body read in JS: a table of its own, against its own one-thread row.
+        { dispatch: 'native-noread-x2', peakQps: 250_000, highestValidQps: 250_000, runs: [run(250_000, true, 'confirm')] },
+        { dispatch: 'native-noread', peakQps: 125_000, highestValidQps: 125_000, runs: [run(125_000, true, 'confirm')] },
+        { dispatch: 'native-thread', peakQps: 90_000, highestValidQps: 90_000, runs: [run(90_000, true, 'confirm')] },
+      ],
+    };
+    const rows = scalingRows(report);
+    expect(rows.map((r) => [r.threads, r.peakQps, r.bodiesReadInJs])).toEqual([
+      [1, 100_000, true], [2, 180_000, true], [4, 0, true], [8, 300_000, true], [16, 400_000, true], [1, 125_000, false], [2, 250_000, false]]);
+    expect(rows[6]!.vsOneThread).toBe(2);
+    // Medians of the confirming runs only; the search's runs at the same rate do not count.
+    expect(rows[0]).toMatchObject({ vsOneThread: 1, cpuPerRequestNs: 10_000, serverBusy: 0.4, limit: 'the client (the server 50 % busy at 150,000/s)' });
+    expect(rows[1]).toMatchObject({ vsOneThread: 1.8, cpuPerRequestNs: 8000, limit: 'the server (97 % busy at 190,000/s)' });
+    expect(rows[2]).toMatchObject({ vsOneThread: undefined, cpuPerRequestNs: undefined, limit: 'failed: the native HTTP client is not available on win32' });
+    expect(rows[3]).toMatchObject({ vsOneThread: 3, serverBusy: undefined, limit: '12 requests failed at 330,000/s' });
+    expect(rows[4]!.limit).toBe("not reached: no run above the peak failed (the search's budget ended)");
+    const text = formatNetworkBench(report);
+    expect(text).toMatch(/scaling, native, bodies in JS [^\n]*\n(  \d+ client threads?[^\n]*\n){5}  scaling, native, no body in JS [^\n]*\n(  \d+ client threads?[^\n]*\n){2}/);
+    expect(text).toMatch(/\n {2}2 client threads \(client CPUs 0-2, server 3\) +180,000\/s {3}1\.80 x {2}CPU {3}8\.00 us\/req {2}server 95 % busy; limit: the server \(97 % busy at 190,000\/s\)/);
+    // Without two native rows there is no table; a run of the scaling rows only prints no share or floor rows.
+    expect(scalingRows({ ...base, peaks: [report.peaks[1]!, report.peaks[2]!, report.peaks[7]!] })).toEqual([]);
+    expect(formatNetworkBench(base)).not.toContain('scaling, native');
+    const scalingOnly = formatNetworkBench({ ...report, rows: 'scaling', clientShare: [], tokens: null, notes: ['scaling rows only'] });
+    expect(scalingOnly).not.toMatch(/client share|floor: wrk/);
+    expect(scalingOnly).toMatch(/note: scaling rows only$/);
+  });
+
   it("is 'n/a' when a figure is missing (no autocannon, no token run)", () => {
     const t = evaluateNetworkTargets({ ...base, closedLoop: [], clientShare: [], tokens: null });
     expect(t.map((x) => x.holds)).toEqual(['n/a', 'n/a', 'n/a', 'n/a', 'n/a']);
@@ -297,6 +339,32 @@ describe('network bench: the token row', () => {
     const floor = idleRoundTripNs(echo.url, 20, 1000);
     setTimeout(() => void echo.close(), 100);
     await expect(floor).rejects.toThrow(/echo at tcp:\/\/127\.0\.0\.1:\d+ closed the connection|ECONNRESET|EPIPE/);
+  });
+});
+
+describe('loadgen bench --scaling', () => {
+  it('runs the closed loop and the native peaks by client threads, no body in JS, and nothing else', () => {
+    const r = spawnSync(process.execPath, [join(repoRoot, 'dist', 'cli.js'), 'bench', '--scaling', '--tiny', '--json'], {
+      cwd: repoRoot, encoding: 'utf8', timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as NetworkBenchReport;
+    expect(report.rows).toBe('scaling');
+    expect(report.closedLoop.map((row) => row.tool)).toEqual(['autocannon', 'wrk']);
+    const threads = clientThreadCounts(availableParallelism()).map((n) => `native-noread-x${n}`);
+    expect(report.peaks.map((p) => p.dispatch)).toEqual(['native-noread', ...threads]);
+    for (const p of report.peaks) expect(p.runs.length > 0 || p.note !== undefined).toBe(true);
+    expect(report.clientShare).toEqual([]);
+    expect(report.floorClient).toEqual([]);
+    expect(report.floorPeak).toBeUndefined();
+    expect(report.floorNs).toBeNull();
+    expect(report.tokens).toBeNull();
+    expect(report.loadAverage === null || report.loadAverage.end >= 0).toBe(true);
+    expect(report.notes.join('\n')).toMatch(/scaling rows only/);
+    // The other benches' options are refused beside it, naming both.
+    const both = spawnSync(process.execPath, [join(repoRoot, 'dist', 'cli.js'), 'bench', '--scaling', '--accuracy'], { cwd: repoRoot, encoding: 'utf8' });
+    expect(both.status).toBe(2);
+    expect(both.stderr).toMatch(/option '--accuracy' cannot be used with option '--scaling'/);
   });
 });
 

@@ -20,9 +20,9 @@ export interface NetCpuLayout {
 /** A server whose CPUs were busy this share of a run or more is reported as the limit. */
 export const SERVER_LIMIT_BUSY = 0.9;
 
-/** The CPUs a network row's client wants: N + 1 for N client threads ('native-xN'), else one. */
+/** The CPUs a network row's client wants: N + 1 for N client threads ('native-xN', 'native-noread-xN'), else one. */
 export function clientCpusWanted(dispatch: string): number {
-  const threads = /^native-x(\d+)$/.exec(dispatch)?.[1];
+  const threads = /^native(?:-noread)?-x(\d+)$/.exec(dispatch)?.[1];
   return threads === undefined ? 1 : Number(threads) + 1;
 }
 

@@ -4,7 +4,8 @@
 import type { BenchTarget } from './report-types.js';
 import { fmt, us } from './figures.js';
 import { dispatchLabel } from './net-labels.js';
-import type { NetworkBenchReport } from './net.js';
+import { median } from './median.js';
+import type { NetworkBenchReport, PeakRow } from './net.js';
 import { describePeak, describeRuns } from './peak.js';
 import { cpuListText, SERVER_LIMIT_BUSY } from './cpu-layout.js';
 
@@ -82,6 +83,75 @@ export function evaluateNetworkTargets(n: NetworkBenchReport): BenchTarget[] {
   return targets;
 }
 
+/** One row of a scaling table: the native transport's confirmed peak with `threads` client threads. */
+export interface ScalingRow {
+  threads: number;
+  /** Every response body read by the mapping in JS ('native', 'native-xN'); false: none ('native-noread', 'native-noread-xN'). */
+  bodiesReadInJs: boolean;
+  peakQps: number;
+  /** peakQps against the one-thread row's (undefined without one, or when it confirmed none). */
+  vsOneThread: number | undefined;
+  /** Medians over the confirming runs (undefined when none confirmed or not measured). */
+  cpuPerRequestNs: number | undefined;
+  serverBusy: number | undefined;
+  clientCpus: number[] | undefined;
+  serverCpus: number[] | undefined;
+  /** What stopped the next higher rate: the lowest INVALID run above the peak, read as the server's or the client's limit. */
+  limit: string;
+}
+
+function threadsOf(dispatch: string): { threads: number; bodiesReadInJs: boolean } | undefined {
+  const m = /^native(-noread)?(?:-x(\d+))?$/.exec(dispatch);
+  return m === null ? undefined : { threads: m[2] === undefined ? 1 : Number(m[2]), bodiesReadInJs: m[1] === undefined };
+}
+
+function limitOf(p: PeakRow): string {
+  if (p.note !== undefined) return `failed: ${p.note}`;
+  if (p.peakQps === 0) return 'no rate was confirmed';
+  const above = p.runs.filter((r) => !r.valid && r.targetQps > p.peakQps).sort((a, b) => a.targetQps - b.targetQps)[0];
+  if (above === undefined) return "not reached: no run above the peak failed (the search's budget ended)";
+  const at = `at ${fmt(above.targetQps)}/s`;
+  if (above.failed) return `${fmt(above.failed)} requests failed ${at}`;
+  if (above.serverBusy === undefined) return `the first INVALID run ${at} (server busy not measured)`;
+  const busy = `${Math.round(above.serverBusy * 100)} % busy`;
+  return above.serverBusy >= SERVER_LIMIT_BUSY ? `the server (${busy} ${at})` : `the client (the server ${busy} ${at})`;
+}
+
+/**
+ * The native rows by client threads (1: the single-thread row), each family (bodies read in JS or
+ * not) in thread order, a family with one row left out.
+ */
+export function scalingRows(n: NetworkBenchReport): ScalingRow[] {
+  const all = n.peaks.map((p) => ({ p, of: threadsOf(p.dispatch) }))
+    .filter((r): r is { p: PeakRow; of: { threads: number; bodiesReadInJs: boolean } } => r.of !== undefined);
+  return [true, false].flatMap((bodiesReadInJs) => {
+    const rows = all.filter((r) => r.of.bodiesReadInJs === bodiesReadInJs).sort((a, b) => a.of.threads - b.of.threads);
+    return rows.length < 2 ? [] : familyRows(rows.map((r) => ({ p: r.p, threads: r.of.threads })), bodiesReadInJs);
+  });
+}
+
+function familyRows(rows: { p: PeakRow; threads: number }[], bodiesReadInJs: boolean): ScalingRow[] {
+  const one = rows.find((r) => r.threads === 1)?.p.peakQps;
+  return rows.map(({ p, threads }) => {
+    const confirming = p.peakQps > 0 ? p.runs.filter((r) => r.phase === 'confirm' && r.valid && r.targetQps === p.peakQps) : [];
+    const of = (values: (number | undefined)[]) => {
+      const known = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
+      return known.length ? median(known) : undefined;
+    };
+    return {
+      threads,
+      bodiesReadInJs,
+      peakQps: p.peakQps,
+      vsOneThread: one !== undefined && one > 0 && p.peakQps > 0 ? p.peakQps / one : undefined,
+      cpuPerRequestNs: of(confirming.map((r) => r.cpuPerRequestNs)),
+      serverBusy: of(confirming.map((r) => r.serverBusy)),
+      clientCpus: p.clientCpus,
+      serverCpus: p.serverCpus,
+      limit: limitOf(p),
+    };
+  });
+}
+
 /** The network rows as plain text (no targets table). */
 export function formatNetworkBench(n: NetworkBenchReport): string {
   const lines: string[] = [];
@@ -118,6 +188,19 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
       lines.push(`  ${''.padEnd(34)} client on CPUs ${cpuListText(p.clientCpus)}, its own server on ${cpuListText(p.serverCpus)}`);
     if (p.serverLimit !== undefined) lines.push(`  ${''.padEnd(34)} ${p.serverLimit}`);
   }
+  const scaled = scalingRows(n);
+  for (const bodiesReadInJs of [true, false]) {
+    const family = scaled.filter((r) => r.bodiesReadInJs === bodiesReadInJs);
+    if (family.length === 0) continue;
+    lines.push(`  ${`scaling, native${bodiesReadInJs ? ', bodies in JS' : ', no body in JS'}`.padEnd(34)} ` +
+      'confirmed peak; client CPU per request and server busy over the confirming runs; what failed the next rate');
+    for (const r of family) {
+      const where = r.clientCpus && r.serverCpus ? ` (client CPUs ${cpuListText(r.clientCpus)}, server ${cpuListText(r.serverCpus)})` : '';
+      lines.push(`  ${`${r.threads} client thread${r.threads > 1 ? 's' : ''}${where}`.padEnd(34)} ${fmt(r.peakQps).padStart(10)}/s` +
+        ` ${r.vsOneThread === undefined ? '     -  ' : `${fmt(r.vsOneThread, 2).padStart(6)} x`}` +
+        `  CPU ${us(r.cpuPerRequestNs).padStart(6)} us/req  server ${r.serverBusy === undefined ? '-' : `${Math.round(r.serverBusy * 100)} %`} busy; limit: ${r.limit}`);
+    }
+  }
   const f = n.floorPeak;
   if (f) {
     const peak = describePeak({ confirmedQps: f.peakQps, highestValidQps: f.highestValidQps, runs: f.runs }, c);
@@ -125,6 +208,12 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
       `${f.note ? `failed: ${f.note}` : `${peak}; runs (c: confirming, ✗ INVALID): ${describeRuns(f.runs)}`}`);
     if (f.serverLimit !== undefined) lines.push(`  ${''.padEnd(34)} ${f.serverLimit}`);
   }
+  const closing = (): string => {
+    if (n.loadAverage) lines.push(`  machine load average (1 min): ${fmt(n.loadAverage.start, 2)} at the start, ${fmt(n.loadAverage.end, 2)} at the end`);
+    for (const note of n.notes) lines.push(`  note: ${note}`);
+    return lines.join('\n');
+  };
+  if (n.rows === 'scaling') return closing();
   const cells = (values: string[], widths: number[]) => values.map((v, i) => ` ${v.padStart(widths[i]!)}`).join('');
   const widths = [10, 10, 10, 10, 10, 12, 9, 9, 9];
   if (n.clientShare.length && s?.shareServer === 'c-spin') {
@@ -173,7 +262,5 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
         `p50 ${us(t.floorNs.p50)} us, p99 ${us(t.floorNs.p99)} us (${fmt(t.floorNs.count ?? 100)} round trips; both wake-ups of a first token, no HTTP)`);
     }
   }
-  if (n.loadAverage) lines.push(`  machine load average (1 min): ${fmt(n.loadAverage.start, 2)} at the start, ${fmt(n.loadAverage.end, 2)} at the end`);
-  for (const note of n.notes) lines.push(`  note: ${note}`);
-  return lines.join('\n');
+  return closing();
 }

@@ -4,6 +4,7 @@ export function dispatchLabel(dispatch: string): string {
   if (dispatch === 'native-thread') return 'native, reactor thread';
   if (dispatch === 'native-noread') return 'native, no body in JS';
   if (dispatch.startsWith('native-x')) return `native, ${dispatch.slice('native-x'.length)} client threads`;
+  if (dispatch.startsWith('native-noread-x')) return `native, ${dispatch.slice('native-noread-x'.length)} client threads, no body in JS`;
   return `undici ${dispatch}`;
 }
 
@@ -26,6 +27,6 @@ interface PeakRate<D extends string> {
  */
 export function clientShareDispatch<D extends string>(peaks: readonly PeakRate<D>[]): D | 'wake' {
   const best = (p: PeakRate<D>): number => Math.max(p.peakQps, p.highestValidQps);
-  return peaks.filter((p) => p.dispatch !== 'worker' && p.dispatch !== 'native-noread' && !p.dispatch.startsWith('native-x'))
+  return peaks.filter((p) => p.dispatch !== 'worker' && !p.dispatch.startsWith('native-noread') && !p.dispatch.startsWith('native-x'))
     .sort((a, b) => best(b) - best(a) || b.peakQps - a.peakQps)[0]?.dispatch ?? 'wake';
 }

@@ -122,9 +122,10 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
   const serverStamps = spec.clientShare && spec.shareStamps === 'server';
   const bodyStamps = spec.clientShare && !serverStamps;
   if (bodyStamps && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
-  if (bodyStamps && spec.dispatch === 'native-noread') throw new Error("client share: 'native-noread' reads no body, where the stamps are (shareStamps 'server')");
+  if (bodyStamps && spec.dispatch.startsWith('native-noread')) throw new Error("client share: 'native-noread' reads no body, where the stamps are (shareStamps 'server')");
   const native = spec.dispatch.startsWith('native');
-  const clientThreads = spec.dispatch.startsWith('native-x') ? Number(spec.dispatch.slice('native-x'.length)) : 1;
+  const clientThreads = Number(/^native(?:-noread)?-x(\d+)$/.exec(spec.dispatch)?.[1] ?? 1);
+  const noBodyRead = spec.dispatch === 'native-noread' || spec.dispatch.startsWith('native-noread-x');
   const sut = await createHttpSut({
     urls: [spec.url], request: mapModule, connections: spec.connections, requestTimeoutMs: 30_000,
     transport: native ? 'native' : 'undici',
@@ -132,7 +133,7 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
     ...(clientThreads > 1 ? { clientThreads } : {}),
     // As `loadgen run` does (CLI_JS_THREAD_NICE): the JS thread yields to the issue thread.
     ...(native && spec.jsThreadNice !== 0 ? { jsThreadNice: spec.jsThreadNice ?? CLI_JS_THREAD_NICE } : {}),
-    ...((spec.readEveryResponse === false && !spec.clientShare) || serverStamps || spec.dispatch === 'native-noread' ? { readEveryResponse: false } : {}),
+    ...((spec.readEveryResponse === false && !spec.clientShare) || serverStamps || noBodyRead ? { readEveryResponse: false } : {}),
     // The default: every body read by the mapping (after the native stamp); the client share from the bodies needs the server's stamps in them.
   });
   // One worker: the client process has CPU 0 alone (the server has CPU 1).

@@ -45,11 +45,11 @@ const NET_TARGET_LATENCY_NS = 10_000_000;
  * 'native': the core's HTTP client (transport 'native'), the issue thread reading the responses
  * as it waits (inline); 'native-thread': the same with its reactor thread reading them
  * (inlineReactor false); 'native-xN': N client threads (clientThreads N, each reading its
- * share of the connections on its own thread); 'native-noread': 'native' with no body read in JS
+ * share of the connections on its own thread); 'native-noread' ('native-noread-xN'): 'native' ('native-xN') with no body read in JS
  * (readEveryResponse false: the transport's own cost, as the C floor's); the others: undici on the
  * JS thread with that dispatch mode. Every row but 'native-noread' reads each body in the mapping.
  */
-export type NetDispatch = 'native' | 'native-noread' | 'native-thread' | `native-x${number}` | 'wake' | 'poll' | 'worker';
+export type NetDispatch = 'native' | 'native-noread' | 'native-thread' | `native-x${number}` | `native-noread-x${number}` | 'wake' | 'poll' | 'worker';
 
 /**
  * The client-thread counts of the scaling rows: 2, 4, 8, ... up to the
@@ -190,6 +190,8 @@ export interface NetworkBenchReport {
   tokens: TokenRow | null;
   /** /proc/loadavg's 1-minute load at the start and the end (null elsewhere): how busy the machine was. */
   loadAverage: { start: number; end: number } | null;
+  /** 'scaling': a run of the scaling rows only (closed loop and the native peaks by client threads, no body in JS); absent: every row. */
+  rows?: 'scaling';
   notes: string[];
 }
 
@@ -207,6 +209,12 @@ export interface NetworkBenchOptions {
   /** Default: 3 runs of 10 s (tiny: 1 of 0.2 s). */
   confirmation?: PeakConfirmation;
   log: (line: string) => void;
+  /**
+   * 'scaling': only the closed-loop rows and the native transport's confirmed peaks, no body read in JS,
+   * with 1, 2, 4, ... client threads (issue 26's scaling rows: minutes on a many-core machine, not the
+   * full run's half hour).
+   */
+  rows?: 'all' | 'scaling';
 }
 
 function spreadOf(values: number[]): NetSpread {
@@ -225,10 +233,12 @@ function medianPercentiles(values: Percentiles[]): Percentiles {
 /** Runs every network row; a row that cannot run says why in `notes` or its own note. */
 export async function runNetworkBench(options: NetworkBenchOptions): Promise<NetworkBenchReport> {
   const { tiny, repeat, log } = options;
+  const scalingOnly = options.rows === 'scaling';
   const confirmation = options.confirmation ?? peakConfirmation(tiny);
   const loadAtStart = loadAverage1m();
   const report: NetworkBenchReport = {
     connections: NET_CONNECTIONS, confirmation, server: null, closedLoop: [], peaks: [], clientShare: [], floorClient: [], floorNs: null, tokens: null, loadAverage: null, notes: [],
+    ...(scalingOnly ? { rows: 'scaling' as const } : {}),
   };
   const allowed = allowedCpuList();
   const layoutFor = (dispatch: string) => (allowed !== null && cpuTaskset() !== null ? netCpuLayout(allowed, clientCpusWanted(dispatch)) : null);
@@ -313,7 +323,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const startShareServer = async (): Promise<BenchServer> => ('path' in built ? startServer('c', base?.server ?? null, built.path, undefined, true) : server);
     report.server.shareServer = 'path' in built ? 'c-spin' : (server.kind as 'c' | 'node');
     let shareUrl = server.url;
-    if (wrk) {
+    if (wrk && !scalingOnly) {
       const spinning = await startShareServer();
       try {
         const floors: { p50: number; p99: number }[] = [];
@@ -363,7 +373,12 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       startQps, precision: tiny ? 1 : 0.05, confirmRuns: confirmation.confirmRuns, stepDown: 0.07,
       maxRuns: (tiny ? 2 : 8) + 2 * confirmation.confirmRuns, minQps: 100,
     };
-    const dispatches: NetDispatch[] = ['native', 'native-noread', 'native-thread', ...clientThreadCounts(availableParallelism()).map((n) => `native-x${n}` as const), 'wake', 'poll', 'worker'];
+    const threadCounts = clientThreadCounts(availableParallelism());
+    // The scaling run: the transport's own scaling, JS reading no body (as wrk and the C floor; the full run's
+    // rows of several threads read every body on the one JS thread, which then limits them).
+    const dispatches: NetDispatch[] = scalingOnly
+      ? ['native-noread', ...threadCounts.map((n) => `native-noread-x${n}` as const)]
+      : ['native', 'native-noread', 'native-thread', ...threadCounts.map((n) => `native-x${n}` as const), 'wake', 'poll', 'worker'];
     for (const dispatch of dispatches) {
       if (dispatch.startsWith('native') && !loadNative().nativeHttpAvailable) {
         report.peaks.push({ dispatch, peakQps: 0, highestValidQps: 0, runs: [], note: `the native HTTP client is not available on ${process.platform}` });
@@ -378,6 +393,10 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       let rowServer = server;
       try {
         if (ownServer) rowServer = await startServer(server.kind, layout.server, 'path' in built ? built.path : undefined);
+        // A row of N client threads starts where the fewer-thread rows ended: its search does not climb again from autocannon's rate.
+        const family = dispatch.startsWith('native-noread') ? /^native-noread(-x\d+)?$/ : /^native(-x\d+)?$/;
+        const below = report.peaks.filter((p) => family.test(p.dispatch)).map((p) => p.peakQps);
+        const rowStart = /-x\d+$/.test(dispatch) ? Math.max(peakOptions.startQps, ...below) : peakOptions.startQps;
         const peak = await findConfirmedPeak(async (qps, phase) => {
           const t = await serverRun(dispatch, false, rowServer, layout?.client ?? null)(qps);
           const r: PeakRun = {
@@ -387,7 +406,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
           };
           log(`    ${formatPeakRun({ ...r, phase })}`);
           return r;
-        }, peakOptions);
+        }, { ...peakOptions, startQps: rowStart });
         const limit = serverLimit(peak.runs, peak.confirmedQps);
         report.peaks.push({
           dispatch, peakQps: peak.confirmedQps, highestValidQps: peak.highestValidQps, runs: peak.runs,
@@ -401,6 +420,11 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       } finally {
         if (rowServer !== server) await rowServer.close();
       }
+    }
+
+    if (scalingOnly) {
+      report.notes.push('scaling rows only (--scaling): no floor, client-share or token rows in this run');
+      return report;
     }
 
     // The C open-loop floor's peak, on the same server and CPUs, searched and confirmed like the rows above.
@@ -505,8 +529,9 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
   } finally {
     for (const s of started) await s.close();
     rmSync(dir, { recursive: true, force: true });
+    // Here, so that a run of the scaling rows only (returning early) reports it too.
+    const loadAtEnd = loadAverage1m();
+    if (loadAtStart !== null && loadAtEnd !== null) report.loadAverage = { start: loadAtStart, end: loadAtEnd };
   }
-  const loadAtEnd = loadAverage1m();
-  if (loadAtStart !== null && loadAtEnd !== null) report.loadAverage = { start: loadAtStart, end: loadAtEnd };
   return report;
 }

@@ -60,9 +60,9 @@ export type TrialSpec =
       url: string;
       /**
        * 'native': the native transport (dispatch wake), 'native-noread' with no body read in JS, 'native-thread'
-       * without inline issuing, 'native-xN' with N client threads; else undici with this dispatch mode.
+       * without inline issuing, 'native-xN' with N client threads ('native-noread-xN': no body read in JS); else undici with this dispatch mode.
        */
-      dispatch: 'native' | 'native-noread' | 'native-thread' | `native-x${number}` | 'wake' | 'poll' | 'worker';
+      dispatch: 'native' | 'native-noread' | 'native-thread' | `native-x${number}` | `native-noread-x${number}` | 'wake' | 'poll' | 'worker';
       targetQps: number;
       durationMs: number;
       targetLatencyNs: number;
