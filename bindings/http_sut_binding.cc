@@ -432,6 +432,7 @@ class NativeHttpSut : public Napi::ObjectWrap<NativeHttpSut> {
     out.Set("retriedRequests", static_cast<double>(counts.retried_requests));
     out.Set("responses", static_cast<double>(counts.responses));
     out.Set("reactorCpuNs", static_cast<double>(counts.reactor_cpu_ns));
+    out.Set("handedWrites", static_cast<double>(counts.handed_writes));
     return out;
   }
 

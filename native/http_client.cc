@@ -126,6 +126,14 @@ void HttpClient::Impl::note_send(int64_t sent) {
   }
 }
 
+void HttpClient::Impl::hand_to_reactor() {
+  handoff_flag.store(true, std::memory_order_seq_cst);
+  if (reactor_blocked.load(std::memory_order_seq_cst) && reactor_blocked.exchange(false, std::memory_order_seq_cst)) {
+    send_wakes.fetch_add(1, std::memory_order_relaxed);
+    wake();
+  }
+}
+
 void HttpClient::Impl::send(uint64_t tag, uint32_t index, bool keep_body) {
   outstanding.fetch_add(1, std::memory_order_acq_rel);
   if (stopped.load(std::memory_order_acquire)) return fail_now(tag, index, -1, FailureKind::Cancelled, "the client was closed");
@@ -174,7 +182,14 @@ void HttpClient::Impl::send(uint64_t tag, uint32_t index, bool keep_body) {
     c = n.idle.back();
     n.idle.pop_back();
     c->state.store(kSending, std::memory_order_relaxed);
+    if (config.reactor_writes) {
+      // The reactor writes it (take_handoffs); handoff keeps its capacity, so no allocation once warm.
+      load(c, pending);
+      c->handed = true;
+      handoff.push_back(c);
+    }
   }
+  if (config.reactor_writes) return hand_to_reactor();
   load(c, pending);
   c->sent_ns = now_ns();
   const ssize_t n = write_some(c);
@@ -453,6 +468,7 @@ HttpReactorCounts HttpClient::Impl::reactor_counts() const {
   counts.refused_connections = refused_connections.load(std::memory_order_relaxed);
   counts.retried_requests = retried_requests.load(std::memory_order_relaxed);
   counts.responses = responses.load(std::memory_order_relaxed);
+  counts.handed_writes = handed_writes.load(std::memory_order_relaxed);
   counts.reactor_cpu_ns = reactor_cpu_ns.load(std::memory_order_relaxed);
   return counts;
 }

@@ -177,6 +177,15 @@ struct HttpClientConfig {
   // wake of a second thread per response. False: the reactor thread reads
   // them always.
   bool inline_reactor = true;
+  // The reactor thread writes each request: send() takes an idle connection
+  // and hands it over (a lock-held push and an atomic flag; an eventfd wake
+  // only when the reactor is blocked), and the reactor writes it in its next
+  // turn. With several client threads (HttpSut) this spreads the writes over
+  // the reactors: on loopback a write runs the receiver's TCP path too
+  // (~8 us of the sender's CPU), and one issue thread writing every request
+  // held 1, 2, 4 and 8 client threads alike at ~100k requests/s on 16 cores
+  // (benchmarks/RESULTS.md, issue 26). Needs inline_reactor false.
+  bool reactor_writes = false;
 };
 
 // How the reactor thread waited (tests, benchmarks): counts since start().
@@ -191,6 +200,7 @@ struct HttpReactorCounts {
   uint64_t retried_requests = 0;     // requests sent a second time (see send())
   uint64_t responses = 0;            // outcomes handed to the sink (whichever thread ran the turn)
   int64_t reactor_cpu_ns = 0;        // CPU time of the reactor thread (not the issue thread's inline turns), within ~1 ms
+  uint64_t handed_writes = 0;        // requests send() handed to the reactor to write (reactor_writes)
 };
 
 // How one request ended. Handed to the sink by the reactor: its thread, or

@@ -195,6 +195,7 @@ struct Conn {
   size_t written = 0;
   size_t total = 0;
   int write_errno = 0;  // the issue thread's failed write, for the reactor
+  bool handed = false;  // handed over unwritten (reactor_writes): the reactor stamps sent_ns as it writes
   bool retried = false;
   uint8_t refusals = 0;
   bool got_bytes = false;
@@ -316,6 +317,12 @@ struct HttpClient::Impl {
   std::atomic<uint64_t> retried_requests{0};
   std::atomic<uint64_t> responses{0};        // outcomes handed to the sink
   std::atomic<int64_t> reactor_cpu_ns{0};    // the reactor thread's CPU time, refreshed every kCpuReadNs
+  std::atomic<uint64_t> handed_writes{0};    // reactor_writes: requests the reactor wrote for send()
+  // reactor_writes: set after a push to `handoff`; the reactor takes the
+  // handoffs when it finds it set after a wait (the Dekker pair with
+  // reactor_blocked, both seq_cst: either the reactor sees it before it
+  // blocks, or send() sees it blocked and wakes it).
+  std::atomic<bool> handoff_flag{false};
   static constexpr int64_t kCpuReadNs = 1'000'000;
   int64_t last_cpu_read_ns = 0;              // reactor thread only
 
@@ -358,6 +365,9 @@ struct HttpClient::Impl {
   void note_send(int64_t sent);
 
   void send(uint64_t tag, uint32_t index, bool keep_body);
+  // reactor_writes: after `handoff` got a connection to write, the reactor
+  // is told (handoff_flag) and, when blocked, woken.
+  void hand_to_reactor();
 
   // ---- The reactor ----
 

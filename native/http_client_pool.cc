@@ -294,6 +294,13 @@ void HttpClient::Impl::take_handoffs() {
   }
   for (Conn* c : taken) {
     c->state.store(kWriting, std::memory_order_relaxed);
+    if (c->handed) {
+      // Handed over unwritten (reactor_writes): sent as of now.
+      c->handed = false;
+      c->sent_ns = now_ns();
+      last_send_ns.store(c->sent_ns, std::memory_order_relaxed);
+      handed_writes.fetch_add(1, std::memory_order_relaxed);
+    }
     if (c->write_errno != 0) {
       write_failed(c, c->write_errno);
     } else {

@@ -328,6 +328,10 @@ bool HttpClient::Impl::handle_events(const epoll_event* events, int n, bool poll
     ~TurnFlag() { in_turn = false; }
   } flag;
   bool waiting = false;
+  // reactor_writes: the requests handed over since the last turn go out first.
+  if (config.reactor_writes && handoff_flag.load(std::memory_order_relaxed) && handoff_flag.exchange(false, std::memory_order_acq_rel)) {
+    take_handoffs();
+  }
   for (int i = 0; i < n; ++i) {
     const uint64_t data = events[i].data.u64;
     if (data == UINT64_MAX) {
@@ -377,10 +381,11 @@ void HttpClient::Impl::reactor_thread_turn(epoll_event* events, int max_events) 
   // announced first so that a send wakes it (note_send).
   bool polling = timeout_ns != 0 && should_poll();
   bool announced = false;
-  if (timeout_ns != 0 && !polling && poll_budget_ns.load(std::memory_order_relaxed) > 0) {
+  // With reactor_writes it always announces: a handoff then wakes it only when it blocks.
+  if (timeout_ns != 0 && !polling && (poll_budget_ns.load(std::memory_order_relaxed) > 0 || config.reactor_writes)) {
     reactor_blocked.store(true, std::memory_order_seq_cst);
     announced = true;
-    polling = should_poll();
+    polling = should_poll() || (config.reactor_writes && handoff_flag.load(std::memory_order_seq_cst));
     if (polling) {
       reactor_blocked.store(false, std::memory_order_relaxed);
       announced = false;

@@ -16,7 +16,11 @@ HttpSut::HttpSut(HttpClientConfig config, uint32_t client_threads)
   const uint32_t n = std::max<uint32_t>(1, std::min({client_threads, kMaxClientThreads,
                                                      std::max<uint32_t>(1, config.connections_per_node)}));
   const uint32_t total = config.connections_per_node;
-  if (n > 1) config.inline_reactor = false;
+  // Several client threads: each reactor reads its connections and writes their requests (reactor_writes).
+  if (n > 1) {
+    config.inline_reactor = false;
+    config.reactor_writes = true;
+  }
   for (uint32_t k = 0; k < n; ++k) {
     HttpClientConfig share = config;
     share.connections_per_node = std::max<uint32_t>(1, total / n + (k < total % n ? 1 : 0));
@@ -86,6 +90,7 @@ HttpReactorCounts HttpSut::reactor_counts() const {
     sum.retried_requests += c.retried_requests;
     sum.responses += c.responses;
     sum.reactor_cpu_ns += c.reactor_cpu_ns;
+    sum.handed_writes += c.handed_writes;
   }
   return sum;
 }

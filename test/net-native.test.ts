@@ -102,9 +102,12 @@ describe.skipIf(!available)('native transport', () => {
       expect(stats.clientThreads).toHaveLength(3);
       expect(stats.nodes[0]!.requests).toBe(c.responses);
       const report = (sut as unknown as { report(): { lines: string[] } }).report();
-      expect(report.lines).toContain('Client threads : 3 (responses read and reactor thread CPU since the SUT started)');
-      const threadLines = report.lines.filter((l) => /^ {2}Thread \d : responses \d+, reactor CPU \d+\.\d ms$/.test(l));
+      expect(report.lines).toContain('Client threads : 3 (responses read, requests written and reactor thread CPU since the SUT started)');
+      const threadLines = report.lines.filter((l) => /^ {2}Thread \d : responses \d+, requests written \d+, reactor CPU \d+\.\d ms$/.test(l));
       expect(threadLines).toHaveLength(3);
+      // Each thread wrote its own connections' requests (the issue thread handed them over).
+      for (const t of stats.clientThreads!) expect(t.requestsWritten).toBeGreaterThan(0);
+      expect(c.handedWrites).toBe(c.threads.reduce((sum, t) => sum + t.handedWrites, 0));
       // Every thread opened its own connections; none was refused, no request sent twice.
       const opened = stats.clientThreads!.reduce((n, t) => n + t.openedConnections, 0);
       expect(opened).toBeGreaterThanOrEqual(3);
@@ -116,6 +119,7 @@ describe.skipIf(!available)('native transport', () => {
     const one = await createNetworkSut(testProtocol(8), { urls: [node.url], transport: 'native' });
     try {
       expect(one.stats().clientThreads).toHaveLength(1);
+      expect(one.stats().clientThreads![0]!.requestsWritten).toBeUndefined();
     } finally {
       await one.close();
     }

@@ -387,6 +387,8 @@ export interface NativeReactorCounts {
   blockingWaits: number;
   sendWakes: number;
   pollBudgetNs: number;
+  /** Requests the issue thread handed to this client thread to write (several client threads: each writes its own). */
+  handedWrites: number;
   openedConnections: number;
   refusedConnections: number;
   retriedRequests: number;

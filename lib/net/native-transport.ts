@@ -233,11 +233,14 @@ export class NativeTransport {
     });
   }
 
-  /** Each client thread's outcomes read, reactor CPU time and connection counts (NetworkStats.clientThreads). */
+  /** Each client thread's outcomes read, requests written, reactor CPU time and connection counts (NetworkStats.clientThreads). */
   threadCounts(): NonNullable<NetworkStats['clientThreads']> {
-    return this.handle.reactorCounts().threads.map((t) => ({
+    const threads = this.handle.reactorCounts().threads;
+    return threads.map((t) => ({
       responses: t.responses,
       reactorCpuMs: t.reactorCpuNs / 1e6,
+      // One client thread: the issue thread writes every request itself, none is handed over.
+      ...(threads.length > 1 ? { requestsWritten: t.handedWrites } : {}),
       openedConnections: t.openedConnections,
       refusedConnections: t.refusedConnections,
       retriedRequests: t.retriedRequests,

@@ -15,13 +15,15 @@ export interface NetworkSutReport extends SutReport {
 
 const ms = (ns: number): string => (ns / 1e6).toFixed(3);
 
-/** The native transport's threads: what each read and its reactor's CPU (since the SUT started), then their connections. */
+/** The native transport's threads: what each read and wrote and its reactor's CPU (since the SUT started), then their connections. */
 function clientThreadLines(threads: NonNullable<NetworkStats['clientThreads']>, note: string | undefined): string[] {
-  const lines = [`Client threads : ${threads.length} (responses read and reactor thread CPU since the SUT started)`];
+  const lines = [`Client threads : ${threads.length} (responses read, requests written and reactor thread CPU since the SUT started)`];
   if (note !== undefined && note !== '') lines.push(`  Chosen : ${note}`);
   threads.forEach((t, k) => {
     const cpu = Number.isFinite(t.reactorCpuMs) && t.reactorCpuMs >= 0 ? t.reactorCpuMs.toFixed(1) : '0.0';
-    lines.push(`  Thread ${k + 1} : responses ${t.responses}, reactor CPU ${cpu} ms`);
+    // Absent with one client thread: the issue thread writes every request itself.
+    const written = t.requestsWritten !== undefined ? `, requests written ${t.requestsWritten}` : '';
+    lines.push(`  Thread ${k + 1} : responses ${t.responses}${written}, reactor CPU ${cpu} ms`);
   });
   const sum = (get: (t: (typeof threads)[number]) => number): number => threads.reduce((n, t) => n + get(t), 0);
   const retried = sum((t) => t.retriedRequests);

@@ -263,7 +263,19 @@ export interface NetworkStats {
    * (a keep-alive connection the server had closed: counted once in the
    * node's requests; the server saw both).
    */
-  clientThreads?: { responses: number; reactorCpuMs: number; openedConnections: number; refusedConnections: number; retriedRequests: number }[];
+  clientThreads?: {
+    responses: number;
+    reactorCpuMs: number;
+    /**
+     * Requests the issue thread handed this thread to write (several client threads: each writes its own
+     * connections' requests; those that waited for a connection went out as a response freed one, uncounted).
+     * Absent with one client thread (the issue thread writes) and in older reports.
+     */
+    requestsWritten?: number;
+    openedConnections: number;
+    refusedConnections: number;
+    retriedRequests: number;
+  }[];
   /** How clientThreads 'auto' chose the count ('' when it was given). */
   clientThreadsNote?: string;
   /** Native transport: the runtime's helper threads at idle priority (idleRuntimeThreads; 0: none, -1: no such policy on this OS). */

@@ -220,6 +220,7 @@ TEST(http_sut_server_run_completes_every_sample_through_the_client) {
   CHECK_EQ(r.host.flushes.load(), 0);
   CHECK_EQ(r.host.series.load(), 1);   // the host still hears of the series (its reads complete into it)
   CHECK_EQ(r.host.host_reads.load(), uint64_t{0});  // nothing accuracy-logged in a performance run
+  CHECK_EQ(r.sut->reactor_counts().handed_writes, uint64_t{0});  // one client thread: the issue thread writes
 }
 
 TEST(http_sut_server_run_wakes_the_host_for_batches_of_bodies) {
@@ -276,8 +277,9 @@ TEST(http_sut_wakes_the_host_sooner_when_the_next_query_waits_for_its_completion
 }
 
 // Several client threads: each client reads its own connections' responses
-// on its own reactor thread, from the one request table; the issue thread
-// spreads the requests over them; the counts and node statistics add up.
+// and writes their requests on its own reactor thread, from the one request
+// table; the issue thread spreads the requests over them; the counts and
+// node statistics add up.
 TEST(http_sut_client_threads_share_the_requests_and_each_reads_its_own) {
   NativeRun r;
   r.client_threads = 3;
@@ -293,12 +295,19 @@ TEST(http_sut_client_threads_share_the_requests_and_each_reads_its_own) {
   const std::vector<HttpReactorCounts> threads = r.sut->thread_counts();
   CHECK_EQ(threads.size(), size_t{3});
   uint64_t responses = 0;
+  uint64_t handed = 0;
   for (const HttpReactorCounts& t : threads) {
     CHECK(t.responses > o.issued_sample_count / 10);  // spread, not all on one
     CHECK_EQ(t.inline_events, uint64_t{0});           // several threads: no inline turns
     CHECK(t.reactor_cpu_ns > 0);
+    // The reactor wrote what the issue thread handed it (an idle connection's request); the rest
+    // waited for a connection and went out from the reactor as a response freed one.
+    CHECK(t.handed_writes > 0);
+    CHECK(t.handed_writes <= t.responses);
     responses += t.responses;
+    handed += t.handed_writes;
   }
+  CHECK(2 * handed > o.issued_sample_count);  // at 5k/s over 7 connections most find one idle
   CHECK_EQ(responses, o.issued_sample_count);
   CHECK_EQ(r.sut->reactor_counts().responses, o.issued_sample_count);
   CHECK_EQ(r.sut->outstanding(), uint64_t{0});
