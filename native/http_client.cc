@@ -144,6 +144,7 @@ void HttpClient::Impl::send(uint64_t tag, uint32_t index, bool keep_body) {
   const Pending pending{tag, &requests[index], index, keep_body, false, 0};
   Conn* c = nullptr;
   int node;
+  bool handed = false;
   {
     std::unique_lock<std::mutex> lock(mu);
     if (cancelled) {
@@ -182,14 +183,17 @@ void HttpClient::Impl::send(uint64_t tag, uint32_t index, bool keep_body) {
     c = n.idle.back();
     n.idle.pop_back();
     c->state.store(kSending, std::memory_order_relaxed);
-    if (config.reactor_writes) {
-      // The reactor writes it (take_handoffs); handoff keeps its capacity, so no allocation once warm.
+    // An awake reactor writes it (take_handoffs; handoff keeps its capacity, so no allocation once
+    // warm). A blocked one would have to be woken first (tens of us on a VM, added to this request's
+    // latency): then this thread writes it, as with one client thread, and note_send wakes the reactor.
+    handed = config.reactor_writes && !reactor_blocked.load(std::memory_order_seq_cst);
+    if (handed) {
       load(c, pending);
       c->handed = true;
       handoff.push_back(c);
     }
   }
-  if (config.reactor_writes) return hand_to_reactor();
+  if (handed) return hand_to_reactor();
   load(c, pending);
   c->sent_ns = now_ns();
   const ssize_t n = write_some(c);

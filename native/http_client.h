@@ -177,14 +177,17 @@ struct HttpClientConfig {
   // wake of a second thread per response. False: the reactor thread reads
   // them always.
   bool inline_reactor = true;
-  // The reactor thread writes each request: send() takes an idle connection
-  // and hands it over (a lock-held push and an atomic flag; an eventfd wake
-  // only when the reactor is blocked), and the reactor writes it in its next
-  // turn. With several client threads (HttpSut) this spreads the writes over
-  // the reactors: on loopback a write runs the receiver's TCP path too
-  // (~8 us of the sender's CPU), and one issue thread writing every request
-  // held 1, 2, 4 and 8 client threads alike at ~100k requests/s on 16 cores
-  // (benchmarks/RESULTS.md, issue 26). Needs inline_reactor false.
+  // The reactor thread writes the requests while it is awake: send() takes
+  // an idle connection and, unless the reactor is blocked in epoll_wait,
+  // hands it over (a lock-held push and an atomic flag, no system call) for
+  // the reactor's next turn; a blocked reactor's requests the issue thread
+  // writes itself (waking it first would add its wake-up to the latency).
+  // With several client threads (HttpSut) this spreads the writes over the
+  // reactors when the rate keeps them busy: on loopback a write runs the
+  // receiver's TCP path too (~8 us of the writer's CPU), and one issue thread
+  // writing every request held 1, 2, 4 and 8 client threads alike at ~100k
+  // requests/s on 16 cores (benchmarks/RESULTS.md, issue 26). Needs
+  // inline_reactor false.
   bool reactor_writes = false;
 };
 
@@ -200,7 +203,7 @@ struct HttpReactorCounts {
   uint64_t retried_requests = 0;     // requests sent a second time (see send())
   uint64_t responses = 0;            // outcomes handed to the sink (whichever thread ran the turn)
   int64_t reactor_cpu_ns = 0;        // CPU time of the reactor thread (not the issue thread's inline turns), within ~1 ms
-  uint64_t handed_writes = 0;        // requests send() handed to the reactor to write (reactor_writes)
+  uint64_t handed_writes = 0;        // requests send() handed to the awake reactor to write (reactor_writes)
 };
 
 // How one request ended. Handed to the sink by the reactor: its thread, or

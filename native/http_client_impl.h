@@ -366,7 +366,7 @@ struct HttpClient::Impl {
 
   void send(uint64_t tag, uint32_t index, bool keep_body);
   // reactor_writes: after `handoff` got a connection to write, the reactor
-  // is told (handoff_flag) and, when blocked, woken.
+  // is told (handoff_flag) and, if it blocked since send() looked, woken.
   void hand_to_reactor();
 
   // ---- The reactor ----

@@ -105,8 +105,10 @@ describe.skipIf(!available)('native transport', () => {
       expect(report.lines).toContain('Client threads : 3 (responses read, requests written and reactor thread CPU since the SUT started)');
       const threadLines = report.lines.filter((l) => /^ {2}Thread \d : responses \d+, requests written \d+, reactor CPU \d+\.\d ms$/.test(l));
       expect(threadLines).toHaveLength(3);
-      // Each thread wrote its own connections' requests (the issue thread handed them over).
-      for (const t of stats.clientThreads!) expect(t.requestsWritten).toBeGreaterThan(0);
+      // Each thread wrote at most its own connections' requests: those handed over while it was
+      // awake (at 1k/s mostly none: the issue thread writes a blocked thread's requests itself).
+      for (const t of stats.clientThreads!) expect(t.requestsWritten).toBeGreaterThanOrEqual(0);
+      for (const t of stats.clientThreads!) expect(t.requestsWritten).toBeLessThanOrEqual(t.responses);
       expect(c.handedWrites).toBe(c.threads.reduce((sum, t) => sum + t.handedWrites, 0));
       // Every thread opened its own connections; none was refused, no request sent twice.
       const opened = stats.clientThreads!.reduce((n, t) => n + t.openedConnections, 0);
