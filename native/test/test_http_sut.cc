@@ -279,17 +279,23 @@ TEST(http_sut_wakes_the_host_sooner_when_the_next_query_waits_for_its_completion
 // Several client threads: each client reads its own connections' responses
 // on its own reactor thread, from the one request table; the issue thread
 // spreads the requests over them; the counts and node statistics add up.
-TEST(http_sut_client_threads_share_the_requests_and_each_reads_its_own) {
-  NativeRun r;
+// A Server run of three client threads at `qps` over `connections`, every sample completed.
+static const RunOutcome& run_three_client_threads(NativeRun& r, const std::string& name, uint32_t connections, double qps, uint64_t queries) {
   r.client_threads = 3;
-  r.run(Scenario::Server, "http-sut-client-threads", 7, "/ok/a", "/ok/b", [](SessionConfig& c) {
-    c.settings.server_target_qps = 5000;
-    c.settings.min_query_count = 1000;
+  r.run(Scenario::Server, name, connections, "/ok/a", "/ok/b", [qps, queries](SessionConfig& c) {
+    c.settings.server_target_qps = qps;
+    c.settings.min_query_count = queries;
   });
   const RunOutcome& o = r.outcome;
-  CHECK(o.issued_sample_count >= 1000);
+  CHECK(o.issued_sample_count >= queries);
   CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
   CHECK_EQ(o.failed_samples.total, uint64_t{0});
+  return o;
+}
+
+TEST(http_sut_client_threads_share_the_requests_and_each_reads_its_own) {
+  NativeRun r;
+  const RunOutcome& o = run_three_client_threads(r, "http-sut-client-threads", 7, 5000, 1000);
   CHECK_EQ(r.sut->client_threads(), size_t{3});
   const std::vector<HttpReactorCounts> threads = r.sut->thread_counts();
   CHECK_EQ(threads.size(), size_t{3});
@@ -319,15 +325,7 @@ TEST(http_sut_client_threads_share_the_requests_and_each_reads_its_own) {
 // connection.
 TEST(http_sut_client_threads_write_the_requests_handed_to_them) {
   NativeRun r;
-  r.client_threads = 3;
-  r.run(Scenario::Server, "http-sut-client-threads-write", 12, "/ok/a", "/ok/b", [](SessionConfig& c) {
-    c.settings.server_target_qps = 30000;
-    c.settings.min_query_count = 6000;
-  });
-  const RunOutcome& o = r.outcome;
-  CHECK(o.issued_sample_count >= 6000);
-  CHECK_EQ(o.completed_sample_count, o.issued_sample_count);
-  CHECK_EQ(o.failed_samples.total, uint64_t{0});
+  const RunOutcome& o = run_three_client_threads(r, "http-sut-client-threads-write", 12, 30000, 6000);
   uint64_t handed = 0;
   for (const HttpReactorCounts& t : r.sut->thread_counts()) {
     CHECK(t.handed_writes <= t.responses);
