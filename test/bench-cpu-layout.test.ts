@@ -26,6 +26,9 @@ describe('network bench: CPU layout', () => {
     expect(clientCpusWanted('wake')).toBe(1);
     expect(clientCpusWanted('native-x2')).toBe(3);
     expect(clientCpusWanted('native-x8')).toBe(9);
+    // The scaling run's rows (no body in JS) as their bodies-in-JS twins.
+    expect(clientCpusWanted('native-noread')).toBe(1);
+    expect(clientCpusWanted('native-noread-x4')).toBe(5);
     const sixteen = Array.from({ length: 16 }, (_, i) => i);
     expect(netCpuLayout(sixteen, 1)).toEqual({ client: [0], server: sixteen.slice(1) });
     expect(netCpuLayout(sixteen, 9)).toEqual({ client: sixteen.slice(0, 9), server: sixteen.slice(9) });

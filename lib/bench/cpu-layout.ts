@@ -8,6 +8,7 @@
  * client, was the limit.
  */
 import { procStatFields } from '../platform/proc-stat.js';
+import { nativeDispatchThreads } from './net-labels.js';
 import type { PeakRun } from './peak.js';
 
 export interface NetCpuLayout {
@@ -22,8 +23,8 @@ export const SERVER_LIMIT_BUSY = 0.9;
 
 /** The CPUs a network row's client wants: N + 1 for N client threads ('native-xN', 'native-noread-xN'), else one. */
 export function clientCpusWanted(dispatch: string): number {
-  const threads = /^native(?:-noread)?-x(\d+)$/.exec(dispatch)?.[1];
-  return threads === undefined ? 1 : Number(threads) + 1;
+  const threads = nativeDispatchThreads(dispatch)?.threads ?? 1;
+  return threads > 1 ? threads + 1 : 1;
 }
 
 /**

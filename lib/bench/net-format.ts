@@ -3,7 +3,7 @@
  */
 import type { BenchTarget } from './report-types.js';
 import { fmt, us } from './figures.js';
-import { dispatchLabel } from './net-labels.js';
+import { dispatchLabel, nativeDispatchThreads } from './net-labels.js';
 import { median } from './median.js';
 import type { NetworkBenchReport, PeakRow } from './net.js';
 import { describePeak, describeRuns } from './peak.js';
@@ -100,11 +100,6 @@ export interface ScalingRow {
   limit: string;
 }
 
-function threadsOf(dispatch: string): { threads: number; bodiesReadInJs: boolean } | undefined {
-  const m = /^native(-noread)?(?:-x(\d+))?$/.exec(dispatch);
-  return m === null ? undefined : { threads: m[2] === undefined ? 1 : Number(m[2]), bodiesReadInJs: m[1] === undefined };
-}
-
 function limitOf(p: PeakRow): string {
   if (p.note !== undefined) return `failed: ${p.note}`;
   if (p.peakQps === 0) return 'no rate was confirmed';
@@ -122,7 +117,7 @@ function limitOf(p: PeakRow): string {
  * not) in thread order, a family with one row left out.
  */
 export function scalingRows(n: NetworkBenchReport): ScalingRow[] {
-  const all = n.peaks.map((p) => ({ p, of: threadsOf(p.dispatch) }))
+  const all = n.peaks.map((p) => ({ p, of: nativeDispatchThreads(p.dispatch) }))
     .filter((r): r is { p: PeakRow; of: { threads: number; bodiesReadInJs: boolean } } => r.of !== undefined);
   return [true, false].flatMap((bodiesReadInJs) => {
     const rows = all.filter((r) => r.of.bodiesReadInJs === bodiesReadInJs).sort((a, b) => a.of.threads - b.of.threads);

@@ -1,3 +1,13 @@
+/**
+ * A native row's client threads and whether its mapping reads every body in JS: 'native' (1),
+ * 'native-xN' (N), 'native-noread' (1, none), 'native-noread-xN' (N, none); undefined for the
+ * others ('native-thread' and undici's).
+ */
+export function nativeDispatchThreads(dispatch: string): { threads: number; bodiesReadInJs: boolean } | undefined {
+  const m = /^native(-noread)?(?:-x(\d+))?$/.exec(dispatch);
+  return m === null ? undefined : { threads: m[2] === undefined ? 1 : Number(m[2]), bodiesReadInJs: m[1] === undefined };
+}
+
 /** How a network bench row names a dispatch mode (lib/bench/net.ts NetDispatch). */
 export function dispatchLabel(dispatch: string): string {
   if (dispatch === 'native') return 'native transport';

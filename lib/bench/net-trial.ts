@@ -17,6 +17,7 @@ import { CLI_JS_THREAD_NICE } from '../net/transport.js';
 import { loadNative } from '../native/index.js';
 import { busyShare, processCpuSeconds } from './cpu-layout.js';
 import { groupByIndex, pairInOrder } from './group.js';
+import { nativeDispatchThreads } from './net-labels.js';
 import { stampRecords, type StampRecords } from './net-map.js';
 import type { NetServerTrial, NetTokenCpuTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
 
@@ -124,8 +125,8 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
   if (bodyStamps && spec.dispatch === 'worker') throw new Error("client share: the stamps are read on the main thread (dispatch 'wake' or 'poll')");
   if (bodyStamps && spec.dispatch.startsWith('native-noread')) throw new Error("client share: 'native-noread' reads no body, where the stamps are (shareStamps 'server')");
   const native = spec.dispatch.startsWith('native');
-  const clientThreads = Number(/^native(?:-noread)?-x(\d+)$/.exec(spec.dispatch)?.[1] ?? 1);
-  const noBodyRead = spec.dispatch === 'native-noread' || spec.dispatch.startsWith('native-noread-x');
+  const clientThreads = nativeDispatchThreads(spec.dispatch)?.threads ?? 1;
+  const noBodyRead = nativeDispatchThreads(spec.dispatch)?.bodiesReadInJs === false;
   const sut = await createHttpSut({
     urls: [spec.url], request: mapModule, connections: spec.connections, requestTimeoutMs: 30_000,
     transport: native ? 'native' : 'undici',

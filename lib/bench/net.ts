@@ -24,7 +24,7 @@ import { loadNative } from '../native/index.js';
 import { median } from './median.js';
 import { serverStampedShare } from './net-share.js';
 import { measureTokenRow, type TokenRow } from './net-ttft.js';
-import { clientShareDispatch, dispatchLabel } from './net-labels.js';
+import { clientShareDispatch, dispatchLabel, nativeDispatchThreads } from './net-labels.js';
 import { findConfirmedPeak, formatPeakRun, peakConfirmation, type PeakConfirmation, type PeakRun } from './peak.js';
 import { buildStampServer, checkClock, startServer, type BenchServer } from './net-servers.js';
 import { busyShare, clientCpusWanted, cpuListText, netCpuLayout, processCpuSeconds, serverLimit } from './cpu-layout.js';
@@ -394,9 +394,9 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
       try {
         if (ownServer) rowServer = await startServer(server.kind, layout.server, 'path' in built ? built.path : undefined);
         // A row of N client threads starts where the fewer-thread rows ended: its search does not climb again from autocannon's rate.
-        const family = dispatch.startsWith('native-noread') ? /^native-noread(-x\d+)?$/ : /^native(-x\d+)?$/;
-        const below = report.peaks.filter((p) => family.test(p.dispatch)).map((p) => p.peakQps);
-        const rowStart = /-x\d+$/.test(dispatch) ? Math.max(peakOptions.startQps, ...below) : peakOptions.startQps;
+        const row = nativeDispatchThreads(dispatch);
+        const below = report.peaks.filter((p) => row !== undefined && nativeDispatchThreads(p.dispatch)?.bodiesReadInJs === row.bodiesReadInJs).map((p) => p.peakQps);
+        const rowStart = row !== undefined && row.threads > 1 ? Math.max(peakOptions.startQps, ...below) : peakOptions.startQps;
         const peak = await findConfirmedPeak(async (qps, phase) => {
           const t = await serverRun(dispatch, false, rowServer, layout?.client ?? null)(qps);
           const r: PeakRun = {
