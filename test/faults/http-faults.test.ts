@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 import { FAULT_PROTOCOLS, HTTP_FAULTS, type FaultProtocol, type HttpFaultName } from './fault-server.js';
 import { checkOutcomes, checkRunOutputs, runCase, singleStream, THREADED_TRANSPORTS, type Outcome } from './harness.js';
+import type { TestSettingsInput } from '../../lib/index.js';
 
 interface Row {
   fault: HttpFaultName;
@@ -92,5 +93,35 @@ describe.each(ROWS)('fault $fault', (row) => {
     checkOutcomes(run, expected, faulted);
     checkRunOutputs(run);
     if (expected === 'ok') expect(run.result.counts.issuedSamples).toBe(row.queries ?? 16);
+  });
+});
+
+// Two client threads at a Server rate, several requests out at once: the issue thread writes a
+// blocked reactor's requests, hands an awake one's over (native/http_client.h reactor_writes; against
+// this Node server few are: native/test/test_http_sut.cc runs that path at 30k/s), and a reactor
+// writes the queued ones as responses free connections. Faults still fail exactly the faulted
+// samples, each once, with the same kinds; the summary's figures stay possible.
+const SERVER_ROWS: { fault: HttpFaultName; expected: Outcome }[] = [
+  { fault: 'good', expected: 'ok' },
+  { fault: 'status-500', expected: 'http_status' },
+  { fault: 'reset-mid-body', expected: 'connection' },
+  { fault: 'close-after-response', expected: 'ok' },
+];
+
+describe.runIf(THREADED_TRANSPORTS.includes('native-2')).each(SERVER_ROWS)('fault $fault at 4,000 requests/s, two client threads', (row) => {
+  it('fails the faulted samples only, each once, with the same kind', async () => {
+    const faulted = row.expected === 'ok' ? () => true : odd;
+    const run = await runCase({
+      protocol: 'http',
+      transport: 'native-2',
+      connections: 8,
+      server: { fault: HTTP_FAULTS[row.fault], faulted: (request) => faulted(request.sample) },
+      settings: { scenario: 'Server', serverTargetQps: 4000, minQueryCount: 400, minDurationMs: 0, accuracyLogProbability: 1 } as TestSettingsInput,
+    });
+    checkOutcomes(run, row.expected, faulted);
+    checkRunOutputs(run);
+    const threads = run.stats.clientThreads ?? [];
+    expect(threads).toHaveLength(2);
+    for (const t of threads) expect(t.requestsWritten).toBeLessThanOrEqual(t.responses);
   });
 });
