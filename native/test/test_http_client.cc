@@ -909,6 +909,47 @@ TEST(http_client_body_limit_as_bytes_arrive) {
   }
 }
 
+// reactor_writes: while the reactor is awake (here it polls for a slow
+// answer, its poll budget a minute) each request sent is handed to it to
+// write; once nothing is outstanding it blocks, and the sending thread writes
+// the next request itself.
+TEST(http_client_reactor_writes_what_is_handed_to_it_while_awake) {
+  HttpTestServer server;
+  CHECK(server.start());
+  Collect sink;
+  HttpClientConfig config = config_for({server.port}, 4);
+  config.inline_reactor = false;
+  config.reactor_writes = true;
+  config.response_poll_ns = 60'000'000'000;
+  HttpClient client(config, &sink);
+  set_get(client, 0, "/delay/1500/slow");
+  for (uint32_t i = 1; i <= 9; ++i) set_get(client, i, "/ok/quick" + std::to_string(i));
+  std::string error;
+  CHECK(client.start(&error));
+  client.send(0, 0, true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50 * loadgen_test::time_factor()));
+  const uint64_t before = client.reactor_counts().handed_writes;  // the first: handed if the reactor was not blocked yet
+  CHECK(before <= 1);
+  for (uint32_t i = 1; i <= 8; ++i) {
+    client.send(i, i, true);
+    CHECK(sink.wait_for(i, 5000));
+  }
+  // Each went to an awake reactor; the first found no idle connection (the pool opens them as
+  // requests wait) and was written by the reactor as its new connection opened, not handed.
+  const uint64_t handed = client.reactor_counts().handed_writes;
+  CHECK(handed >= before + 7 && handed <= before + 8);
+  CHECK(sink.wait_for(9, 5000));  // the slow one
+  std::this_thread::sleep_for(std::chrono::milliseconds(200 * loadgen_test::time_factor()));
+  client.send(9, 9, true);  // the reactor blocked meanwhile: written by this thread
+  CHECK(sink.wait_for(10, 5000));
+  CHECK_EQ(client.reactor_counts().handed_writes, handed);
+  const auto outcomes = sink.by_tag();
+  CHECK_EQ(outcomes.size(), size_t{10});
+  for (size_t i = 1; i < outcomes.size(); ++i) CHECK(outcomes[i].ok && body_of(outcomes[i]) == "quick" + std::to_string(i));
+  CHECK(outcomes.size() == 10 && outcomes[0].ok && body_of(outcomes[0]) == "slow");
+  client.stop();
+}
+
 TEST(http_client_timeout) {
   HttpTestServer server;
   CHECK(server.start());

