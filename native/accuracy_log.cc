@@ -1,5 +1,7 @@
 #include "accuracy_log.h"
 
+#include "core_threads.h"
+
 #include <cstring>
 #include <utility>
 
@@ -93,7 +95,10 @@ bool AccuracyLog::open(const std::string& path) {
   write_position_ = 0;
   closing_ = false;
   accepting_.store(true, std::memory_order_release);
-  writer_ = std::thread([this] { writer_loop(); });
+  writer_ = std::thread([this] {
+    name_current_thread("loadgen-acclog");
+    writer_loop();
+  });
   return true;
 }
 

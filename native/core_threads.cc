@@ -3,11 +3,17 @@
 #include "platform.h"
 #include "runtime_threads.h"
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <mutex>
 #include <utility>
+
+#if defined(__linux__) || defined(__APPLE__)
+#include <pthread.h>
+#endif
 
 #if LOADGEN_PLATFORM_LINUX
 #include <sched.h>
@@ -63,17 +69,20 @@ bool give_short_slice(int64_t tid) {
 class ThreadStarter {
  public:
   ThreadStarter() {
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+      name_current_thread("loadgen-start");
+      loop();
+    });
     // Never joined: it lives as long as the process (see started_threads()).
     thread_.detach();
   }
 
-  std::thread start(std::function<void()> body) {
+  std::thread start(std::string name, std::function<void()> body) {
     std::promise<std::thread> started;
     std::future<std::thread> result = started.get_future();
     {
       std::lock_guard<std::mutex> lock(mu_);
-      requests_.emplace_back(std::move(body), std::move(started));
+      requests_.push_back(Request{std::move(name), std::move(body), std::move(started)});
     }
     cv_.notify_one();
     return result.get();
@@ -88,12 +97,13 @@ class ThreadStarter {
       requests_.pop_front();
       lock.unlock();
       try {
-        request.second.set_value(std::thread([body = std::move(request.first)] {
+        request.started.set_value(std::thread([name = std::move(request.name), body = std::move(request.body)] {
+          name_current_thread(name);
           give_short_slice(current_tid());
           body();
         }));
       } catch (...) {
-        request.second.set_exception(std::current_exception());
+        request.started.set_exception(std::current_exception());
       }
     }
   }
@@ -101,7 +111,12 @@ class ThreadStarter {
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::pair<std::function<void()>, std::promise<std::thread>>> requests_;
+  struct Request {
+    std::string name;
+    std::function<void()> body;
+    std::promise<std::thread> started;
+  };
+  std::deque<Request> requests_;
 };
 
 std::mutex g_yield_mu;
@@ -164,10 +179,15 @@ YieldResult yield_calling_thread(int nice) {
   return result;
 }
 
-std::thread start_core_thread(std::function<void()> body) {
+std::thread start_core_thread(std::string name, std::function<void()> body) {
   ThreadStarter* s = starter();
-  if (s == nullptr) return std::thread(std::move(body));
-  return s->start(std::move(body));
+  if (s == nullptr) {
+    return std::thread([name = std::move(name), body = std::move(body)] {
+      name_current_thread(name);
+      body();
+    });
+  }
+  return s->start(std::move(name), std::move(body));
 }
 
 int thread_nice(int64_t tid) {
@@ -189,11 +209,46 @@ YieldResult yield_calling_thread(int) {
   return result;
 }
 
-std::thread start_core_thread(std::function<void()> body) { return std::thread(std::move(body)); }
+std::thread start_core_thread(std::string name, std::function<void()> body) {
+  return std::thread([name = std::move(name), body = std::move(body)] {
+    name_current_thread(name);
+    body();
+  });
+}
 
 int thread_nice(int64_t) { return 0; }
 int64_t thread_slice_ns(int64_t) { return 0; }
 
 #endif
+
+// pthread names exist on Linux and macOS (LOADGEN_FORCE_PORTABLE builds
+// still name threads: naming is not timing code, and the portable branch
+// must not lose it on the systems that run it).
+void name_current_thread(const std::string& name) {
+#if defined(__linux__) || defined(__APPLE__)
+  // Linux refuses names over 15 bytes (ERANGE): the start is kept.
+  char buf[16];
+  const size_t n = std::min<size_t>(name.size(), sizeof(buf) - 1);
+  std::memcpy(buf, name.data(), n);
+  buf[n] = '\0';
+#if defined(__APPLE__)
+  pthread_setname_np(buf);
+#else
+  pthread_setname_np(pthread_self(), buf);
+#endif
+#else
+  (void)name;
+#endif
+}
+
+std::string current_thread_name() {
+#if defined(__linux__) || defined(__APPLE__)
+  char buf[64] = {0};
+  if (pthread_getname_np(pthread_self(), buf, sizeof(buf)) != 0) return "";
+  return buf;
+#else
+  return "";
+#endif
+}
 
 }  // namespace loadgen

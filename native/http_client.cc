@@ -380,7 +380,7 @@ bool HttpClient::Impl::start(std::string* error) {
   // The first turn scans the timers, whichever thread runs it (the scan arms
   // the request timeouts of what is sent after it).
   next_timer_ns = now_ns();
-  reactor = start_core_thread([this] { run_reactor(); });
+  reactor = start_core_thread(config.thread_name, [this] { run_reactor(); });
   return true;
 }
 

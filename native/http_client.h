@@ -189,6 +189,8 @@ struct HttpClientConfig {
   // requests/s on 16 cores (benchmarks/RESULTS.md, issue 26). Needs
   // inline_reactor false.
   bool reactor_writes = false;
+  // The reactor thread's name (HttpSut: loadgen-http-K with several client threads).
+  std::string thread_name = "loadgen-http";
 };
 
 // How the reactor thread waited (tests, benchmarks): counts since start().

@@ -24,6 +24,7 @@ HttpSut::HttpSut(HttpClientConfig config, uint32_t client_threads)
   for (uint32_t k = 0; k < n; ++k) {
     HttpClientConfig share = config;
     share.connections_per_node = std::max<uint32_t>(1, total / n + (k < total % n ? 1 : 0));
+    if (n > 1) share.thread_name = "loadgen-http-" + std::to_string(k + 1);
     clients_.push_back(std::make_unique<HttpClient>(std::move(share), this));
     if (k > 0) clients_[k]->share_requests(*clients_[0]);
   }

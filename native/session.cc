@@ -27,7 +27,8 @@ void Session::start() {
       check_run_bounds(config_.settings, config_.qsl_total_count, config_.qsl_performance_count);
   if (problem.field != nullptr) throw std::invalid_argument(problem.message);
   // From the thread that kept the process's priority, when the host lowered its own (core_threads.h).
-  thread_ = start_core_thread([this] { run(); });
+  // Named for the issuing it does (Server, SingleStream...), though it also computes the results.
+  thread_ = start_core_thread("loadgen-issue", [this] { run(); });
 }
 
 void Session::join() {

@@ -9,6 +9,7 @@
 #include "platform.h"
 
 #include <atomic>
+#include <string>
 #include <thread>
 
 #if LOADGEN_PLATFORM_LINUX
@@ -28,7 +29,7 @@ TEST(core_threads_start_at_the_original_priority_after_a_thread_yields) {
   const int original = thread_nice(tid_now());
   // Before any yield: a plain thread, the kernel's slice.
   std::atomic<int> before_nice{-100};
-  std::thread plain_before = start_core_thread([&] { before_nice = thread_nice(tid_now()); });
+  std::thread plain_before = start_core_thread("loadgen-test", [&] { before_nice = thread_nice(tid_now()); });
   plain_before.join();
   CHECK_EQ(before_nice.load(), original);
 
@@ -41,7 +42,7 @@ TEST(core_threads_start_at_the_original_priority_after_a_thread_yields) {
     // A core thread started from here: the original priority, the short slice (when the kernel has it).
     std::atomic<int> core_nice{-100};
     std::atomic<int64_t> core_slice{-1};
-    std::thread core = start_core_thread([&] {
+    std::thread core = start_core_thread("loadgen-test", [&] {
       core_nice = thread_nice(tid_now());
       core_slice = thread_slice_ns(tid_now());
     });
@@ -63,11 +64,37 @@ TEST(core_threads_start_at_the_original_priority_after_a_thread_yields) {
   CHECK_EQ(thread_nice(tid_now()), original);
 }
 
-#else
+#endif
+
+#if defined(__linux__) || defined(__APPLE__)
+
+// After the test above in this file (a process yields once): the starter exists by then on Linux.
+TEST(core_threads_carry_their_names) {
+  std::string seen;
+  std::thread t = start_core_thread("loadgen-named", [&] { seen = current_thread_name(); });
+  t.join();
+  CHECK_EQ(seen, std::string("loadgen-named"));
+  // Over 15 bytes: the system keeps the start (no failure, no unnamed thread).
+  std::thread long_name = start_core_thread("loadgen-http-123456", [&] { seen = current_thread_name(); });
+  long_name.join();
+  CHECK_EQ(seen, std::string("loadgen-http-12"));
+  // Once a thread yielded (the starter thread starts them): named all the same.
+  std::thread yielding([&] {
+    yield_calling_thread(5);
+    std::thread core = start_core_thread("loadgen-after", [&] { seen = current_thread_name(); });
+    core.join();
+  });
+  yielding.join();
+  CHECK_EQ(seen, std::string("loadgen-after"));
+}
+
+#endif
+
+#if !LOADGEN_PLATFORM_LINUX
 
 TEST(core_threads_are_plain_threads_off_linux) {
   std::atomic<bool> ran{false};
-  std::thread t = start_core_thread([&] { ran = true; });
+  std::thread t = start_core_thread("loadgen-test", [&] { ran = true; });
   t.join();
   CHECK(ran.load());
   const YieldResult r = yield_calling_thread(5);

@@ -5,6 +5,9 @@
 // secrets redacted; the spin window of its issue thread.
 #if defined(__linux__)
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <functional>
@@ -324,6 +327,31 @@ TEST(http_sut_client_threads_share_the_requests_and_each_reads_its_own) {
 // timing: test_http_client.cc checks the handover itself), writes a blocked
 // one's itself, and every request is still answered once, each through the
 // thread that owns its connection.
+// The names of this process's threads (/proc/self/task/*/comm).
+static std::vector<std::string> thread_names() {
+  std::vector<std::string> names;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return names;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string name;
+    if (std::getline(comm, name)) names.push_back(name);
+  }
+  closedir(dir);
+  return names;
+}
+
+TEST(http_sut_client_threads_are_named_one_by_one) {
+  // What top -H and perf show: loadgen-http-K for each client thread, once.
+  NativeRun r;
+  run_three_client_threads(r, "http-sut-thread-names", 6, 2000, 200);
+  const std::vector<std::string> names = thread_names();
+  for (const char* want : {"loadgen-http-1", "loadgen-http-2", "loadgen-http-3"})
+    CHECK_EQ(std::count(names.begin(), names.end(), std::string(want)), std::ptrdiff_t{1});
+  CHECK_EQ(std::count(names.begin(), names.end(), std::string("loadgen-http")), std::ptrdiff_t{0});
+}
+
 TEST(http_sut_client_threads_write_the_requests_handed_to_them) {
   NativeRun r;
   const RunOutcome& o = run_three_client_threads(r, "http-sut-client-threads-write", 12, 30000, 6000);
