@@ -145,6 +145,7 @@ function main() {
       `prebuilds/${process.platform}-${process.arch}/loadgen.napi.node`,
       ...(withArm64 ? ['prebuilds/linux-arm64/loadgen.napi.node'] : []),
       'cmake/portable_link.cmake',
+      'cmake/version_info.cmake',
       'bindings/glibc_compat.cc',
       'dist/index.js',
       'dist/index.d.ts',
