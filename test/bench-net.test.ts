@@ -10,6 +10,7 @@ import { clientShareDispatch } from '../lib/bench/net-labels.js';
 import { buildStampServer, idleRoundTripNs, startServer, type BenchServer } from '../lib/bench/net-servers.js';
 import { evaluateNetworkTargets, formatNetworkBench, scalingRows } from '../lib/bench/net-format.js';
 import * as netMap from '../lib/bench/net-map.js';
+import { kernelShareOf } from '../lib/bench/net-tools.js';
 import { clientShare, netTokens, readTrace, type TracedSample } from '../lib/bench/net-trial.js';
 import { createNullSut, createSyntheticQsl, startTest } from '../lib/index.js';
 import { loadNative } from '../lib/native/index.js';
@@ -108,6 +109,18 @@ describe('network bench: stamp protocol and client share', () => {
   });
 });
 
+describe('network bench: the kernel share of a CPU time', () => {
+  it('is system over user + system, within 0..1, and unknown without time counted', () => {
+    expect(kernelShareOf(2, 1.5)).toBe(0.75);
+    expect(kernelShareOf(1, 1.2)).toBe(1); // tick rounding of the two counts
+    expect(kernelShareOf(1, -0.1)).toBe(0);
+    expect(kernelShareOf(0, 0)).toBeNull();
+    expect(kernelShareOf(null, 1)).toBeNull();
+    expect(kernelShareOf(1, null)).toBeNull();
+    expect(kernelShareOf(1, Number.NaN)).toBeNull();
+  });
+});
+
 describe('network bench: wrk --latency', () => {
   it('reads the 50% and 99% lines in their units, and refuses output without them', () => {
     const out = '  Latency Distribution\n     50%   29.00us\n     75%   35.00us\n     90%    1.20ms\n     99%    2.00s \n  1000 requests';
@@ -193,7 +206,7 @@ describe('network bench: targets', () => {
       server: { ...base.server!, cpus: { allowed: [0, 1, 2, 3], client: [0], server: [1, 2, 3] } },
       closedLoop: [
         { tool: 'autocannon', requestsPerSec: { median: 20_000, min: 19_000, max: 21_000 }, serverBusy: 0.35 },
-        { tool: 'wrk', requestsPerSec: { median: 120_000, min: 119_000, max: 121_000 }, serverBusy: 0.96 },
+        { tool: 'wrk', requestsPerSec: { median: 120_000, min: 119_000, max: 121_000 }, serverBusy: 0.96, cpuPerRequestNs: 7570, kernelCpuShare: 0.81 },
       ],
       peaks: [
         { ...base.peaks[0]!, clientCpus: [0], serverCpus: [1, 2, 3] },
@@ -203,7 +216,7 @@ describe('network bench: targets', () => {
     });
     expect(text).toContain('server on CPUs 1-3 (a C process on each), clients on CPU 0');
     expect(text).toMatch(/autocannon closed loop +20,000 requests\/s \(19,000\.\.21,000\), server CPUs 35 % busy\n/);
-    expect(text).toContain('server CPUs 96 % busy (the server was the limit)');
+    expect(text).toContain('server CPUs 96 % busy (the server was the limit); its own CPU 7.57 us/request (81 % in the kernel)');
     expect(text).toContain('client on CPUs 0-2, its own server on 3');
     expect(text).toContain('the server was the limit: its CPUs were 97 % busy in the INVALID run at 60,000 requests/s');
     // The single-thread row ran in the common layout: no line of its own.
@@ -211,7 +224,7 @@ describe('network bench: targets', () => {
   });
 
   it('puts the native rows in a scaling table by client threads, each with its CPU, server busy and what failed the next rate', () => {
-    const run = (targetQps: number, valid: boolean, phase: 'search' | 'confirm', more: { serverBusy?: number; cpuPerRequestNs?: number; failed?: number } = {}) =>
+    const run = (targetQps: number, valid: boolean, phase: 'search' | 'confirm', more: { serverBusy?: number; cpuPerRequestNs?: number; kernelCpuShare?: number; failed?: number } = {}) =>
       ({ targetQps, valid, phase, latencyP99Ns: 1, achievedQps: targetQps, failed: 0, ...more });
     const report: NetworkBenchReport = {
       ...base,
@@ -219,10 +232,10 @@ describe('network bench: targets', () => {
         { dispatch: 'native-x4', peakQps: 0, highestValidQps: 0, runs: [], note: 'the native HTTP client is not available on win32' },
         { dispatch: 'native', peakQps: 100_000, highestValidQps: 100_000, clientCpus: [0], serverCpus: [1, 2, 3],
           runs: [run(100_000, true, 'search'), run(200_000, false, 'search', { serverBusy: 0.4 }), run(150_000, false, 'search', { serverBusy: 0.5 }),
-            run(100_000, true, 'confirm', { cpuPerRequestNs: 9000, serverBusy: 0.3 }), run(100_000, true, 'confirm', { cpuPerRequestNs: 11_000, serverBusy: 0.5 })] },
+            run(100_000, true, 'confirm', { cpuPerRequestNs: 9000, serverBusy: 0.3, kernelCpuShare: 0.7 }), run(100_000, true, 'confirm', { cpuPerRequestNs: 11_000, serverBusy: 0.5, kernelCpuShare: 0.8 })] },
         { dispatch: 'wake', peakQps: 20_000, highestValidQps: 20_000, runs: [run(20_000, true, 'confirm')] },
         { dispatch: 'native-x2', peakQps: 180_000, highestValidQps: 180_000, clientCpus: [0, 1, 2], serverCpus: [3],
-          runs: [run(180_000, true, 'confirm', { cpuPerRequestNs: 8000, serverBusy: 0.95 }), run(190_000, false, 'search', { serverBusy: 0.97 })] },
+          runs: [run(180_000, true, 'confirm', { cpuPerRequestNs: 8000, serverBusy: 0.95, kernelCpuShare: 0.784 }), run(190_000, false, 'search', { serverBusy: 0.97, kernelCpuShare: 0.1 })] },
         { dispatch: 'native-x8', peakQps: 300_000, highestValidQps: 300_000, runs: [run(300_000, true, 'search'), run(300_000, true, 'confirm'), run(330_000, false, 'search', { failed: 12 })] },
         { dispatch: 'native-x16', peakQps: 400_000, highestValidQps: 400_000, runs: [run(400_000, true, 'confirm')] },
         // The family with no body read in JS: a table of its own, against its own one-thread row.
@@ -237,13 +250,17 @@ describe('network bench: targets', () => {
     expect(rows[6]!.vsOneThread).toBe(2);
     // Medians of the confirming runs only; the search's runs at the same rate do not count.
     expect(rows[0]).toMatchObject({ vsOneThread: 1, cpuPerRequestNs: 10_000, serverBusy: 0.4, limit: 'the client (the server 50 % busy at 150,000/s)' });
-    expect(rows[1]).toMatchObject({ vsOneThread: 1.8, cpuPerRequestNs: 8000, limit: 'the server (97 % busy at 190,000/s)' });
+    expect(rows[0]!.kernelCpuShare).toBeCloseTo(0.75, 10);
+    expect(rows[1]).toMatchObject({ vsOneThread: 1.8, cpuPerRequestNs: 8000, kernelCpuShare: 0.784, limit: 'the server (97 % busy at 190,000/s)' });
+    expect(rows[3]!.kernelCpuShare).toBeUndefined();
     expect(rows[2]).toMatchObject({ vsOneThread: undefined, cpuPerRequestNs: undefined, limit: 'failed: the native HTTP client is not available on win32' });
     expect(rows[3]).toMatchObject({ vsOneThread: 3, serverBusy: undefined, limit: '12 requests failed at 330,000/s' });
     expect(rows[4]!.limit).toBe("not reached: no run above the peak failed (the search's budget ended)");
     const text = formatNetworkBench(report);
     expect(text).toMatch(/scaling, native, bodies in JS [^\n]*\n(  \d+ client threads?[^\n]*\n){5}  scaling, native, no body in JS [^\n]*\n(  \d+ client threads?[^\n]*\n){2}/);
-    expect(text).toMatch(/\n {2}2 client threads \(client CPUs 0-2, server 3\) +180,000\/s {3}1\.80 x {2}CPU {3}8\.00 us\/req {2}server 95 % busy; limit: the server \(97 % busy at 190,000\/s\)/);
+    expect(text).toMatch(/\n {2}2 client threads \(client CPUs 0-2, server 3\) +180,000\/s {3}1\.80 x {2}CPU {3}8\.00 us\/req \(78 % in the kernel\) {2}server 95 % busy; limit: the server \(97 % busy at 190,000\/s\)/);
+    // A row with no share measured says nothing of the kernel.
+    expect(text).toMatch(/\n {2}8 client threads +300,000\/s {3}3\.00 x {2}CPU +- us\/req {2}server - busy/);
     // Without two native rows there is no table; a run of the scaling rows only prints no share or floor rows.
     expect(scalingRows({ ...base, peaks: [report.peaks[1]!, report.peaks[2]!, report.peaks[7]!] })).toEqual([]);
     expect(formatNetworkBench(base)).not.toContain('scaling, native');
@@ -354,6 +371,16 @@ describe('loadgen bench --scaling', () => {
     const threads = clientThreadCounts(availableParallelism()).map((n) => `native-noread-x${n}`);
     expect(report.peaks.map((p) => p.dispatch)).toEqual(['native-noread', ...threads]);
     for (const p of report.peaks) expect(p.runs.length > 0 || p.note !== undefined).toBe(true);
+    // Where the client's CPU went: the kernel's share of it, a fraction, on every measured run and closed-loop row.
+    for (const run of report.peaks.flatMap((p) => p.runs)) {
+      if (run.kernelCpuShare !== undefined) expect(run.kernelCpuShare).toBeGreaterThanOrEqual(0);
+      if (run.kernelCpuShare !== undefined) expect(run.kernelCpuShare).toBeLessThanOrEqual(1);
+    }
+    expect(report.peaks[0]!.runs.some((run) => run.kernelCpuShare !== undefined && run.kernelCpuShare > 0)).toBe(true);
+    for (const row of report.closedLoop.filter((c) => c.requestsPerSec !== null)) {
+      expect(row.kernelCpuShare).toBeGreaterThanOrEqual(0);
+      expect(row.kernelCpuShare).toBeLessThanOrEqual(1);
+    }
     expect(report.clientShare).toEqual([]);
     expect(report.floorClient).toEqual([]);
     expect(report.floorPeak).toBeUndefined();

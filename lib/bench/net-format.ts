@@ -93,11 +93,18 @@ export interface ScalingRow {
   vsOneThread: number | undefined;
   /** Medians over the confirming runs (undefined when none confirmed or not measured). */
   cpuPerRequestNs: number | undefined;
+  /** Of that CPU time, the kernel's share (0..1). */
+  kernelCpuShare: number | undefined;
   serverBusy: number | undefined;
   clientCpus: number[] | undefined;
   serverCpus: number[] | undefined;
   /** What stopped the next higher rate: the lowest INVALID run above the peak, read as the server's or the client's limit. */
   limit: string;
+}
+
+/** ' (K % in the kernel)' for a known share, '' otherwise. */
+function kernelText(share: number | undefined): string {
+  return share === undefined || !Number.isFinite(share) ? '' : ` (${Math.round(share * 100)} % in the kernel)`;
 }
 
 function limitOf(p: PeakRow): string {
@@ -139,6 +146,7 @@ function familyRows(rows: { p: PeakRow; threads: number }[], bodiesReadInJs: boo
       peakQps: p.peakQps,
       vsOneThread: one !== undefined && one > 0 && p.peakQps > 0 ? p.peakQps / one : undefined,
       cpuPerRequestNs: of(confirming.map((r) => r.cpuPerRequestNs)),
+      kernelCpuShare: of(confirming.map((r) => r.kernelCpuShare)),
       serverBusy: of(confirming.map((r) => r.serverBusy)),
       clientCpus: p.clientCpus,
       serverCpus: p.serverCpus,
@@ -166,7 +174,7 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
     lines.push(`  ${`${row.tool} closed loop`.padEnd(34)} ${row.requestsPerSec
       ? `${fmt(row.requestsPerSec.median)} requests/s (${fmt(row.requestsPerSec.min)}..${fmt(row.requestsPerSec.max)})` +
         (row.serverBusy !== undefined ? `, server CPUs ${Math.round(row.serverBusy * 100)} % busy${row.serverBusy >= SERVER_LIMIT_BUSY ? ' (the server was the limit)' : ''}` : '') +
-        (row.cpuPerRequestNs !== undefined ? `; its own CPU ${us(row.cpuPerRequestNs)} us/request` : '')
+        (row.cpuPerRequestNs !== undefined ? `; its own CPU ${us(row.cpuPerRequestNs)} us/request${kernelText(row.kernelCpuShare)}` : '')
       : `skipped: ${row.note}`}`);
   }
   const c = n.confirmation;
@@ -193,7 +201,7 @@ export function formatNetworkBench(n: NetworkBenchReport): string {
       const where = r.clientCpus && r.serverCpus ? ` (client CPUs ${cpuListText(r.clientCpus)}, server ${cpuListText(r.serverCpus)})` : '';
       lines.push(`  ${`${r.threads} client thread${r.threads > 1 ? 's' : ''}${where}`.padEnd(34)} ${fmt(r.peakQps).padStart(10)}/s` +
         ` ${r.vsOneThread === undefined ? '     -  ' : `${fmt(r.vsOneThread, 2).padStart(6)} x`}` +
-        `  CPU ${us(r.cpuPerRequestNs).padStart(6)} us/req  server ${r.serverBusy === undefined ? '-' : `${Math.round(r.serverBusy * 100)} %`} busy; limit: ${r.limit}`);
+        `  CPU ${us(r.cpuPerRequestNs).padStart(6)} us/req${kernelText(r.kernelCpuShare)}  server ${r.serverBusy === undefined ? '-' : `${Math.round(r.serverBusy * 100)} %`} busy; limit: ${r.limit}`);
     }
   }
   const f = n.floorPeak;

@@ -31,6 +31,8 @@ export interface ClientRun {
   stdout: string;
   /** CPU seconds (user + system) of the command and its children; null when not measured (not Linux, no /bin/sh). */
   cpuSeconds: number | null;
+  /** Of cpuSeconds, the system (kernel) time; null when not measured. */
+  kernelSeconds: number | null;
 }
 
 /**
@@ -76,7 +78,7 @@ export function runClient(command: string, args: string[], cpus: readonly number
       }
       const m = new RegExp(`^${CHILD_CPU} (\\d+) (\\d+)$`, 'm').exec(out);
       const stdout = out.split('\n').filter((line) => !line.startsWith(CHILD_CPU)).join('\n');
-      resolve({ stdout, cpuSeconds: m ? (Number(m[1]) + Number(m[2])) / USER_HZ : null });
+      resolve({ stdout, cpuSeconds: m ? (Number(m[1]) + Number(m[2])) / USER_HZ : null, kernelSeconds: m ? Number(m[2]) / USER_HZ : null });
     });
   });
 }
@@ -94,21 +96,29 @@ function childPids(pid: number): number[] {
 export interface ClosedLoopRun {
   requestsPerSec: number;
   cpuPerRequestNs: number | null;
+  /** Of that CPU time, the kernel's share (0..1); null when not measured or no CPU time was counted. */
+  kernelCpuShare: number | null;
 }
 
 function perRequestNs(cpuSeconds: number | null, requests: number): number | null {
   return cpuSeconds === null || !(requests > 0) ? null : (cpuSeconds * 1e9) / requests;
 }
 
+/** The kernel's share of a CPU time (0..1), or null where either is unknown or no time was counted. */
+export function kernelShareOf(cpuSeconds: number | null, kernelSeconds: number | null): number | null {
+  if (cpuSeconds === null || kernelSeconds === null || !(cpuSeconds > 0) || !Number.isFinite(kernelSeconds)) return null;
+  return Math.min(1, Math.max(0, kernelSeconds / cpuSeconds));
+}
+
 /** wrk's closed-loop rate: one thread, NET_CONNECTIONS connections. */
 export async function wrkRate(wrk: string, url: string, seconds: number, cpus: readonly number[] | null): Promise<ClosedLoopRun> {
-  const { stdout: out, cpuSeconds } = await runClient(wrk, ['-t1', `-c${NET_CONNECTIONS}`, `-d${seconds}s`, `${url}/`], cpus, seconds * 1000 + 30_000);
+  const { stdout: out, cpuSeconds, kernelSeconds } = await runClient(wrk, ['-t1', `-c${NET_CONNECTIONS}`, `-d${seconds}s`, `${url}/`], cpus, seconds * 1000 + 30_000);
   const rate = /Requests\/sec:\s*([\d.]+)/.exec(out)?.[1];
   if (rate === undefined) throw new Error(`wrk printed no rate: ${out}`);
   const errors = /Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)/.exec(out);
   if (errors) throw new Error(`wrk saw errors: ${errors[0]}`);
   const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
-  return { requestsPerSec: Number(rate), cpuPerRequestNs: perRequestNs(cpuSeconds, requests) };
+  return { requestsPerSec: Number(rate), cpuPerRequestNs: perRequestNs(cpuSeconds, requests), kernelCpuShare: kernelShareOf(cpuSeconds, kernelSeconds) };
 }
 
 /** A wrk latency ('28.00us', '1.20ms', '2.00s') in ns. */
@@ -137,7 +147,7 @@ export function autocannonScript(): string | null {
 
 /** autocannon's closed-loop rate (its CLI in a fresh process): requests / duration. */
 export async function autocannonRate(script: string, url: string, seconds: number, cpus: readonly number[] | null): Promise<ClosedLoopRun> {
-  const { stdout: out, cpuSeconds } = await runClient(process.execPath, [script, '-c', String(NET_CONNECTIONS), '-d', String(seconds), '-j', `${url}/`], cpus, seconds * 1000 + 30_000);
+  const { stdout: out, cpuSeconds, kernelSeconds } = await runClient(process.execPath, [script, '-c', String(NET_CONNECTIONS), '-d', String(seconds), '-j', `${url}/`], cpus, seconds * 1000 + 30_000);
   const r = JSON.parse(out.trim().split('\n').pop() ?? '{}') as {
     requests?: { total?: number };
     duration?: number;
@@ -147,7 +157,11 @@ export async function autocannonRate(script: string, url: string, seconds: numbe
   if (!r.requests?.total || !r.duration) throw new Error(`autocannon printed no rate: ${out}`);
   if (r.errors || r.non2xx) throw new Error(`autocannon saw ${r.errors ?? 0} errors, ${r.non2xx ?? 0} non-2xx`);
   // Its CPU includes Node's start-up (~50 ms): small against a 10-s run, and wrk's start is in wrk's.
-  return { requestsPerSec: r.requests.total / r.duration, cpuPerRequestNs: perRequestNs(cpuSeconds, r.requests.total) };
+  return {
+    requestsPerSec: r.requests.total / r.duration,
+    cpuPerRequestNs: perRequestNs(cpuSeconds, r.requests.total),
+    kernelCpuShare: kernelShareOf(cpuSeconds, kernelSeconds),
+  };
 }
 
 /** Compiles benchmarks/floor-client.c into `dir`; the reason when it cannot. */

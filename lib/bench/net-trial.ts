@@ -18,6 +18,7 @@ import { loadNative } from '../native/index.js';
 import { busyShare, processCpuSeconds } from './cpu-layout.js';
 import { groupByIndex, pairInOrder } from './group.js';
 import { nativeDispatchThreads } from './net-labels.js';
+import { kernelShareOf } from './net-tools.js';
 import { stampRecords, type StampRecords } from './net-map.js';
 import type { NetServerTrial, NetTokenCpuTrial, NetTokensTrial, Percentiles, TrialSpec } from './trials.js';
 
@@ -175,15 +176,18 @@ export async function netServer(spec: Extract<TrialSpec, { kind: 'net-server' }>
     const serverBusy = serverPids.length > 0
       ? busyShare(serverBefore, processCpuSeconds(serverPids), (performance.now() - wallBefore) / 1000, spec.serverCpus ?? serverPids.length)
       : null;
+    const cpu = process.cpuUsage(cpuBefore);
+    const kernelCpuShare = kernelShareOf(cpu.user + cpu.system, cpu.system);
     return {
       ...(serverBusy !== null ? { serverBusy } : {}),
+      ...(kernelCpuShare !== null ? { kernelCpuShare } : {}),
       valid: r.valid,
       achievedQps: r.completedSamplesPerSecond ?? 0,
       latencyNs: resultPercentiles(r),
       failed: failedRequests(sut.stats()) - failedBefore,
       durationS: r.timing.finalQueryAllSamplesDoneSeconds,
       queries: r.counts.issuedQueries,
-      cpuPerRequestNs: cpuNs(process.cpuUsage(cpuBefore)) / Math.max(1, r.counts.completedSamples),
+      cpuPerRequestNs: cpuNs(cpu) / Math.max(1, r.counts.completedSamples),
       deliveryLagNs: r.overhead?.deliveryLagNs
         ? { p50: r.overhead.deliveryLagNs.p50, p99: r.overhead.deliveryLagNs.p99, p999: r.overhead.deliveryLagNs.p999 }
         : null,

@@ -77,6 +77,8 @@ export interface ClosedLoopRow {
   serverBusy?: number;
   /** The tool's own CPU time per request (it and its children, as the kernel counted them; median). Absent: not measured. */
   cpuPerRequestNs?: number;
+  /** Of that CPU time, the kernel's share (system time; median, 0..1): on loopback most of a client's work. Absent: not measured. */
+  kernelCpuShare?: number;
   note?: string;
 }
 
@@ -295,12 +297,14 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const rates: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
     const cpuPerRequest: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
     const busy: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
+    const kernel: Record<'autocannon' | 'wrk', number[]> = { autocannon: [], wrk: [] };
     const measured = async (tool: 'autocannon' | 'wrk', run: () => Promise<ClosedLoopRun>): Promise<void> => {
       const before = processCpuSeconds(server.pids);
       const start = performance.now();
       const r = await run();
       rates[tool].push(r.requestsPerSec);
       if (r.cpuPerRequestNs !== null) cpuPerRequest[tool].push(r.cpuPerRequestNs);
+      if (r.kernelCpuShare !== null) kernel[tool].push(r.kernelCpuShare);
       const share = busyShare(before, processCpuSeconds(server.pids), (performance.now() - start) / 1000, server.cpus.length);
       if (share !== null) busy[tool].push(share);
     };
@@ -311,6 +315,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
     const busyOf = (tool: 'autocannon' | 'wrk') => ({
       ...(busy[tool].length > 0 ? { serverBusy: median(busy[tool]) } : {}),
       ...(cpuPerRequest[tool].length > 0 ? { cpuPerRequestNs: median(cpuPerRequest[tool]) } : {}),
+      ...(kernel[tool].length > 0 ? { kernelCpuShare: median(kernel[tool]) } : {}),
     });
     report.closedLoop.push(autocannon
       ? { tool: 'autocannon', requestsPerSec: spreadOf(rates.autocannon), ...busyOf('autocannon') }
@@ -403,6 +408,7 @@ export async function runNetworkBench(options: NetworkBenchOptions): Promise<Net
             targetQps: qps, valid: t.valid, latencyP99Ns: t.latencyNs.p99, achievedQps: t.achievedQps, failed: t.failed, cpuPerRequestNs: t.cpuPerRequestNs,
             ...(t.durationS !== undefined ? { durationS: t.durationS } : {}), ...(t.queries !== undefined ? { queries: t.queries } : {}),
             ...(t.serverBusy !== undefined ? { serverBusy: t.serverBusy } : {}),
+            ...(t.kernelCpuShare !== undefined ? { kernelCpuShare: t.kernelCpuShare } : {}),
           };
           log(`    ${formatPeakRun({ ...r, phase })}`);
           return r;

@@ -25,6 +25,8 @@ export interface PeakRun {
   failed?: number;
   /** Network rows: the client process's CPU time per request. */
   cpuPerRequestNs?: number;
+  /** Network rows: of that CPU time, the kernel's share (system time, 0..1). */
+  kernelCpuShare?: number;
   /** Network rows: the server's CPUs' busy share over the measured run (0..1). */
   serverBusy?: number;
 }
@@ -166,7 +168,10 @@ export function formatPeakRun(r: PeakRun): string {
   ];
   if (r.durationS !== undefined) parts.push(`${r.durationS.toFixed(1)} s`);
   if (r.queries !== undefined) parts.push(`${r.queries} queries`);
-  if (r.cpuPerRequestNs !== undefined) parts.push(`client CPU ${(r.cpuPerRequestNs / 1000).toFixed(1)} us/request`);
+  if (r.cpuPerRequestNs !== undefined) {
+    parts.push(`client CPU ${(r.cpuPerRequestNs / 1000).toFixed(1)} us/request` +
+      (r.kernelCpuShare !== undefined ? ` (${Math.round(r.kernelCpuShare * 100)} % in the kernel)` : ''));
+  }
   if (r.serverBusy !== undefined) parts.push(`server busy ${Math.round(r.serverBusy * 100)} %`);
   if (r.failed) parts.push(`${r.failed} failed`);
   return parts.join(', ');

@@ -149,6 +149,8 @@ export interface NetServerTrial {
   deliveryLagNs: Percentiles | null;
   /** CPU time (user + system) of the whole client process during the measured run, per completed request. */
   cpuPerRequestNs: number;
+  /** Of that CPU time, the kernel's share (system time, 0..1); absent when none was counted. */
+  kernelCpuShare?: number;
   /** With serverPids: the server's CPUs' busy share over the measured run (0..1; absent when unreadable). */
   serverBusy?: number;
   /** With clientShare: loadgen's latency, the server's send − recv, and their difference, per matched sample. */
