@@ -20,10 +20,12 @@
 #if defined(__x86_64__)
 #define LOADGEN_GLIBC_BASE "GLIBC_2.2.5"
 #define LOADGEN_GLIBC_AFFINITY "GLIBC_2.3.4"
+#define LOADGEN_GLIBC_THREAD_NAME "GLIBC_2.12"
 #define LOADGEN_STAT_VER 1  // _STAT_VER_LINUX
 #elif defined(__aarch64__)
 #define LOADGEN_GLIBC_BASE "GLIBC_2.17"
 #define LOADGEN_GLIBC_AFFINITY "GLIBC_2.17"
+#define LOADGEN_GLIBC_THREAD_NAME "GLIBC_2.17"
 #define LOADGEN_STAT_VER 0  // _STAT_VER_KERNEL (generic ABI)
 #else
 #error "glibc_compat.cc: add this architecture's oldest glibc symbol versions"
@@ -100,6 +102,9 @@ LOADGEN_OLD_VERSION(void*, pthread_getspecific, LOADGEN_GLIBC_BASE, (pthread_key
 LOADGEN_OLD_VERSION(int, pthread_setspecific, LOADGEN_GLIBC_BASE, (pthread_key_t k, const void* v), (k, v))
 LOADGEN_OLD_VERSION(int, pthread_setaffinity_np, LOADGEN_GLIBC_AFFINITY,
                     (pthread_t t, size_t n, const cpu_set_t* s), (t, n, s))
+// The core's thread names (native/core_threads.cc).
+LOADGEN_OLD_VERSION(int, pthread_setname_np, LOADGEN_GLIBC_THREAD_NAME, (pthread_t t, const char* name), (t, name))
+LOADGEN_OLD_VERSION(int, pthread_getname_np, LOADGEN_GLIBC_THREAD_NAME, (pthread_t t, char* name, size_t n), (t, name, n))
 
 // glibc 2.29 gave exp/log/pow new versions without the SVID error handling;
 // the old versions compute the same values (conformance-golden checks).

@@ -31,6 +31,7 @@ function(loadgen_portable_link target)
   # The functions bindings/glibc_compat.cc defines as __wrap_<name>.
   foreach(fn pthread_create pthread_join pthread_detach pthread_once pthread_key_create __pthread_key_create
              pthread_key_delete pthread_getspecific pthread_setspecific pthread_setaffinity_np
+             pthread_setname_np pthread_getname_np
              exp log pow stat lstat fstat64 pthread_cond_clockwait arc4random _dl_find_object)
     target_link_options(${target} PRIVATE -Wl,--wrap=${fn})
   endforeach()

@@ -29,6 +29,16 @@
 
 namespace loadgen {
 
+namespace {
+// A plain thread that names itself first.
+std::thread named_thread(std::string name, std::function<void()> body) {
+  return std::thread([name = std::move(name), body = std::move(body)] {
+    name_current_thread(name);
+    body();
+  });
+}
+}  // namespace
+
 #if LOADGEN_PLATFORM_LINUX
 namespace {
 
@@ -181,12 +191,7 @@ YieldResult yield_calling_thread(int nice) {
 
 std::thread start_core_thread(std::string name, std::function<void()> body) {
   ThreadStarter* s = starter();
-  if (s == nullptr) {
-    return std::thread([name = std::move(name), body = std::move(body)] {
-      name_current_thread(name);
-      body();
-    });
-  }
+  if (s == nullptr) return named_thread(std::move(name), std::move(body));
   return s->start(std::move(name), std::move(body));
 }
 
@@ -210,10 +215,7 @@ YieldResult yield_calling_thread(int) {
 }
 
 std::thread start_core_thread(std::string name, std::function<void()> body) {
-  return std::thread([name = std::move(name), body = std::move(body)] {
-    name_current_thread(name);
-    body();
-  });
+  return named_thread(std::move(name), std::move(body));
 }
 
 int thread_nice(int64_t) { return 0; }
